@@ -1,0 +1,4 @@
+export * from './claims';
+export * from './outcomes';
+export * from './validate';
+export * from './version';

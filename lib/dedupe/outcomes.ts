@@ -1,0 +1,51 @@
+/** What Event Dedupe decides for one item, and why. */
+export const ClaimOutcome = {
+	new: 'new',
+	duplicate: 'duplicate',
+	stale: 'stale',
+} as const;
+export type ClaimOutcome = (typeof ClaimOutcome)[keyof typeof ClaimOutcome];
+
+export const DuplicateReason = {
+	/** Processed before (claimed and not released). */
+	done: 'done',
+	/** Claimed by another execution whose lease is still live. */
+	inProgress: 'in_progress',
+	/** The same event ID appears earlier in this input batch. */
+	inBatch: 'in_batch',
+	/** Another event already carried this entity's version. */
+	sameVersion: 'same_version',
+} as const;
+export type DuplicateReason = (typeof DuplicateReason)[keyof typeof DuplicateReason];
+
+/** When a claim counts as processed. */
+export const ClaimMode = {
+	/** Done as soon as it is claimed; the error workflow (Release) frees a failed execution's claims. */
+	doneAtClaim: 'doneAtClaim',
+	/** In progress under a lease until the Complete operation marks it done; an expired lease is claimable again. */
+	leaseUntilComplete: 'leaseUntilComplete',
+} as const;
+export type ClaimMode = (typeof ClaimMode)[keyof typeof ClaimMode];
+
+export interface ClaimRequest {
+	/** The item's index in the node's input, carried through so errors and outputs keep it. */
+	index: number;
+	eventId: string;
+	/** With ordering on: the entity the event is about, and its version (a number; dates as epoch ms). */
+	entityKey?: string;
+	version?: number;
+}
+
+export interface ClaimContext {
+	consumer: string;
+	workflowId?: string;
+	executionId: string;
+	mode: ClaimMode;
+	leaseSeconds: number;
+	retentionDays: number;
+}
+
+export type ClaimResult =
+	| { index: number; eventId: string; outcome: 'new' }
+	| { index: number; eventId: string; outcome: 'duplicate'; reason: DuplicateReason; claimedBy?: string | null }
+	| { index: number; eventId: string; outcome: 'stale'; lastVersion: number };

@@ -1,0 +1,6 @@
+export * from './config';
+export * from './diagnose';
+export * from './identifiers';
+export * from './migrations';
+export * from './sqlstate';
+export * from './store';

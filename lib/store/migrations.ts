@@ -1,0 +1,118 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client, Pool, PoolClient } from 'pg';
+import { quoteIdent } from './identifiers';
+
+/**
+ * Numbered SQL migrations (`000001_name.sql`), each applied in its own transaction under a
+ * session-level advisory lock, so ten workers starting at once migrate exactly once and the
+ * other nine wait, then find nothing left to do. `:SCHEMA` in a file stands for the quoted
+ * schema name.
+ */
+export interface Migration {
+	id: number;
+	name: string;
+	sql: string;
+}
+
+const MIGRATIONS_DIR = join(__dirname, 'migrations');
+const FILE_NAME = /^(\d{6})_([a-z0-9_]+)\.sql$/;
+
+let cached: Migration[] | undefined;
+
+export function loadMigrations(): Migration[] {
+	if (!cached) {
+		cached = readdirSync(MIGRATIONS_DIR)
+			.map((file) => ({ file, match: FILE_NAME.exec(file) }))
+			.filter((entry): entry is { file: string; match: RegExpExecArray } => entry.match !== null)
+			.map(({ file, match }) => ({
+				id: Number(match[1]),
+				name: match[2],
+				sql: readFileSync(join(MIGRATIONS_DIR, file), 'utf8'),
+			}))
+			.sort((a, b) => a.id - b.id);
+		cached.forEach((migration, index) => {
+			if (migration.id !== index + 1) throw new Error(`Migration ${migration.id} is out of sequence: expected ${index + 1}`);
+		});
+	}
+	return cached;
+}
+
+export const latestMigrationId = (): number => loadMigrations().length;
+
+const renderMigration = (migration: Migration, schema: string): string =>
+	migration.sql.replace(/:SCHEMA\b/g, quoteIdent(schema));
+
+/** One lock key per schema, so stores in different schemas of one database migrate independently. */
+const lockKeySql = `hashtext('n8n_reliability.migrate:' || $1::text)`;
+
+const bootstrapSql = (schema: string): string => `
+CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)};
+CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.migrations (
+	id integer PRIMARY KEY,
+	name text NOT NULL,
+	applied_at timestamptz NOT NULL DEFAULT now()
+);`;
+
+/** The migration level of a schema: 0 when the schema or its migrations table does not exist. */
+export async function appliedMigrationId(db: Pool | PoolClient | Client, schema: string): Promise<number> {
+	const { rows } = await db.query<{ exists: boolean }>(
+		`SELECT to_regclass($1) IS NOT NULL AS exists`,
+		[`${quoteIdent(schema)}.migrations`],
+	);
+	if (!rows[0].exists) return 0;
+	const result = await db.query<{ id: number | null }>(`SELECT max(id) AS id FROM ${quoteIdent(schema)}.migrations`);
+	return result.rows[0].id ?? 0;
+}
+
+/** Applies every pending migration; returns the ids it applied (empty when another worker did). */
+export async function migrate(pool: Pool, schema: string): Promise<number[]> {
+	const migrations = loadMigrations();
+	if ((await appliedMigrationId(pool, schema)) >= migrations.length) return [];
+
+	const client = await pool.connect();
+	const applied: number[] = [];
+	try {
+		await client.query(`SELECT pg_advisory_lock(${lockKeySql})`, [schema]);
+		try {
+			await client.query(bootstrapSql(schema));
+			const current = await appliedMigrationId(client, schema);
+			for (const migration of migrations.filter((m) => m.id > current)) {
+				await client.query('BEGIN');
+				try {
+					await client.query(renderMigration(migration, schema));
+					await client.query(`INSERT INTO ${quoteIdent(schema)}.migrations (id, name) VALUES ($1, $2)`, [migration.id, migration.name]);
+					await client.query('COMMIT');
+				} catch (error) {
+					await client.query('ROLLBACK');
+					throw error;
+				}
+				applied.push(migration.id);
+			}
+		} finally {
+			await client.query(`SELECT pg_advisory_unlock(${lockKeySql})`, [schema]);
+		}
+	} finally {
+		client.release();
+	}
+	return applied;
+}
+
+/** The whole migration as one script, for DBAs who apply schema changes by hand. */
+export function migrationScript(schema: string): string {
+	const parts = [
+		`-- n8n-nodes-reliability store, schema ${quoteIdent(schema)}: migrations 1 to ${latestMigrationId()}.`,
+		'-- Run as a role with CREATE on the database; the nodes then find the schema up to date.',
+		bootstrapSql(schema).trim(),
+	];
+	for (const migration of loadMigrations()) {
+		parts.push(
+			`-- ${String(migration.id).padStart(6, '0')}_${migration.name}`,
+			'BEGIN;',
+			renderMigration(migration, schema).trim(),
+			`INSERT INTO ${quoteIdent(schema)}.migrations (id, name) VALUES (${migration.id}, '${migration.name}') ON CONFLICT (id) DO NOTHING;`,
+			'COMMIT;',
+		);
+	}
+	return parts.join('\n\n') + '\n';
+}

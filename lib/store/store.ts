@@ -1,0 +1,133 @@
+import { Pool } from 'pg';
+import type { QueryResultRow } from 'pg';
+import { StoreUnavailableError } from '../errors';
+import { type StoreConfig, storeKey, toPoolConfig } from './config';
+import { quoteIdent } from './identifiers';
+import { migrate } from './migrations';
+import { NETWORK_ERROR_CODES, SqlState, sqlStateOf } from './sqlstate';
+
+/**
+ * The store of one credential: a pg.Pool reused across executions (never one per execution),
+ * the schema it lives in, and a once-per-process migration check. Stores are cached by a hash
+ * of the credential's fields and closed after they sit idle.
+ */
+export class Store {
+	pool: Pool;
+	readonly schema: string;
+	private migrated: Promise<void> | undefined;
+	lastUsed = Date.now();
+
+	constructor(readonly config: StoreConfig) {
+		this.schema = config.schema;
+		this.pool = createPool(config, false);
+	}
+
+	/** `"schema".table`, for SQL builders. */
+	table(name: string): string {
+		return `${quoteIdent(this.schema)}.${name}`;
+	}
+
+	/** Makes sure the schema exists and is migrated; runs once per process and pool. */
+	async ready(): Promise<void> {
+		this.lastUsed = Date.now();
+		this.migrated ??= this.migrateOnce().catch((error: unknown) => {
+			this.migrated = undefined;
+			throw toStoreError(error, this.config);
+		});
+		await this.migrated;
+	}
+
+	private async migrateOnce(): Promise<void> {
+		try {
+			await migrate(this.pool, this.schema);
+		} catch (error) {
+			// SSL "allow": the server refused the plain connection, so speak TLS from now on.
+			if (this.config.ssl !== 'allow' || sqlStateOf(error) !== SqlState.invalidAuthorization) throw error;
+			const plain = this.pool;
+			this.pool = createPool(this.config, true);
+			void plain.end().catch(() => undefined);
+			await migrate(this.pool, this.schema);
+		}
+	}
+
+	async query<R extends QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+		await this.ready();
+		try {
+			return (await this.pool.query<R>(text, values)).rows;
+		} catch (error) {
+			throw toStoreError(error, this.config);
+		}
+	}
+
+	async close(): Promise<void> {
+		await this.pool.end();
+	}
+}
+
+function createPool(config: StoreConfig, tlsFallback: boolean): Pool {
+	const pool = new Pool(tlsFallback ? toPoolConfig(config, {}, true) : toPoolConfig(config));
+	// An idle client that loses its server (Postgres restart) must not crash the n8n process.
+	pool.on('error', () => undefined);
+	return pool;
+}
+
+/** Connection-level failures become StoreUnavailableError; SQL errors pass through unchanged. */
+export function toStoreError(error: unknown, config: StoreConfig): unknown {
+	const code = sqlStateOf(error);
+	const where = `${config.host}:${config.port}`;
+	if (code && NETWORK_ERROR_CODES.has(code)) {
+		return new StoreUnavailableError(`Reliability store unreachable at ${where} (${code})`, 'Check that Postgres is running and that host and port in the Reliability Store credential are right. Nothing was sent.', { cause: error });
+	}
+	if (code === SqlState.invalidPassword || code === SqlState.invalidAuthorization) {
+		return new StoreUnavailableError(`Reliability store refused the login of "${config.user}" at ${where}`, 'Check user and password in the Reliability Store credential. Nothing was sent.', { cause: error });
+	}
+	if (code === SqlState.cannotConnectNow || code === SqlState.adminShutdown || code === SqlState.invalidCatalogName) {
+		return new StoreUnavailableError(`Reliability store at ${where} is not available (${code})`, 'Postgres is starting, stopping, or the database does not exist. Nothing was sent.', { cause: error });
+	}
+	if (error instanceof Error && /timeout|Connection terminated/i.test(error.message) && !code) {
+		return new StoreUnavailableError(`Reliability store at ${where} did not answer: ${error.message}`, 'Check that Postgres is reachable from n8n. Nothing was sent.', { cause: error });
+	}
+	return error;
+}
+
+const IDLE_CLOSE_MS = 5 * 60_000;
+const stores = new Map<string, Store>();
+let sweeper: NodeJS.Timeout | undefined;
+
+/** Closes stores nobody used for a while, so an n8n that stops using a credential frees its connections. */
+function sweepIdleStores(): void {
+	const now = Date.now();
+	for (const [key, store] of stores) {
+		if (now - store.lastUsed > IDLE_CLOSE_MS && store.pool.totalCount === store.pool.idleCount) {
+			stores.delete(key);
+			void store.close().catch(() => undefined);
+		}
+	}
+	if (stores.size === 0 && sweeper) {
+		clearInterval(sweeper);
+		sweeper = undefined;
+	}
+}
+
+/** The cached store for a credential: the same pool for every execution that uses it. */
+export function getStore(config: StoreConfig): Store {
+	const key = storeKey(config);
+	let store = stores.get(key);
+	if (!store) {
+		store = new Store(config);
+		stores.set(key, store);
+		if (!sweeper) {
+			sweeper = setInterval(sweepIdleStores, 60_000);
+			sweeper.unref();
+		}
+	}
+	store.lastUsed = Date.now();
+	return store;
+}
+
+/** Closes every cached store (tests, shutdown). */
+export async function closeAllStores(): Promise<void> {
+	const all = [...stores.values()];
+	stores.clear();
+	await Promise.all(all.map((store) => store.close().catch(() => undefined)));
+}

@@ -1,0 +1,78 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { claimEvents, ClaimMode, type ClaimRequest, ItemError, type RequiredField, type Store, toVersionNumber, validateItem } from '../../../lib';
+import { toNodeError } from '../../shared/store';
+import { consumerName, requiredText } from './consumer';
+
+/**
+ * Claim: reads every item's event ID (and entity version, and validates it), claims the whole
+ * run in one batched statement, and routes each item to New, Duplicate, Stale or Invalid.
+ */
+export async function execute(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {
+	const checkOrder = this.getNodeParameter('checkOrder', 0, false) as boolean;
+	const validate = this.getNodeParameter('validate', 0, false) as boolean;
+	const onInvalid = validate ? (this.getNodeParameter('onInvalid', 0, 'route') as string) : 'route';
+	const fields = validate ? ((this.getNodeParameter('requiredFields.field', 0, []) as RequiredField[]) ?? []) : [];
+
+	const newItems: INodeExecutionData[] = [];
+	const duplicates: INodeExecutionData[] = [];
+	const stale: INodeExecutionData[] = [];
+	const invalid: INodeExecutionData[] = [];
+	const requests: ClaimRequest[] = [];
+
+	for (let index = 0; index < items.length; index++) {
+		try {
+			const problem = validate ? validateItem(items[index].json, fields) : undefined;
+			if (problem) {
+				if (onInvalid === 'fail') throw new ItemError(`Item ${index} is invalid: ${problem}`, index, 'Fix the sender or the mapping; the item was not claimed.');
+				invalid.push({ json: { ...items[index].json, _dedupe: { outcome: 'invalid', message: problem } }, pairedItem: { item: index } });
+				continue;
+			}
+			const eventId = requiredText(this, 'eventId', 'event ID', index, 'Set Event ID to an expression that gives the unique ID of the event, for example {{ $json.id }}. Nothing was claimed.');
+			const request: ClaimRequest = { index, eventId };
+			if (checkOrder) {
+				request.entityKey = requiredText(this, 'entityKey', 'entity key', index, 'Set Entity Key to the ID of the object the event is about.');
+				const raw = this.getNodeParameter('entityVersion', index, '') as unknown;
+				const version = toVersionNumber(raw);
+				if (version === undefined) {
+					throw new ItemError(`Item ${index} has no usable entity version (got ${JSON.stringify(raw)})`, index, "Set Entity Version to the object's version number or updated-at date.");
+				}
+				request.version = version;
+			}
+			requests.push(request);
+		} catch (error) {
+			if (!this.continueOnFail()) throw toNodeError(this, error, index);
+			newItems.push({ json: { ...items[index].json, error: error instanceof Error ? error.message : String(error) }, pairedItem: { item: index } });
+		}
+	}
+
+	const results = await claimEvents(
+		store,
+		{
+			consumer: consumerName(this),
+			workflowId: this.getWorkflow().id,
+			executionId: this.getExecutionId(),
+			mode: this.getNodeParameter('claimMode', 0, ClaimMode.doneAtClaim) as ClaimMode,
+			leaseSeconds: this.getNodeParameter('leaseSeconds', 0, 600) as number,
+			retentionDays: this.getNodeParameter('retentionDays', 0, 30) as number,
+		},
+		requests,
+	).catch((error: unknown) => {
+		throw toNodeError(this, error);
+	});
+
+	for (const result of results) {
+		const item = items[result.index];
+		const pairedItem = { item: result.index };
+		if (result.outcome === 'new') {
+			newItems.push({ json: item.json, binary: item.binary, pairedItem });
+		} else if (result.outcome === 'duplicate') {
+			duplicates.push({ json: { ...item.json, _dedupe: { eventId: result.eventId, outcome: result.outcome, reason: result.reason, claimedBy: result.claimedBy ?? null } }, binary: item.binary, pairedItem });
+		} else {
+			stale.push({ json: { ...item.json, _dedupe: { eventId: result.eventId, outcome: result.outcome, lastVersion: result.lastVersion } }, binary: item.binary, pairedItem });
+		}
+	}
+	const outputs = [newItems, duplicates];
+	if (checkOrder) outputs.push(stale);
+	if (validate && onInvalid !== 'fail') outputs.push(invalid);
+	return outputs;
+}

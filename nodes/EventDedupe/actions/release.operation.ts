@@ -1,0 +1,27 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { releaseEvents, releaseExecutionClaims, type Store } from '../../../lib';
+import { toNodeError } from '../../shared/store';
+import { consumerName, requiredText } from './consumer';
+
+/**
+ * Release: frees claims so a redelivery or a replay is New again. By execution (the error
+ * workflow's case: one statement per distinct execution) or by event ID (one statement).
+ */
+export async function execute(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {
+	const by = this.getNodeParameter('releaseBy', 0, 'execution') as string;
+	try {
+		if (by === 'event') {
+			const ids = items.map((_, index) => requiredText(this, 'releaseEventId', 'event ID', index, 'Set Event ID to the ID of the event to release.'));
+			const released = new Set(await releaseEvents(store, consumerName(this), ids));
+			return [items.map((item, index) => ({ json: { ...item.json, _dedupe: { eventId: ids[index], released: released.has(ids[index]) } }, pairedItem: { item: index } }))];
+		}
+		const executions = items.map((_, index) =>
+			requiredText(this, 'executionId', 'execution ID', index, 'Set Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.'),
+		);
+		const counts = new Map<string, number>();
+		for (const executionId of new Set(executions)) counts.set(executionId, await releaseExecutionClaims(store, executionId));
+		return [items.map((item, index) => ({ json: { ...item.json, _dedupe: { executionId: executions[index], released: counts.get(executions[index]) ?? 0 } }, pairedItem: { item: index } }))];
+	} catch (error) {
+		throw toNodeError(this, error, (error as { itemIndex?: number }).itemIndex);
+	}
+}
