@@ -1,0 +1,21 @@
+/**
+ * Three projects: unit (pure logic), integration (the engine on real Postgres, each file in its
+ * own schema) and e2e (the built package inside real n8n processes, every version under test).
+ * The global setup finds or starts Postgres and installs n8n into the cache outside the repo.
+ */
+const common = {
+	preset: 'ts-jest',
+	testEnvironment: 'node',
+	transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }] },
+};
+
+module.exports = {
+	globalSetup: '<rootDir>/test/global-setup.ts',
+	globalTeardown: '<rootDir>/test/global-teardown.ts',
+	testTimeout: 120_000,
+	projects: [
+		{ ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+		{ ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+		{ ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], slowTestThreshold: 120 },
+	],
+};

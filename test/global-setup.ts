@@ -1,0 +1,47 @@
+import { cleanOldRuns, installN8n, packPackage } from './harness/n8n';
+import { n8nVersionsUnderTest } from './harness/paths';
+import { ensurePostgres, exportPgEnv, type RunningPostgres, startEmbeddedPostgres } from './harness/postgres';
+
+/**
+ * Runs once before all projects. Postgres: the configured server, or an embedded one. A second,
+ * password-checking embedded server for the credential test's "wrong password" case. n8n: every
+ * version under test installed into the cache (minutes the first time, seconds after), and the
+ * package packed once, as users receive it.
+ */
+/** The projects named by --selectProjects on jest's command line; undefined means all. */
+function selectedProjects(argv = process.argv): string[] | undefined {
+	const at = argv.indexOf('--selectProjects');
+	if (at < 0) return undefined;
+	const names: string[] = [];
+	for (const arg of argv.slice(at + 1)) {
+		if (arg.startsWith('-')) break;
+		names.push(arg);
+	}
+	return names;
+}
+
+export default async function globalSetup(): Promise<void> {
+	const started: RunningPostgres[] = [];
+	const postgres = await ensurePostgres('test');
+	if (postgres.embedded) started.push(postgres);
+	exportPgEnv(postgres.settings);
+
+	const selected = selectedProjects();
+	const wants = (project: string): boolean => !selected || selected.includes(project);
+
+	if (wants('integration')) {
+		const passwordServer = await startEmbeddedPostgres('password-auth', 'scram-sha-256');
+		started.push(passwordServer);
+		process.env.RELIABILITY_TEST_PASSWORD_PG = JSON.stringify(passwordServer.settings);
+	}
+
+	if (wants('e2e')) {
+		cleanOldRuns();
+		for (const version of n8nVersionsUnderTest()) {
+			const install = await installN8n(version);
+			process.env[`RELIABILITY_N8N_${version.replace(/\./g, '_')}`] = JSON.stringify(install);
+		}
+		process.env.RELIABILITY_TARBALL = await packPackage();
+	}
+	(globalThis as { __reliabilityPostgres?: RunningPostgres[] }).__reliabilityPostgres = started;
+}

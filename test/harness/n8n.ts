@@ -1,0 +1,410 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { parse as parseFlatted } from 'flatted';
+import { CACHE_DIR, REPO_ROOT } from './paths';
+import { freePort, waitFor } from './ports';
+
+/**
+ * The real-n8n harness: installs a pinned n8n into the cache (scripts/install-n8n.sh), installs
+ * this package into a fresh user folder the way users do (npm pack, then npm install in
+ * ~/.n8n/nodes), imports credentials and workflows by CLI, starts n8n headless on a free port,
+ * triggers webhooks, reads executions over n8n's REST API, and stops only what it started.
+ */
+const run = promisify(execFile);
+
+export interface N8nInstall {
+	version: string;
+	node: string;
+	n8n: string;
+}
+
+export async function installN8n(version: string): Promise<N8nInstall> {
+	const { stdout } = await run('bash', [join(REPO_ROOT, 'scripts', 'install-n8n.sh'), version], {
+		maxBuffer: 16 * 1024 * 1024,
+		env: { ...process.env, RELIABILITY_CACHE_DIR: CACHE_DIR },
+	});
+	const line = (key: string): string => {
+		const found = stdout.split('\n').find((l) => l.startsWith(`${key}=`));
+		if (!found) throw new Error(`install-n8n.sh printed no ${key}=: ${stdout}`);
+		return found.slice(key.length + 1);
+	};
+	return { version, node: line('NODE'), n8n: line('N8N') };
+}
+
+/** Packs the built package once (npm pack of dist/ and workflows/), as a user would receive it. */
+export async function packPackage(outDir = join(CACHE_DIR, 'packs')): Promise<string> {
+	mkdirSync(outDir, { recursive: true });
+	const { stdout } = await run('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', outDir], { cwd: REPO_ROOT });
+	const file = stdout.trim().split('\n').pop()!;
+	return join(outDir, file);
+}
+
+/** Installs the package tarball into `<userFolder>/.n8n/nodes`, where n8n loads community nodes from. */
+export async function installPackageInto(userFolder: string, tarball: string): Promise<void> {
+	const nodesDir = join(userFolder, '.n8n', 'nodes');
+	mkdirSync(nodesDir, { recursive: true });
+	if (!existsSync(join(nodesDir, 'package.json'))) {
+		writeFileSync(join(nodesDir, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }, null, 2));
+	}
+	// n8n provides n8n-workflow itself, so the peer dependency is not installed (as n8n does).
+	await run('npm', ['install', '--no-audit', '--no-fund', '--omit=dev', '--legacy-peer-deps', '--loglevel=error', tarball], { cwd: nodesDir, maxBuffer: 16 * 1024 * 1024 });
+}
+
+export interface CredentialFile {
+	id: string;
+	name: string;
+	type: string;
+	data: Record<string, unknown>;
+}
+
+export interface WorkflowFile {
+	id: string;
+	name: string;
+	nodes: unknown[];
+	connections: Record<string, unknown>;
+	active?: boolean;
+	settings?: Record<string, unknown>;
+	[key: string]: unknown;
+}
+
+export interface StartOptions {
+	install: N8nInstall;
+	/** Folder that gets `.n8n/`; created when missing. Default: a fresh temporary folder. */
+	userFolder?: string;
+	/** Port for the editor and webhooks. Default: a free one. */
+	port?: number;
+	tarball?: string;
+	credentials?: CredentialFile[];
+	workflows?: WorkflowFile[];
+	/** Workflow ids to activate (publish) before start, so their triggers listen. */
+	activate?: string[];
+	env?: Record<string, string>;
+	owner?: OwnerLogin;
+	/** Where n8n's output goes; default a log file in the user folder. */
+	logFile?: string;
+}
+
+export interface OwnerLogin {
+	email: string;
+	password: string;
+	firstName: string;
+	lastName: string;
+}
+
+export const DEFAULT_OWNER: OwnerLogin = { email: 'owner@reliability.test', password: 'Reliability-Owner-1', firstName: 'Reliability', lastName: 'Owner' };
+
+/** A fixed key: credentials imported by CLI and read by the server must share it. */
+const ENCRYPTION_KEY = 'n8n-nodes-reliability-test-key';
+
+function n8nEnv(userFolder: string, port: number, brokerPort: number, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+	return {
+		...process.env,
+		N8N_USER_FOLDER: userFolder,
+		N8N_PORT: String(port),
+		N8N_LISTEN_ADDRESS: '127.0.0.1',
+		N8N_HOST: 'localhost',
+		N8N_PROTOCOL: 'http',
+		N8N_EDITOR_BASE_URL: `http://localhost:${port}/`,
+		WEBHOOK_URL: `http://localhost:${port}/`,
+		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
+		N8N_ENCRYPTION_KEY: ENCRYPTION_KEY,
+		N8N_DIAGNOSTICS_ENABLED: 'false',
+		N8N_PERSONALIZATION_ENABLED: 'false',
+		N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+		N8N_TEMPLATES_ENABLED: 'false',
+		N8N_SECURE_COOKIE: 'false',
+		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
+		N8N_COMMUNITY_PACKAGES_ENABLED: 'true',
+		N8N_UNVERIFIED_PACKAGES_ENABLED: 'true',
+		N8N_LOG_LEVEL: process.env.N8N_LOG_LEVEL ?? 'warn',
+		EXECUTIONS_DATA_SAVE_ON_SUCCESS: 'all',
+		EXECUTIONS_DATA_SAVE_ON_ERROR: 'all',
+		EXECUTIONS_DATA_SAVE_MANUAL_EXECUTIONS: 'true',
+		DB_TYPE: 'sqlite',
+		...extra,
+	};
+}
+
+export class N8nProcess {
+	private cookie = '';
+
+	constructor(
+		readonly install: N8nInstall,
+		readonly userFolder: string,
+		readonly port: number,
+		readonly brokerPort: number,
+		private readonly env: NodeJS.ProcessEnv,
+		readonly logFile: string,
+		private child?: ChildProcess,
+	) {}
+
+	get baseUrl(): string {
+		return `http://localhost:${this.port}`;
+	}
+
+	get majorVersion(): number {
+		return Number(this.install.version.split('.')[0]);
+	}
+
+	/** Runs an n8n CLI command against this user folder (n8n need not be running). */
+	async cli(args: string[], timeoutMs = 180_000): Promise<string> {
+		try {
+			const { stdout } = await run(this.install.node, [this.install.n8n, ...args], { env: this.env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 });
+			return stdout;
+		} catch (error) {
+			const e = error as { stdout?: string; stderr?: string; message: string };
+			throw new Error(`n8n ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+		}
+	}
+
+	async importCredentials(credentials: CredentialFile[]): Promise<void> {
+		if (credentials.length === 0) return;
+		const file = join(this.userFolder, `credentials-${randomUUID()}.json`);
+		writeFileSync(file, JSON.stringify(credentials));
+		await this.cli(['import:credentials', `--input=${file}`]);
+		rmSync(file);
+	}
+
+	async importWorkflows(workflows: WorkflowFile[]): Promise<void> {
+		if (workflows.length === 0) return;
+		const dir = mkdtempSync(join(this.userFolder, 'workflows-'));
+		for (const workflow of workflows) {
+			writeFileSync(join(dir, `${workflow.id}.json`), JSON.stringify({ settings: { executionOrder: 'v1' }, ...workflow, active: false }));
+		}
+		await this.cli(['import:workflow', '--separate', `--input=${dir}`]);
+		rmSync(dir, { recursive: true, force: true });
+	}
+
+	/** Activates workflows by CLI before start: 2.x publishes them, 1.x sets them active. */
+	async activateWorkflows(ids: string[]): Promise<void> {
+		for (const id of ids) {
+			await this.cli(this.majorVersion >= 2 ? ['publish:workflow', `--id=${id}`] : ['update:workflow', `--id=${id}`, '--active=true']);
+		}
+	}
+
+	async start(timeoutMs = 180_000): Promise<void> {
+		const log = createWriteStream(this.logFile, { flags: 'a' });
+		this.child = spawn(this.install.node, [this.install.n8n, 'start'], { env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+		this.child.stdout?.pipe(log);
+		this.child.stderr?.pipe(log);
+		let exited: string | undefined;
+		this.child.once('exit', (code, signal) => (exited = `exited with ${code ?? signal}`));
+		await waitFor(
+			`n8n ${this.install.version} on port ${this.port} (log: ${this.logFile})`,
+			async () => {
+				if (exited) throw new Error(`n8n ${exited} before it was ready; see ${this.logFile}`);
+				const response = await fetch(`${this.baseUrl}/healthz/readiness`).catch(() => undefined);
+				return response?.ok ? true : undefined;
+			},
+			timeoutMs,
+			500,
+		).catch((error: Error) => {
+			if (exited) throw new Error(`n8n ${exited} before it was ready; see ${this.logFile}`);
+			throw error;
+		});
+	}
+
+	/** Stops n8n: SIGTERM to its process group (n8n and its task runner), SIGKILL after a grace. */
+	async stop(graceMs = 20_000): Promise<void> {
+		const child = this.child;
+		if (!child || child.exitCode !== null || child.signalCode !== null) return;
+		const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+		try {
+			process.kill(-child.pid!, 'SIGTERM');
+		} catch {
+			return;
+		}
+		const timer = setTimeout(() => {
+			try {
+				process.kill(-child.pid!, 'SIGKILL');
+			} catch {
+				/* already gone */
+			}
+		}, graceMs);
+		await done;
+		clearTimeout(timer);
+		this.child = undefined;
+	}
+
+	/** Kills n8n at once, as a crash or an OOM kill would, leaving executions unfinished. */
+	async kill(): Promise<void> {
+		const child = this.child;
+		if (!child || child.exitCode !== null) return;
+		const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+		process.kill(-child.pid!, 'SIGKILL');
+		await done;
+		this.child = undefined;
+	}
+
+	/** Creates the owner on a fresh instance (or logs in when it exists) and keeps the session cookie. */
+	async setupOwner(owner: OwnerLogin = DEFAULT_OWNER): Promise<void> {
+		const setup = await fetch(`${this.baseUrl}/rest/owner/setup`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify(owner),
+		});
+		if (setup.ok) {
+			this.cookie = cookieOf(setup);
+			return;
+		}
+		await this.login(owner);
+	}
+
+	async login(owner: OwnerLogin = DEFAULT_OWNER): Promise<void> {
+		const response = await fetch(`${this.baseUrl}/rest/login`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify({ email: owner.email, emailOrLdapLoginId: owner.email, password: owner.password }),
+		});
+		if (!response.ok) throw new Error(`n8n login failed: ${response.status} ${await response.text()}`);
+		this.cookie = cookieOf(response);
+	}
+
+	/** Calls n8n's internal REST API as the owner; returns the `data` of the answer. */
+	async rest<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+		const response = await fetch(`${this.baseUrl}/rest${path}`, {
+			method,
+			headers: { 'content-type': 'application/json', cookie: this.cookie, 'browser-id': 'reliability-tests' },
+			body: body === undefined ? undefined : JSON.stringify(body),
+		});
+		const text = await response.text();
+		if (!response.ok) throw new Error(`n8n ${method} /rest${path}: ${response.status} ${text.slice(0, 500)}`);
+		const parsed = text ? (JSON.parse(text) as { data?: T }) : {};
+		return (parsed.data ?? parsed) as T;
+	}
+
+	async nodeTypeNames(): Promise<string[]> {
+		const response = await fetch(`${this.baseUrl}/types/nodes.json`, { headers: { cookie: this.cookie } });
+		const types = (await response.json()) as Array<{ name: string }>;
+		return types.map((t) => t.name);
+	}
+
+	async credentialTypeNames(): Promise<string[]> {
+		const response = await fetch(`${this.baseUrl}/types/credentials.json`, { headers: { cookie: this.cookie } });
+		const types = (await response.json()) as Array<{ name: string }>;
+		return types.map((t) => t.name);
+	}
+
+	/** Presses a credential's test button: saves the credential, then tests it, as the editor does. */
+	async testCredential(type: string, data: Record<string, unknown>): Promise<{ status: string; message: string }> {
+		const created = await this.rest<{ id: string }>('POST', '/credentials', { name: `test ${randomUUID()}`, type, data });
+		try {
+			return await this.rest<{ status: string; message: string }>('POST', '/credentials/test', { credentials: { id: created.id, name: 'test', type, data } });
+		} finally {
+			await this.rest('DELETE', `/credentials/${created.id}`).catch(() => undefined);
+		}
+	}
+
+	/** POSTs to a production webhook; returns the status and the parsed body. */
+	async webhook(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+		const response = await fetch(`${this.baseUrl}/webhook/${path}`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json', ...headers },
+			body: JSON.stringify(body),
+		});
+		const text = await response.text();
+		let parsed: unknown = text;
+		try {
+			parsed = JSON.parse(text);
+		} catch {
+			/* not JSON */
+		}
+		return { status: response.status, body: parsed };
+	}
+
+	/** Executions of a workflow, newest first (summaries). */
+	async executions(workflowId: string): Promise<ExecutionSummary[]> {
+		const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+		const data = await this.rest<{ results: ExecutionSummary[] }>('GET', `/executions?filter=${filter}&limit=250`);
+		return data.results;
+	}
+
+	/** One execution with its run data, decoded from n8n's flatted form. */
+	async execution(id: string): Promise<Execution> {
+		const raw = await this.rest<Execution & { data: string | object }>('GET', `/executions/${id}`);
+		const data = typeof raw.data === 'string' ? parseFlatted(raw.data) : raw.data;
+		return { ...raw, data } as Execution;
+	}
+
+	/** Waits until a workflow has `count` finished executions; returns them, oldest first, with run data. */
+	async waitForExecutions(workflowId: string, count: number, timeoutMs = 60_000): Promise<Execution[]> {
+		const summaries = await waitFor(
+			`${count} finished executions of workflow ${workflowId}`,
+			async () => {
+				const list = await this.executions(workflowId);
+				const finished = list.filter((e) => !['running', 'new', 'waiting'].includes(e.status));
+				return finished.length >= count ? finished : undefined;
+			},
+			timeoutMs,
+			300,
+		);
+		const sorted = summaries.sort((a, b) => Number(a.id) - Number(b.id));
+		return await Promise.all(sorted.map((e) => this.execution(e.id)));
+	}
+}
+
+export interface ExecutionSummary {
+	id: string;
+	status: string;
+	workflowId: string;
+	startedAt: string;
+	stoppedAt?: string;
+}
+
+export interface Execution extends ExecutionSummary {
+	data: {
+		resultData: {
+			error?: { message: string; description?: string };
+			lastNodeExecuted?: string;
+			runData: Record<string, Array<{ executionTime: number; error?: { message: string; description?: string }; data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> } }>>;
+		};
+	};
+}
+
+/** The items a node sent to each of its outputs in its first run. */
+export function nodeOutputs(execution: Execution, nodeName: string): Array<Array<Record<string, unknown>>> {
+	const runs = execution.data.resultData.runData[nodeName];
+	if (!runs?.length) throw new Error(`Node "${nodeName}" did not run in execution ${execution.id}`);
+	return (runs[0].data?.main ?? []).map((items) => (items ?? []).map((item) => item.json));
+}
+
+function cookieOf(response: Response): string {
+	const header = response.headers.get('set-cookie') ?? '';
+	const match = /n8n-auth=[^;]+/.exec(header);
+	if (!match) throw new Error('n8n did not set an auth cookie');
+	return match[0];
+}
+
+/**
+ * Prepares a user folder (package installed, credentials and workflows imported, workflows
+ * activated), starts n8n and signs in as the owner.
+ */
+export async function startN8n(options: StartOptions): Promise<N8nProcess> {
+	const userFolder = options.userFolder ?? mkdtempSync(join(CACHE_DIR, `run-${options.install.version}-`));
+	mkdirSync(userFolder, { recursive: true });
+	const port = options.port ?? (await freePort());
+	const brokerPort = await freePort();
+	const env = n8nEnv(userFolder, port, brokerPort, options.env);
+	const instance = new N8nProcess(options.install, userFolder, port, brokerPort, env, options.logFile ?? join(userFolder, 'n8n.log'));
+	if (options.tarball) await installPackageInto(userFolder, options.tarball);
+	await instance.importCredentials(options.credentials ?? []);
+	await instance.importWorkflows(options.workflows ?? []);
+	await instance.activateWorkflows(options.activate ?? []);
+	await instance.start();
+	await instance.setupOwner(options.owner);
+	return instance;
+}
+
+/** Removes user folders of earlier runs that were left behind (a killed test run). */
+export function cleanOldRuns(maxAgeMs = 6 * 60 * 60_000): void {
+	if (!existsSync(CACHE_DIR)) return;
+	const { statSync } = require('node:fs') as typeof import('node:fs');
+	for (const entry of readdirSync(CACHE_DIR)) {
+		if (!entry.startsWith('run-')) continue;
+		const path = join(CACHE_DIR, entry);
+		if (Date.now() - statSync(path).mtimeMs > maxAgeMs) rmSync(path, { recursive: true, force: true });
+	}
+}
