@@ -99,9 +99,17 @@ export const DEFAULT_OWNER: OwnerLogin = { email: 'owner@reliability.test', pass
 /** A fixed key: credentials imported by CLI and read by the server must share it. */
 const ENCRYPTION_KEY = 'n8n-nodes-reliability-test-key';
 
+/** The parent's environment without what a test runner sets (n8n changes behaviour under NODE_ENV=test). */
+function baseEnv(): NodeJS.ProcessEnv {
+	const env = { ...process.env };
+	for (const key of Object.keys(env)) if (key.startsWith('JEST_') || key === 'NODE_ENV' || key.startsWith('npm_')) delete env[key];
+	return env;
+}
+
 function n8nEnv(userFolder: string, port: number, brokerPort: number, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 	return {
-		...process.env,
+		...baseEnv(),
+		NODE_ENV: 'production',
 		N8N_USER_FOLDER: userFolder,
 		N8N_PORT: String(port),
 		N8N_LISTEN_ADDRESS: '127.0.0.1',

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { type CredentialFile, type N8nInstall, type N8nProcess, startN8n, type WorkflowFile } from '../harness/n8n';
+import { type PgSettings, pgSettingsFromEnv } from '../harness/postgres';
+import { dropSchema, uniqueSchema } from '../helpers/store';
+
+/** Helpers shared by the end-to-end files: the install for a version, credentials, workflow nodes. */
+export function installFor(version: string): N8nInstall {
+	const raw = process.env[`RELIABILITY_N8N_${version.replace(/\./g, '_')}`];
+	if (!raw) throw new Error(`n8n ${version} was not installed by the global setup (run the e2e project through jest, not a single file outside it)`);
+	return JSON.parse(raw) as N8nInstall;
+}
+
+export const STORE_CREDENTIAL_ID = 'reliabilitystore1';
+
+export function storeCredential(schema: string, settings: PgSettings = pgSettingsFromEnv()): CredentialFile {
+	return {
+		id: STORE_CREDENTIAL_ID,
+		name: 'Reliability Store',
+		type: 'reliabilityStoreApi',
+		data: { ...settings, ssl: 'disable', schema, maxConnections: 10 },
+	};
+}
+
+export const storeCredentialRef = { reliabilityStoreApi: { id: STORE_CREDENTIAL_ID, name: 'Reliability Store' } };
+
+export function webhookNode(path: string, position: [number, number] = [0, 0]): Record<string, unknown> {
+	return {
+		id: randomUUID(),
+		name: 'Webhook',
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2,
+		position,
+		webhookId: randomUUID(),
+		parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+	};
+}
+
+export function connect(...chain: Array<[from: string, to: string, output?: number]>): Record<string, unknown> {
+	const connections: Record<string, { main: Array<Array<{ node: string; type: string; index: number }>> }> = {};
+	for (const [from, to, output = 0] of chain) {
+		connections[from] ??= { main: [] };
+		while (connections[from].main.length <= output) connections[from].main.push([]);
+		connections[from].main[output].push({ node: to, type: 'main', index: 0 });
+	}
+	return connections;
+}
+
+export function workflow(id: string, name: string, nodes: unknown[], connections: Record<string, unknown>): WorkflowFile {
+	return { id, name, nodes, connections, active: false, settings: { executionOrder: 'v1' }, pinData: {}, versionId: randomUUID() };
+}
+
+/** One n8n per describe block, with its own store schema; everything removed afterwards. */
+export interface E2eContext {
+	n8n: N8nProcess;
+	schema: string;
+}
+
+export async function startWithPackage(version: string, label: string, workflows: WorkflowFile[]): Promise<E2eContext> {
+	const schema = uniqueSchema(`e2e_${label}`);
+	const n8n = await startN8n({
+		install: installFor(version),
+		tarball: process.env.RELIABILITY_TARBALL,
+		credentials: [storeCredential(schema)],
+		workflows,
+		activate: workflows.map((w) => w.id),
+	});
+	return { n8n, schema };
+}
+
+export async function stopAndClean(context: E2eContext | undefined): Promise<void> {
+	if (!context) return;
+	await context.n8n.stop();
+	await dropSchema(context.schema);
+	if (!process.env.RELIABILITY_KEEP_RUNS) rmSync(context.n8n.userFolder, { recursive: true, force: true });
+}
