@@ -204,8 +204,13 @@ export class N8nProcess {
 			`n8n ${this.install.version} on port ${this.port} (log: ${this.logFile})`,
 			async () => {
 				if (exited) throw new Error(`n8n ${exited} before it was ready; see ${this.logFile}`);
-				const response = await fetch(`${this.baseUrl}/healthz/readiness`).catch(() => undefined);
-				return response?.ok ? true : undefined;
+				// n8n 1.x answers /healthz, and serves a "starting up" page with status 200 on every
+				// path, before its REST routes are mounted; /rest/settings answers JSON only once the
+				// server is fully up.
+				const response = await fetch(`${this.baseUrl}/rest/settings`).catch(() => undefined);
+				if (!response?.ok) return undefined;
+				const body = (await response.json().catch(() => undefined)) as { data?: unknown } | undefined;
+				return body?.data ? true : undefined;
 			},
 			timeoutMs,
 			500,
@@ -258,7 +263,10 @@ export class N8nProcess {
 			this.cookie = cookieOf(setup);
 			return;
 		}
-		await this.login(owner);
+		const why = `${setup.status} ${await setup.text()}`;
+		await this.login(owner).catch((error: Error) => {
+			throw new Error(`owner setup answered ${why.slice(0, 300)}; then ${error.message}`);
+		});
 	}
 
 	async login(owner: OwnerLogin = DEFAULT_OWNER): Promise<void> {
@@ -382,7 +390,7 @@ export function nodeOutputs(execution: Execution, nodeName: string): Array<Array
 function cookieOf(response: Response): string {
 	const header = response.headers.get('set-cookie') ?? '';
 	const match = /n8n-auth=[^;]+/.exec(header);
-	if (!match) throw new Error('n8n did not set an auth cookie');
+	if (!match) throw new Error(`n8n did not set an auth cookie (${response.status}, set-cookie: ${header || 'none'})`);
 	return match[0];
 }
 

@@ -1,0 +1,83 @@
+/**
+ * `npm start`: a running n8n at http://localhost:5678 with this package loaded, a Reliability
+ * Store credential already created (pointing at the Postgres that PG* / DATABASE_URL name, or
+ * an embedded one), and the owner login printed. Ctrl-C stops everything it started.
+ *
+ * N8N_VERSION picks the n8n version (default: the newest 2.x under test); N8N_PORT the port.
+ */
+import { join } from 'node:path';
+import { DEFAULT_OWNER, installN8n, type N8nProcess, packPackage, startN8n } from '../test/harness/n8n';
+import { CACHE_DIR, DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
+import { freePort } from '../test/harness/ports';
+import { ensurePostgres, type RunningPostgres } from '../test/harness/postgres';
+
+const say = (line: string): void => void process.stdout.write(`${line}\n`);
+
+async function portIsFree(port: number): Promise<boolean> {
+	const { createServer } = await import('node:net');
+	return await new Promise((resolve) => {
+		const server = createServer();
+		server.once('error', () => resolve(false));
+		server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+	});
+}
+
+async function main(): Promise<void> {
+	const version = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSIONS[0];
+	const port = Number(process.env.N8N_PORT ?? 5678);
+	if (!(await portIsFree(port))) {
+		throw new Error(`Port ${port} is taken. Stop what listens there, or run N8N_PORT=<free port> npm start (for example N8N_PORT=${await freePort()}).`);
+	}
+
+	say(`Postgres for the store: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'PG* variables / 127.0.0.1:5432'}, else an embedded server...`);
+	const postgres: RunningPostgres = await ensurePostgres('start');
+	say(`  ${postgres.embedded ? 'embedded Postgres started' : 'using'} ${postgres.settings.host}:${postgres.settings.port}/${postgres.settings.database}`);
+
+	say(`n8n ${version} (installed into ${CACHE_DIR} on first use; this takes several minutes once)...`);
+	const install = await installN8n(version);
+	const tarball = await packPackage();
+
+	let n8n: N8nProcess | undefined;
+	let stopping = false;
+	const stop = async (): Promise<void> => {
+		if (stopping) return;
+		stopping = true;
+		say('\nStopping n8n and what npm start started...');
+		await n8n?.stop().catch(() => undefined);
+		await postgres.stop().catch(() => undefined);
+		process.exit(0);
+	};
+	process.on('SIGINT', () => void stop());
+	process.on('SIGTERM', () => void stop());
+
+	const userFolder = join(CACHE_DIR, `start-${version}`);
+	n8n = await startN8n({
+		install,
+		userFolder,
+		port,
+		tarball,
+		logFile: join(userFolder, 'n8n.log'),
+		credentials: [
+			{
+				id: 'reliabilityStoreLocal',
+				name: 'Reliability Store (local)',
+				type: 'reliabilityStoreApi',
+				data: { ...postgres.settings, ssl: 'disable', schema: 'n8n_reliability', maxConnections: 10 },
+			},
+		],
+	});
+
+	say('');
+	say(`n8n ${version} is running at http://localhost:${port}`);
+	say(`  sign in as ${DEFAULT_OWNER.email} / ${DEFAULT_OWNER.password}`);
+	say(`  credential "Reliability Store (local)" points at ${postgres.settings.host}:${postgres.settings.port}/${postgres.settings.database}, schema n8n_reliability`);
+	say(`  nodes: Event Dedupe (search "Dedupe" in the node panel)`);
+	say(`  n8n's log: ${join(userFolder, 'n8n.log')}`);
+	say('Press Ctrl-C to stop.');
+	await new Promise(() => undefined);
+}
+
+main().catch((error: unknown) => {
+	process.stderr.write(`npm start failed: ${error instanceof Error ? error.message : String(error)}\n`);
+	process.exit(1);
+});
