@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { claimEvents, ClaimMode, type ClaimRequest, ItemError, type RequiredField, type Store, toVersionNumber, validateItem } from '../../../lib';
 import { toNodeError } from '../../shared/store';
+import { itemValueReader } from '../../shared/itemValues';
 import { consumerName, requiredText } from './consumer';
 
 /**
@@ -18,6 +19,9 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 	const stale: INodeExecutionData[] = [];
 	const invalid: INodeExecutionData[] = [];
 	const requests: ClaimRequest[] = [];
+	const eventIdOf = itemValueReader(this, items, 'eventId');
+	const entityKeyOf = checkOrder ? itemValueReader(this, items, 'entityKey') : undefined;
+	const versionOf = checkOrder ? itemValueReader(this, items, 'entityVersion') : undefined;
 
 	for (let index = 0; index < items.length; index++) {
 		try {
@@ -27,11 +31,11 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 				invalid.push({ json: { ...items[index].json, _dedupe: { outcome: 'invalid', message: problem } }, pairedItem: { item: index } });
 				continue;
 			}
-			const eventId = requiredText(this, 'eventId', 'event ID', index, 'Set Event ID to an expression that gives the unique ID of the event, for example {{ $json.id }}. Nothing was claimed.');
+			const eventId = requiredText(eventIdOf, 'event ID', index, 'Set Event ID to an expression that gives the unique ID of the event, for example {{ $json.id }}. Nothing was claimed.');
 			const request: ClaimRequest = { index, eventId };
 			if (checkOrder) {
-				request.entityKey = requiredText(this, 'entityKey', 'entity key', index, 'Set Entity Key to the ID of the object the event is about.');
-				const raw = this.getNodeParameter('entityVersion', index, '') as unknown;
+				request.entityKey = requiredText(entityKeyOf!, 'entity key', index, 'Set Entity Key to the ID of the object the event is about.');
+				const raw = versionOf!(index);
 				const version = toVersionNumber(raw);
 				if (version === undefined) {
 					throw new ItemError(`Item ${index} has no usable entity version (got ${JSON.stringify(raw)})`, index, "Set Entity Version to the object's version number or updated-at date.");

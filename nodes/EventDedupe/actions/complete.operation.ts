@@ -1,14 +1,16 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { completeEvents, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
+import { itemValueReader } from '../../shared/itemValues';
 import { consumerName, requiredText } from './consumer';
 
 /** Complete: marks the items' events done in one statement; items pass through unchanged. */
 export async function execute(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {
 	const ids: string[] = [];
+	const eventIdOf = itemValueReader(this, items, 'eventId');
 	for (let index = 0; index < items.length; index++) {
 		try {
-			ids.push(requiredText(this, 'eventId', 'event ID', index, 'Set Event ID to the same expression the Claim step uses.'));
+			ids.push(requiredText(eventIdOf, 'event ID', index, 'Set Event ID to the same expression the Claim step uses.'));
 		} catch (error) {
 			throw toNodeError(this, error, index);
 		}

@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { releaseEvents, releaseExecutionClaims, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
+import { itemValueReader } from '../../shared/itemValues';
 import { consumerName, requiredText } from './consumer';
 
 /**
@@ -11,12 +12,14 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 	const by = this.getNodeParameter('releaseBy', 0, 'execution') as string;
 	try {
 		if (by === 'event') {
-			const ids = items.map((_, index) => requiredText(this, 'releaseEventId', 'event ID', index, 'Set Event ID to the ID of the event to release.'));
+			const eventIdOf = itemValueReader(this, items, 'releaseEventId');
+			const ids = items.map((_, index) => requiredText(eventIdOf, 'event ID', index, 'Set Event ID to the ID of the event to release.'));
 			const released = new Set(await releaseEvents(store, consumerName(this), ids));
 			return [items.map((item, index) => ({ json: { ...item.json, _dedupe: { eventId: ids[index], released: released.has(ids[index]) } }, pairedItem: { item: index } }))];
 		}
+		const executionIdOf = itemValueReader(this, items, 'executionId');
 		const executions = items.map((_, index) =>
-			requiredText(this, 'executionId', 'execution ID', index, 'Set Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.'),
+			requiredText(executionIdOf, 'execution ID', index, 'Set Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.'),
 		);
 		const counts = new Map<string, number>();
 		for (const executionId of new Set(executions)) counts.set(executionId, await releaseExecutionClaims(store, executionId));

@@ -1,0 +1,27 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+/**
+ * Reads a per-item parameter for every item of a run. n8n evaluates an expression per item, at
+ * about half a millisecond each on n8n 2.x, which would dominate a node that handles 10,000
+ * items with one SQL statement. The overwhelmingly common form, a plain `{{ $json.a.b }}` or
+ * `{{ $json["a"].b }}`, is read straight from the item, which is exactly what n8n would
+ * compute for it; anything else goes through n8n's expression engine as usual.
+ */
+const SIMPLE_JSON_PATH = /^=\{\{\s*\$json((?:\.[A-Za-z_$][\w$]*|\[\s*(?:'[^']*'|"[^"]*"|\d+)\s*\])+)\s*\}\}$/;
+const SEGMENT = /\.([A-Za-z_$][\w$]*)|\[\s*(?:'([^']*)'|"([^"]*)"|(\d+))\s*\]/g;
+
+export function jsonPathOf(raw: unknown): string[] | undefined {
+	if (typeof raw !== 'string') return undefined;
+	const match = SIMPLE_JSON_PATH.exec(raw.trim());
+	if (!match) return undefined;
+	return [...match[1].matchAll(SEGMENT)].map((m) => m[1] ?? m[2] ?? m[3] ?? m[4]);
+}
+
+export type ItemValueReader = (itemIndex: number) => unknown;
+
+export function itemValueReader(context: IExecuteFunctions, items: INodeExecutionData[], name: string, fallback: unknown = ''): ItemValueReader {
+	const path = jsonPathOf(context.getNode().parameters[name]);
+	if (!path) return (itemIndex) => context.getNodeParameter(name, itemIndex, fallback);
+	return (itemIndex) =>
+		path.reduce<unknown>((value, key) => (value !== null && typeof value === 'object' ? (value as IDataObject)[key] : undefined), items[itemIndex]?.json);
+}

@@ -1,0 +1,20 @@
+import { jsonPathOf } from '../../nodes/shared/itemValues';
+
+describe('per-item parameters read straight from the item', () => {
+	it.each([
+		['={{ $json.id }}', ['id']],
+		['={{$json.body.id}}', ['body', 'id']],
+		['={{ $json["event-id"] }}', ['event-id']],
+		["={{ $json['data'].object.id }}", ['data', 'object', 'id']],
+		['={{ $json.items[0].id }}', ['items', '0', 'id']],
+	])('%s reads the path %j', (raw, path) => {
+		expect(jsonPathOf(raw)).toEqual(path);
+	});
+
+	it.each(['={{ $json.id + 1 }}', '={{ $("Webhook").item.json.id }}', '={{ $json.id.toString() }}', 'plain-text', '={{ $json }}', 42, undefined])(
+		'leaves %j to n8n\'s expression engine',
+		(raw) => {
+			expect(jsonPathOf(raw)).toBeUndefined();
+		},
+	);
+});
