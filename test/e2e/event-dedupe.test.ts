@@ -28,6 +28,7 @@ const ERROR_HANDLER = 'dedupeErrorHandler';
 const CLAIM = 'dedupeClaimFlow';
 const ORDERED = 'dedupeOrderedFlow';
 const BULK = 'dedupeBulkFlow';
+const VALIDATED = 'dedupeValidatedFlow';
 
 /** Webhook -> claim -> a step that fails when asked to; its error workflow releases the claims. */
 const claimFlow = {
@@ -75,11 +76,28 @@ const bulkFlow = workflow(
 	connect(['Webhook', 'Make Events'], ['Make Events', 'Event Dedupe']),
 );
 
+const validatedFlow = workflow(
+	VALIDATED,
+	'Dedupe: validated at the first step',
+	[
+		webhookNode('dedupe-validated'),
+		dedupeNode({
+			operation: 'claim',
+			eventId: '={{ $json.body.id }}',
+			consumer: 'e2e-validated',
+			validate: true,
+			requiredFields: { field: [{ path: 'body.email', type: 'string' }, { path: 'body.phone', type: 'any' }] },
+			onInvalid: 'route',
+		}),
+	],
+	connect(['Webhook', 'Event Dedupe']),
+);
+
 describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 	let ctx: E2eContext | undefined;
 
 	beforeAll(async () => {
-		ctx = await startWithPackage(version, 'dedupe', [claimFlow, errorHandler, orderedFlow, bulkFlow]);
+		ctx = await startWithPackage(version, 'dedupe', [claimFlow, errorHandler, orderedFlow, bulkFlow, validatedFlow]);
 	});
 
 	afterAll(async () => {
@@ -137,6 +155,15 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 			[0, 0, 1],
 		]);
 		expect(nodeOutputs(runs[1], 'Event Dedupe')[2][0]._dedupe).toEqual({ eventId: 'cust-9-v1', outcome: 'stale', lastVersion: 3 });
+	});
+
+	it('an item missing a required field goes to Invalid with a message naming the field, and is not claimed', async () => {
+		await ctx!.n8n.webhook('dedupe-validated', { id: 'lead-1', email: 'a@example.com' });
+		const [run] = await ctx!.n8n.waitForExecutions(VALIDATED, 1);
+		const [news, duplicates, invalid] = nodeOutputs(run, 'Event Dedupe');
+		expect([news.length, duplicates.length, invalid.length]).toEqual([0, 0, 1]);
+		expect(invalid[0]._dedupe).toEqual({ outcome: 'invalid', message: 'field "body.phone" is missing' });
+		expect(await processed(`consumer = 'e2e-validated'`)).toEqual([]);
 	});
 
 	it('10,000 IDs in one run are all New, and all recorded', async () => {
