@@ -1,3 +1,4 @@
 export * from './errors';
 export * from './store';
 export * from './dedupe';
+export * from './deadletter';

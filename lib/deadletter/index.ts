@@ -1,0 +1,3 @@
+export * from './mask';
+export * from './park';
+export * from './statuses';

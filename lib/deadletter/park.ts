@@ -1,0 +1,238 @@
+import { createHash } from 'node:crypto';
+import { ReliabilityError } from '../errors';
+import type { Store } from '../store';
+import { maskSecrets } from './mask';
+import { getByIdSql, getByKeySql, historySql, listSql, parkSql, purgeSql, statsSql, updateStatusSql } from './sql';
+import { ALL_STATUSES, type DeadLetterStatus, type ErrorClass, STATUSES_NEEDING_REASON } from './statuses';
+
+/** What the caller knows about one failed item; the engine masks secrets and picks its identity. */
+export interface ParkRequest {
+	workflowId: string;
+	workflowName?: string;
+	executionId?: string;
+	/** The step (node) the item failed at. */
+	step: string;
+	itemIndex?: number;
+	idempotencyKey?: string;
+	runLink?: string;
+	integration?: string;
+	errorClass: ErrorClass | string;
+	errorMessage?: string;
+	errorStatus?: number;
+	attempts?: number;
+	alreadyHappened?: string;
+	impact?: string;
+	owner?: string;
+	severity?: string;
+	/** `held` while the integration is paused; `new` otherwise. */
+	status?: DeadLetterStatus;
+	payload: unknown;
+	retryAfter?: Date;
+	retentionDays?: number;
+}
+
+export interface ParkOptions {
+	/** Extra field names to mask besides Authorization, Cookie and Proxy-Authorization. */
+	maskFields?: string[];
+}
+
+export interface ParkResult {
+	id: string;
+	status: DeadLetterStatus;
+	failureCount: number;
+	/** False when an open record of the same item was updated instead. */
+	created: boolean;
+}
+
+/** Key-order independent JSON, so the same payload always hashes the same. */
+export function canonicalJson(value: unknown): string {
+	if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+	if (value !== null && typeof value === 'object') {
+		return `{${Object.keys(value as object)
+			.sort()
+			.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`)
+			.join(',')}}`;
+	}
+	return JSON.stringify(value) ?? 'null';
+}
+
+const itemKeyOf = (request: ParkRequest, maskedPayload: unknown): string =>
+	request.idempotencyKey ? `key:${request.idempotencyKey}` : `payload:${createHash('sha256').update(canonicalJson(maskedPayload)).digest('hex')}`;
+
+/**
+ * Parks a batch of items in one statement; the results come back in input order. The same item
+ * twice in one batch is one record (its later failure wins).
+ */
+export async function parkItems(store: Store, requests: ParkRequest[], options: ParkOptions = {}): Promise<ParkResult[]> {
+	if (requests.length === 0) return [];
+	const rows = requests.map((request, ord) => {
+		const payload = maskSecrets(request.payload ?? null, options.maskFields);
+		return {
+			ord,
+			workflow_id: request.workflowId,
+			workflow_name: request.workflowName ?? null,
+			execution_id: request.executionId ?? null,
+			step: request.step,
+			item_index: request.itemIndex ?? null,
+			item_key: itemKeyOf(request, payload),
+			idempotency_key: request.idempotencyKey ?? null,
+			run_link: request.runLink ?? null,
+			integration: request.integration ?? null,
+			error_class: request.errorClass,
+			error_message: request.errorMessage ?? null,
+			error_status: request.errorStatus ?? null,
+			attempts: request.attempts ?? 1,
+			already_happened: request.alreadyHappened ?? null,
+			impact: request.impact ?? null,
+			owner: request.owner ?? null,
+			severity: request.severity ?? null,
+			status: request.status ?? 'new',
+			payload,
+			retry_after: request.retryAfter?.toISOString() ?? null,
+			retention_days: request.retentionDays ?? 90,
+		};
+	});
+	const identity = (row: (typeof rows)[number]): string => JSON.stringify([row.workflow_id, row.step, row.item_key]);
+	const last = new Map<string, (typeof rows)[number]>();
+	for (const row of rows) last.set(identity(row), row);
+	const unique = [...last.values()];
+	const result = await store.query<{ id: string; status: DeadLetterStatus; failure_count: number; inserted: boolean; ord: number }>(parkSql(store), [JSON.stringify(unique)]);
+	const byIdentity = new Map(result.map((r) => [identity(unique.find((u) => u.ord === r.ord)!), r]));
+	return rows.map((row) => {
+		const r = byIdentity.get(identity(row))!;
+		return { id: String(r.id), status: r.status, failureCount: r.failure_count, created: r.inserted };
+	});
+}
+
+export interface DeadLetterEvent {
+	at: Date;
+	actor: string;
+	fromStatus: string | null;
+	toStatus: string;
+	reason: string | null;
+}
+
+export type DeadLetterRecord = Record<string, unknown> & { id: string; status: DeadLetterStatus; history: DeadLetterEvent[] };
+
+async function withHistory(store: Store, rows: Array<Record<string, unknown>>): Promise<DeadLetterRecord[]> {
+	if (rows.length === 0) return [];
+	const events = await store.query<{ dead_letter_id: string; at: Date; actor: string; from_status: string | null; to_status: string; reason: string | null }>(historySql(store), [rows.map((r) => r.id)]);
+	return rows.map((row) => ({
+		...row,
+		id: String(row.id),
+		status: row.status as DeadLetterStatus,
+		history: events
+			.filter((e) => String(e.dead_letter_id) === String(row.id))
+			.map((e) => ({ at: e.at, actor: e.actor, fromStatus: e.from_status, toStatus: e.to_status, reason: e.reason })),
+	}));
+}
+
+/** Records by id, with their audit history; ids not found are simply absent. */
+export async function getDeadLetters(store: Store, ids: string[]): Promise<DeadLetterRecord[]> {
+	return await withHistory(store, await store.query(getByIdSql(store), [ids]));
+}
+
+/** Records that carry an idempotency key (newest first), with their audit history. */
+export async function getDeadLettersByKey(store: Store, keys: string[]): Promise<DeadLetterRecord[]> {
+	return await withHistory(store, await store.query(getByKeySql(store), [keys]));
+}
+
+export interface ListFilter {
+	statuses?: DeadLetterStatus[];
+	workflowId?: string;
+	step?: string;
+	errorClass?: string;
+	owner?: string;
+	integration?: string;
+	/** Only items parked at least this many minutes ago. */
+	olderThanMinutes?: number;
+	/** Text in the error message. */
+	search?: string;
+	limit?: number;
+}
+
+export async function listDeadLetters(store: Store, filter: ListFilter = {}): Promise<Array<Record<string, unknown>>> {
+	const olderThan = filter.olderThanMinutes ? new Date(Date.now() - filter.olderThanMinutes * 60_000) : null;
+	return await store.query(listSql(store), [
+		filter.statuses?.length ? filter.statuses : null,
+		filter.workflowId || null,
+		filter.step || null,
+		filter.errorClass || null,
+		filter.owner || null,
+		filter.integration || null,
+		olderThan,
+		filter.search || null,
+		filter.limit ?? 100,
+	]);
+}
+
+/** A status change refused before anything was written (no actor, no reason, unknown status). */
+export class StatusChangeRefused extends ReliabilityError {}
+
+export interface StatusChange {
+	id: string;
+	to: DeadLetterStatus;
+	actor: string;
+	reason?: string;
+}
+
+/** Changes a record's status and appends the audit event; refuses changes without who (and why). */
+export async function updateDeadLetterStatus(store: Store, change: StatusChange): Promise<{ id: string; from: DeadLetterStatus; to: DeadLetterStatus }> {
+	if (!ALL_STATUSES.includes(change.to)) {
+		throw new StatusChangeRefused(`Status "${change.to}" is unknown`, `Use one of ${ALL_STATUSES.join(', ')}.`);
+	}
+	if (!change.actor?.trim()) {
+		throw new StatusChangeRefused(`Changing dead letter ${change.id} to ${change.to} needs an actor`, 'Say who makes the change (a name or e-mail), so the audit trail records it.');
+	}
+	if (STATUSES_NEEDING_REASON.includes(change.to) && !change.reason?.trim()) {
+		throw new StatusChangeRefused(`Marking dead letter ${change.id} ${change.to} needs a reason`, 'Say why (what was done, or why it is given up), so the audit trail records it.');
+	}
+	const rows = await store.query<{ id: string; from_status: DeadLetterStatus; to_status: DeadLetterStatus }>(updateStatusSql(store), [
+		change.id,
+		change.to,
+		change.actor.trim(),
+		change.reason?.trim() || null,
+	]);
+	if (rows.length === 0) throw new StatusChangeRefused(`Dead letter ${change.id} does not exist`, 'Check the ID (Get or List shows the IDs that exist).');
+	return { id: String(rows[0].id), from: rows[0].from_status, to: rows[0].to_status };
+}
+
+/** Deletes closed records past retention and says how many; open records are never purged. */
+export async function purgeDeadLetters(store: Store, sliceSize = 10_000): Promise<number> {
+	let total = 0;
+	for (;;) {
+		await store.ready();
+		const result = await store.pool.query(purgeSql(store), [sliceSize]);
+		total += result.rowCount ?? 0;
+		if ((result.rowCount ?? 0) < sliceSize) return total;
+	}
+}
+
+export interface DeadLetterStats {
+	parkedPerDay: Array<{ day: string; parked: number }>;
+	openByStatus: Record<string, number>;
+	openCount: number;
+	oldestWaitSeconds: number | null;
+	medianWaitSeconds: number | null;
+	medianResolutionSeconds: number | null;
+	topReasons: Array<{ reason: string; count: number }>;
+	openByWorkflow: Array<{ workflow_id: string; open: number }>;
+	openByStep: Array<{ step: string; open: number }>;
+	openByOwner: Array<{ owner: string; open: number }>;
+}
+
+export async function deadLetterStats(store: Store, options: { days?: number; workflowId?: string; topReasons?: number } = {}): Promise<DeadLetterStats> {
+	const [row] = await store.query<Record<string, unknown>>(statsSql(store), [options.days ?? 30, options.workflowId || null, options.topReasons ?? 5]);
+	return {
+		parkedPerDay: row.parked_per_day as DeadLetterStats['parkedPerDay'],
+		openByStatus: row.open_by_status as Record<string, number>,
+		openCount: row.open_count as number,
+		oldestWaitSeconds: row.oldest_wait_seconds as number | null,
+		medianWaitSeconds: row.median_wait_seconds as number | null,
+		medianResolutionSeconds: row.median_resolution_seconds as number | null,
+		topReasons: row.top_reasons as DeadLetterStats['topReasons'],
+		openByWorkflow: row.open_by_workflow as DeadLetterStats['openByWorkflow'],
+		openByStep: row.open_by_step as DeadLetterStats['openByStep'],
+		openByOwner: row.open_by_owner as DeadLetterStats['openByOwner'],
+	};
+}

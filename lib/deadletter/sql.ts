@@ -1,0 +1,129 @@
+import type { Store } from '../store';
+
+/**
+ * The SQL of the dead-letter store, one named builder per statement. Values are bound; the
+ * only identifier spliced in is the validated, quoted schema name.
+ */
+
+/**
+ * Parks a batch in one statement. An item that is already open (same workflow, step and item
+ * key) is updated in place: one more failure, the newest error, the latest attempt count. New
+ * rows get their first audit event in the same statement.
+ */
+export const parkSql = (store: Store): string => `
+WITH input AS (
+	SELECT * FROM json_to_recordset($1::json) AS t(
+		ord int, workflow_id text, workflow_name text, execution_id text, step text, item_index int,
+		item_key text, idempotency_key text, run_link text, integration text, error_class text,
+		error_message text, error_status int, attempts int, already_happened text, impact text,
+		owner text, severity text, status text, payload json, retry_after timestamptz, retention_days int)
+), parked AS (
+	INSERT INTO ${store.table('dead_letters')} AS d (
+		workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
+		integration, error_class, error_message, error_status, attempts, already_happened, impact, owner,
+		severity, status, payload, retry_after, expires_at)
+	SELECT workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
+	       integration, error_class, error_message, error_status, coalesce(attempts, 1), already_happened, impact, owner,
+	       coalesce(severity, 'normal'), coalesce(status, 'new'), payload, retry_after, now() + make_interval(days => retention_days)
+	FROM input ORDER BY ord
+	ON CONFLICT (workflow_id, step, item_key) WHERE is_open DO UPDATE SET
+		failure_count = d.failure_count + 1,
+		attempts = EXCLUDED.attempts,
+		last_failed_at = now(),
+		execution_id = EXCLUDED.execution_id,
+		run_link = coalesce(EXCLUDED.run_link, d.run_link),
+		error_class = EXCLUDED.error_class,
+		error_message = EXCLUDED.error_message,
+		error_status = EXCLUDED.error_status,
+		already_happened = coalesce(EXCLUDED.already_happened, d.already_happened),
+		payload = EXCLUDED.payload,
+		retry_after = EXCLUDED.retry_after,
+		updated_at = now()
+	RETURNING d.id, d.workflow_id, d.step, d.item_key, d.status, d.failure_count, (xmax = 0) AS inserted
+), audited AS (
+	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
+	SELECT p.id, 'n8n', NULL, p.status, i.error_message
+	FROM parked p JOIN input i ON i.workflow_id = p.workflow_id AND i.step = p.step AND i.item_key = p.item_key
+	WHERE p.inserted
+)
+SELECT p.id, p.status, p.failure_count, p.inserted, i.ord
+FROM parked p JOIN input i ON i.workflow_id = p.workflow_id AND i.step = p.step AND i.item_key = p.item_key`;
+
+export const getByIdSql = (store: Store): string => `
+SELECT * FROM ${store.table('dead_letters')} WHERE id = ANY($1::bigint[])`;
+
+export const getByKeySql = (store: Store): string => `
+SELECT * FROM ${store.table('dead_letters')} WHERE idempotency_key = ANY($1::text[]) ORDER BY parked_at DESC`;
+
+export const historySql = (store: Store): string => `
+SELECT dead_letter_id, at, actor, from_status, to_status, reason
+FROM ${store.table('dead_letter_events')} WHERE dead_letter_id = ANY($1::bigint[]) ORDER BY dead_letter_id, id`;
+
+/** Filters are all optional; each NULL parameter switches its condition off. */
+export const listSql = (store: Store): string => `
+SELECT id, workflow_id, workflow_name, execution_id, step, item_index, idempotency_key, run_link, integration,
+       error_class, error_message, error_status, attempts, failure_count, already_happened, impact, owner,
+       severity, status, first_failed_at, last_failed_at, parked_at, closed_at, retry_after
+FROM ${store.table('dead_letters')}
+WHERE ($1::text[] IS NULL OR status = ANY($1))
+  AND ($2::text IS NULL OR workflow_id = $2)
+  AND ($3::text IS NULL OR step = $3)
+  AND ($4::text IS NULL OR error_class = $4)
+  AND ($5::text IS NULL OR owner = $5)
+  AND ($6::text IS NULL OR integration = $6)
+  AND ($7::timestamptz IS NULL OR parked_at <= $7)
+  AND ($8::text IS NULL OR error_message ILIKE '%' || $8 || '%')
+ORDER BY parked_at DESC, id DESC
+LIMIT $9`;
+
+/**
+ * Moves one record to a new status and writes the audit event in the same statement; returns
+ * nothing when the record does not exist.
+ */
+export const updateStatusSql = (store: Store): string => `
+WITH before AS (
+	SELECT id, status FROM ${store.table('dead_letters')} WHERE id = $1 FOR UPDATE
+), changed AS (
+	UPDATE ${store.table('dead_letters')} d
+	SET status = $2, updated_at = now(),
+	    closed_at = CASE WHEN $2 IN ('replayed', 'resolved', 'abandoned') THEN now() ELSE NULL END
+	FROM before b WHERE d.id = b.id
+	RETURNING d.id, b.status AS from_status, d.status AS to_status
+), audited AS (
+	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
+	SELECT id, $3, from_status, to_status, $4 FROM changed
+)
+SELECT id, from_status, to_status FROM changed`;
+
+/** Removes closed records past retention (open ones are never purged), in bounded slices. */
+export const purgeSql = (store: Store): string => `
+WITH doomed AS (
+	SELECT id FROM ${store.table('dead_letters')} WHERE expires_at < now() AND NOT is_open LIMIT $1
+)
+DELETE FROM ${store.table('dead_letters')} d USING doomed WHERE d.id = doomed.id`;
+
+/** Stats from SQL over the index, never by loading rows. */
+export const statsSql = (store: Store): string => `
+WITH scope AS (
+	SELECT * FROM ${store.table('dead_letters')}
+	WHERE parked_at >= now() - make_interval(days => $1)
+	  AND ($2::text IS NULL OR workflow_id = $2)
+), open AS (
+	SELECT * FROM ${store.table('dead_letters')} WHERE is_open AND ($2::text IS NULL OR workflow_id = $2)
+)
+SELECT
+	(SELECT coalesce(json_agg(json_build_object('day', day, 'parked', n) ORDER BY day), '[]'::json)
+	   FROM (SELECT to_char(date_trunc('day', parked_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, count(*)::int AS n FROM scope GROUP BY 1) d) AS parked_per_day,
+	(SELECT coalesce(json_object_agg(status, n), '{}'::json) FROM (SELECT status, count(*)::int AS n FROM open GROUP BY status) s) AS open_by_status,
+	(SELECT count(*)::int FROM open) AS open_count,
+	(SELECT extract(epoch FROM now() - min(parked_at))::float8 FROM open WHERE status <> 'held') AS oldest_wait_seconds,
+	(SELECT extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY now() - parked_at))::float8 FROM open WHERE status <> 'held') AS median_wait_seconds,
+	(SELECT extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY closed_at - parked_at))::float8 FROM scope WHERE closed_at IS NOT NULL) AS median_resolution_seconds,
+	(SELECT coalesce(json_agg(r ORDER BY r.count DESC, r.reason), '[]'::json) FROM (
+		SELECT coalesce(error_message, error_class) AS reason, count(*)::int AS count FROM scope GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $3) r) AS top_reasons,
+	(SELECT coalesce(json_agg(w ORDER BY w.open DESC, w.workflow_id), '[]'::json) FROM (
+		SELECT workflow_id, count(*)::int AS open FROM open GROUP BY 1) w) AS open_by_workflow,
+	(SELECT coalesce(json_agg(s ORDER BY s.open DESC, s.step), '[]'::json) FROM (
+		SELECT step, count(*)::int AS open FROM open GROUP BY 1) s) AS open_by_step,
+	(SELECT coalesce(json_agg(o ORDER BY o.open DESC, o.owner), '[]'::json) FROM (
+		SELECT coalesce(owner, '(no owner)') AS owner, count(*)::int AS open FROM open GROUP BY 1) o) AS open_by_owner`;
