@@ -2,3 +2,4 @@ export * from './errors';
 export * from './store';
 export * from './dedupe';
 export * from './deadletter';
+export * from './control';

@@ -24,7 +24,12 @@ WITH input AS (
 		severity, status, payload, retry_after, expires_at)
 	SELECT workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
 	       integration, error_class, error_message, error_status, coalesce(attempts, 1), already_happened, impact, owner,
-	       coalesce(severity, 'normal'), coalesce(status, 'new'), payload, retry_after, now() + make_interval(days => retention_days)
+	       coalesce(severity, 'normal'),
+	       -- While the item's integration is paused it is held: out of the review queue and alerts.
+	       CASE WHEN EXISTS (SELECT 1 FROM ${store.table('pauses')} p
+	                         WHERE p.scope = 'integration' AND p.name = input.integration AND p.paused)
+	            THEN 'held' ELSE coalesce(status, 'new') END,
+	       payload, retry_after, now() + make_interval(days => retention_days)
 	FROM input ORDER BY ord
 	ON CONFLICT (workflow_id, step, item_key) WHERE is_open DO UPDATE SET
 		failure_count = d.failure_count + 1,

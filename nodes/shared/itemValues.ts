@@ -1,4 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { ItemError } from '../../lib';
 
 /**
  * Reads a per-item parameter for every item of a run. n8n evaluates an expression per item, at
@@ -24,4 +25,12 @@ export function itemValueReader(context: IExecuteFunctions, items: INodeExecutio
 	if (!path) return (itemIndex) => context.getNodeParameter(name, itemIndex, fallback);
 	return (itemIndex) =>
 		path.reduce<unknown>((value, key) => (value !== null && typeof value === 'object' ? (value as IDataObject)[key] : undefined), items[itemIndex]?.json);
+}
+
+/** A required per-item value as text; empty is a clear error naming the item. */
+export function requiredText(read: ItemValueReader, label: string, itemIndex: number, hint: string): string {
+	const value = read(itemIndex);
+	const text = value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value).trim();
+	if (!text) throw new ItemError(`Item ${itemIndex} has no ${label}`, itemIndex, hint);
+	return text;
 }

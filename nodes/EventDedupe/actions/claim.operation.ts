@@ -1,8 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { claimEvents, ClaimMode, type ClaimRequest, ItemError, type RequiredField, type Store, toVersionNumber, validateItem } from '../../../lib';
 import { toNodeError } from '../../shared/store';
-import { itemValueReader } from '../../shared/itemValues';
-import { consumerName, requiredText } from './consumer';
+import { itemValueReader, requiredText } from '../../shared/itemValues';
+import { consumerName } from './consumer';
 
 /**
  * Claim: reads every item's event ID (and entity version, and validates it), claims the whole

@@ -1,8 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { completeEvents, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
-import { itemValueReader } from '../../shared/itemValues';
-import { consumerName, requiredText } from './consumer';
+import { itemValueReader, requiredText } from '../../shared/itemValues';
+import { consumerName } from './consumer';
 
 /** Complete: marks the items' events done in one statement; items pass through unchanged. */
 export async function execute(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {

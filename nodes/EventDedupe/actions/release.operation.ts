@@ -1,8 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { releaseEvents, releaseExecutionClaims, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
-import { itemValueReader } from '../../shared/itemValues';
-import { consumerName, requiredText } from './consumer';
+import { itemValueReader, requiredText } from '../../shared/itemValues';
+import { consumerName } from './consumer';
 
 /**
  * Release: frees claims so a redelivery or a replay is New again. By execution (the error

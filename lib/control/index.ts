@@ -1,0 +1,3 @@
+export * from './cron';
+export * from './heartbeats';
+export * from './pauses';

@@ -1,0 +1,22 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { type DeadLetterStatus, listDeadLetters, type Store } from '../../../lib';
+import { toNodeError } from '../../shared/store';
+
+/** List: one search per run (filters from the first item), one output item per record. */
+export async function execute(this: IExecuteFunctions, store: Store): Promise<INodeExecutionData[][]> {
+	const filters = this.getNodeParameter('filters', 0, {}) as IDataObject;
+	const rows = await listDeadLetters(store, {
+		statuses: (filters.statuses as DeadLetterStatus[] | undefined) ?? [],
+		workflowId: filters.workflowId as string | undefined,
+		step: filters.step as string | undefined,
+		errorClass: filters.errorClass as string | undefined,
+		owner: filters.owner as string | undefined,
+		integration: filters.integration as string | undefined,
+		olderThanMinutes: Number(filters.olderThanMinutes ?? 0) || undefined,
+		search: filters.search as string | undefined,
+		limit: this.getNodeParameter('limit', 0, 50) as number,
+	}).catch((error: unknown) => {
+		throw toNodeError(this, error);
+	});
+	return [rows.map((row) => ({ json: row as IDataObject, pairedItem: { item: 0 } }))];
+}

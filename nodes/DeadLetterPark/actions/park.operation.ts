@@ -1,0 +1,62 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { parkItems, type ParkRequest, type Store } from '../../../lib';
+import { toNodeError } from '../../shared/store';
+import { classifyStatus, splitErrorItem } from './errorInput';
+
+/**
+ * Park: every input item becomes (or updates) one dead-letter record, in one statement. Items
+ * from an error output are recognised without mapping. Outputs the items with `_deadLetter`.
+ */
+export async function execute(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {
+	const workflow = this.getWorkflow();
+	const executionId = this.getExecutionId();
+	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
+	const runLink = workflow.id && executionId ? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}` : undefined;
+	let sourceStep = '';
+	try {
+		sourceStep = this.getInputSourceData()?.previousNode ?? '';
+	} catch {
+		/* no input source (first node): the Step parameter must say it */
+	}
+	const options = this.getNodeParameter('parkOptions', 0, {}) as IDataObject;
+	const maskFields = String(options.maskFields ?? '')
+		.split(',')
+		.map((f) => f.trim())
+		.filter(Boolean);
+
+	const requests: ParkRequest[] = items.map((item, index) => {
+		const failed = splitErrorItem(item.json);
+		const chosenClass = this.getNodeParameter('errorClass', index, 'auto') as string;
+		const itemOptions = index === 0 ? options : (this.getNodeParameter('parkOptions', index, {}) as IDataObject);
+		const text = (value: unknown): string | undefined => (value === undefined || value === null || String(value).trim() === '' ? undefined : String(value).trim());
+		return {
+			workflowId: workflow.id ?? 'unsaved',
+			workflowName: workflow.name,
+			executionId,
+			step: text(this.getNodeParameter('step', index, '')) ?? (sourceStep || this.getNode().name),
+			itemIndex: item.pairedItem && typeof item.pairedItem === 'object' && !Array.isArray(item.pairedItem) ? item.pairedItem.item : index,
+			idempotencyKey: text(this.getNodeParameter('idempotencyKey', index, '')),
+			runLink,
+			integration: text(itemOptions.integration),
+			errorClass: chosenClass === 'auto' ? classifyStatus(failed.status) : chosenClass,
+			errorMessage: failed.message,
+			errorStatus: failed.status,
+			alreadyHappened: text(itemOptions.alreadyHappened),
+			impact: text(itemOptions.impact),
+			owner: text(itemOptions.owner),
+			severity: text(itemOptions.severity),
+			payload: failed.payload,
+			retentionDays: Number(itemOptions.retentionDays ?? 90),
+		};
+	});
+
+	const results = await parkItems(store, requests, { maskFields }).catch((error: unknown) => {
+		throw toNodeError(this, error);
+	});
+	return [
+		results.map((result, index) => ({
+			json: { ...requests[index].payload as IDataObject, _deadLetter: { id: result.id, status: result.status, failureCount: result.failureCount, created: result.created, runLink: runLink ?? null } },
+			pairedItem: { item: index },
+		})),
+	];
+}

@@ -1,0 +1,27 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { getDeadLetters, type Store } from '../../../lib';
+import { toNodeError } from '../../shared/store';
+import { changeStatuses } from './updateStatus.operation';
+
+/**
+ * Replay: marks each record replay requested (with who and why in the audit trail) and outputs
+ * its original payload, with the idempotency key and step under `_deadLetter`, so the next node
+ * re-runs the failed step with the same key.
+ */
+export async function execute(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {
+	const changed = await changeStatuses.call(this, store, items, () => 'replay_requested');
+	const ids = changed.filter((item) => !item.json.error).map((item) => String(item.json.id));
+	const records = await getDeadLetters(store, ids).catch((error: unknown) => {
+		throw toNodeError(this, error);
+	});
+	return [
+		changed.map((item) => {
+			if (item.json.error) return item;
+			const record = records.find((r) => r.id === String(item.json.id))!;
+			return {
+				json: { ...(record.payload as IDataObject), _deadLetter: { id: record.id, idempotencyKey: record.idempotency_key, step: record.step, workflowId: record.workflow_id, status: record.status } },
+				pairedItem: item.pairedItem,
+			};
+		}),
+	];
+}
