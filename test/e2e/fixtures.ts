@@ -74,3 +74,22 @@ export async function stopAndClean(context: E2eContext | undefined): Promise<voi
 	await dropSchema(context.schema);
 	if (!process.env.RELIABILITY_KEEP_RUNS) rmSync(context.n8n.userFolder, { recursive: true, force: true });
 }
+
+/** A node of this package, wired to the test store credential. */
+export function packageNode(type: 'eventDedupe' | 'deadLetterPark' | 'reliabilityControl', name: string, parameters: Record<string, unknown>, position: [number, number] = [260, 0]): Record<string, unknown> {
+	return { id: `node-${name.replace(/\W/g, '')}`, name, type: `n8n-nodes-reliability.${type}`, typeVersion: 1, position, parameters, credentials: storeCredentialRef };
+}
+
+/** Webhook -> one node: the shape of the small operator workflows the tests drive. */
+export function webhookInto(id: string, path: string, node: Record<string, unknown>): WorkflowFile {
+	return workflow(id, `Test: ${path}`, [webhookNode(path), node], connect(['Webhook', node.name as string]));
+}
+
+/** Posts to a workflow's webhook and returns the execution it started, with run data. */
+export async function trigger(n8n: N8nProcess, workflowId: string, path: string, body: unknown, headers: Record<string, string> = {}) {
+	const before = (await n8n.executions(workflowId)).length;
+	const response = await n8n.webhook(path, body, headers);
+	if (response.status !== 200) throw new Error(`webhook ${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
+	const runs = await n8n.waitForExecutions(workflowId, before + 1);
+	return runs[runs.length - 1];
+}

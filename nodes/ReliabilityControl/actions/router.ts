@@ -1,0 +1,18 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+import { storeFor } from '../../shared/store';
+import * as heartbeat from './heartbeat.operations';
+import * as pause from './pause.operations';
+
+const resources = { pause, heartbeat } as const;
+
+export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const resource = this.getNodeParameter('resource', 0) as keyof typeof resources;
+	const operation = this.getNodeParameter('operation', 0) as string;
+	const handler = (resources[resource] as Record<string, unknown> | undefined)?.[operation] as
+		| ((this: IExecuteFunctions, ...args: unknown[]) => Promise<INodeExecutionData[][]>)
+		| undefined;
+	if (!handler) throw new NodeOperationError(this.getNode(), `The operation "${operation}" of "${resource}" is not supported`);
+	const store = await storeFor(this);
+	return await handler.call(this, store, this.getInputData());
+}

@@ -1,0 +1,159 @@
+import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
+
+/**
+ * Operator controls as resources of one node, following n8n's resource/operation convention:
+ * Pause (pause, resume, check, list) and Heartbeat (beat, check). Pause > Check routes items to
+ * Running or Paused; every other operation has one output.
+ */
+const outputsExpression = `={{
+	$parameter.resource === 'pause' && $parameter.operation === 'check'
+		? [{ type: 'main', displayName: 'Running' }, { type: 'main', displayName: 'Paused' }]
+		: [{ type: 'main' }]
+}}`;
+
+const pauseOps = (...operations: string[]) => ({ show: { resource: ['pause'], operation: operations } });
+const beatOps = (...operations: string[]) => ({ show: { resource: ['heartbeat'], operation: operations } });
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Resource',
+		name: 'resource',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{ name: 'Heartbeat', value: 'heartbeat' },
+			{ name: 'Pause', value: 'pause' },
+		],
+		default: 'pause',
+	},
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['pause'] } },
+		options: [
+			{ name: 'Check', value: 'check', action: 'Check whether paused', description: 'Route items to Running or Paused' },
+			{ name: 'List', value: 'list', action: 'List pauses', description: 'Every integration and workflow that was paused, and its state' },
+			{ name: 'Pause', value: 'pause', action: 'Pause an integration or workflow', description: 'Stop calling it; its failed items are held, out of the review queue' },
+			{ name: 'Resume', value: 'resume', action: 'Resume an integration or workflow', description: 'Resume it; held items move to replay requested' },
+		],
+		default: 'pause',
+	},
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['heartbeat'] } },
+		options: [
+			{ name: 'Beat', value: 'beat', action: 'Record a heartbeat', description: 'Say that this scheduled workflow ran' },
+			{ name: 'Check', value: 'check', action: 'Check heartbeats', description: 'Output heartbeats that became late or down, and recoveries, once each' },
+		],
+		default: 'beat',
+	},
+	{
+		displayName: 'Scope',
+		name: 'scope',
+		type: 'options',
+		options: [
+			{ name: 'Integration', value: 'integration', description: 'A system the workflows call, e.g. crm' },
+			{ name: 'Workflow', value: 'workflow' },
+		],
+		default: 'integration',
+		displayOptions: pauseOps('pause', 'resume', 'check'),
+	},
+	{
+		displayName: 'Name',
+		name: 'pauseName',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. crm',
+		description: 'The integration (as Dead Letter Park and the write node name it) or the workflow',
+		displayOptions: pauseOps('pause', 'resume', 'check'),
+	},
+	{
+		displayName: 'Actor',
+		name: 'actor',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. maria@example.com',
+		description: 'Who pauses or resumes; recorded. Required.',
+		displayOptions: pauseOps('pause', 'resume'),
+	},
+	{
+		displayName: 'Reason',
+		name: 'reason',
+		type: 'string',
+		default: '',
+		description: 'Why; required to pause',
+		displayOptions: pauseOps('pause', 'resume'),
+	},
+	{
+		displayName: 'Heartbeat Name',
+		name: 'heartbeatName',
+		type: 'string',
+		default: '={{ $workflow.name }}',
+		displayOptions: beatOps('beat'),
+	},
+	{
+		displayName: 'Schedule',
+		name: 'schedule',
+		type: 'options',
+		options: [
+			{ name: 'Every Period', value: 'period' },
+			{ name: 'Cron (UTC)', value: 'cron' },
+		],
+		default: 'period',
+		displayOptions: beatOps('beat'),
+	},
+	{
+		displayName: 'Period (Minutes)',
+		name: 'periodMinutes',
+		type: 'number',
+		typeOptions: { minValue: 0.01 },
+		default: 60,
+		description: 'How often the workflow runs',
+		displayOptions: { show: { resource: ['heartbeat'], operation: ['beat'], schedule: ['period'] } },
+	},
+	{
+		displayName: 'Cron',
+		name: 'cron',
+		type: 'string',
+		default: '0 6 * * *',
+		description: 'Minute hour day-of-month month day-of-week, in UTC, as the Schedule Trigger runs it',
+		displayOptions: { show: { resource: ['heartbeat'], operation: ['beat'], schedule: ['cron'] } },
+	},
+	{
+		displayName: 'Grace (Minutes)',
+		name: 'graceMinutes',
+		type: 'number',
+		typeOptions: { minValue: 0 },
+		default: 10,
+		description: 'How long after the due time a beat is late before it counts as down',
+		displayOptions: beatOps('beat'),
+	},
+	{
+		displayName: 'Output All Heartbeats',
+		name: 'outputAll',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to output every heartbeat with its state, not only the changes to report',
+		displayOptions: beatOps('check'),
+	},
+];
+
+export const description: INodeTypeDescription = {
+	displayName: 'Reliability Control',
+	name: 'reliabilityControl',
+	icon: 'file:reliabilityControl.svg',
+	group: ['transform'],
+	version: 1,
+	subtitle: '={{ $parameter.resource + ": " + $parameter.operation }}',
+	description: 'Operator controls: pause and resume integrations or workflows, and heartbeats for scheduled workflows',
+	defaults: { name: 'Reliability Control' },
+	inputs: ['main'],
+	outputs: outputsExpression,
+	credentials: [{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' }],
+	properties,
+};
