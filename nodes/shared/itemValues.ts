@@ -20,8 +20,22 @@ export function jsonPathOf(raw: unknown): string[] | undefined {
 
 export type ItemValueReader = (itemIndex: number) => unknown;
 
+/** Whether a raw parameter value holds an expression anywhere (a string starting with "="). */
+export function hasExpression(raw: unknown): boolean {
+	if (typeof raw === 'string') return raw.startsWith('=');
+	if (Array.isArray(raw)) return raw.some(hasExpression);
+	if (raw !== null && typeof raw === 'object') return Object.values(raw).some(hasExpression);
+	return false;
+}
+
 export function itemValueReader(context: IExecuteFunctions, items: INodeExecutionData[], name: string, fallback: unknown = ''): ItemValueReader {
-	const path = jsonPathOf(context.getNode().parameters[name]);
+	const raw = context.getNode().parameters[name];
+	// A value without expressions is the same for every item: read it once.
+	if (!hasExpression(raw)) {
+		const value = context.getNodeParameter(name, 0, fallback);
+		return () => value;
+	}
+	const path = jsonPathOf(raw);
 	if (!path) return (itemIndex) => context.getNodeParameter(name, itemIndex, fallback);
 	return (itemIndex) =>
 		path.reduce<unknown>((value, key) => (value !== null && typeof value === 'object' ? (value as IDataObject)[key] : undefined), items[itemIndex]?.json);

@@ -1,4 +1,4 @@
-import { jsonPathOf } from '../../nodes/shared/itemValues';
+import { hasExpression, jsonPathOf } from '../../nodes/shared/itemValues';
 
 describe('per-item parameters read straight from the item', () => {
 	it.each([
@@ -17,4 +17,17 @@ describe('per-item parameters read straight from the item', () => {
 			expect(jsonPathOf(raw)).toBeUndefined();
 		},
 	);
+});
+
+describe('parameters without expressions', () => {
+	it.each([
+		['plain', false],
+		['={{ $json.id }}', true],
+		[{ owner: 'sales-ops', impact: '=lead {{ $json.id }} not in CRM' }, true],
+		[{ owner: 'sales-ops', retentionDays: 90 }, false],
+		[[{ path: 'a' }, { path: '={{ 1 }}' }], true],
+		[42, false],
+	])('%j has an expression: %s', (raw, expected) => {
+		expect(hasExpression(raw)).toBe(expected);
+	});
 });

@@ -1,5 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { parkItems, type ParkRequest, type Store } from '../../../lib';
+import { itemValueReader } from '../../shared/itemValues';
 import { toNodeError } from '../../shared/store';
 import { classifyStatus, splitErrorItem } from './errorInput';
 
@@ -19,6 +20,10 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 		/* no input source (first node): the Step parameter must say it */
 	}
 	const options = this.getNodeParameter('parkOptions', 0, {}) as IDataObject;
+	const optionsOf = itemValueReader(this, items, 'parkOptions', {});
+	const stepOf = itemValueReader(this, items, 'step');
+	const classOf = itemValueReader(this, items, 'errorClass', 'auto');
+	const keyOf = itemValueReader(this, items, 'idempotencyKey');
 	const maskFields = String(options.maskFields ?? '')
 		.split(',')
 		.map((f) => f.trim())
@@ -26,16 +31,16 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 
 	const requests: ParkRequest[] = items.map((item, index) => {
 		const failed = splitErrorItem(item.json);
-		const chosenClass = this.getNodeParameter('errorClass', index, 'auto') as string;
-		const itemOptions = index === 0 ? options : (this.getNodeParameter('parkOptions', index, {}) as IDataObject);
+		const chosenClass = String(classOf(index) ?? 'auto');
+		const itemOptions = (optionsOf(index) ?? {}) as IDataObject;
 		const text = (value: unknown): string | undefined => (value === undefined || value === null || String(value).trim() === '' ? undefined : String(value).trim());
 		return {
 			workflowId: workflow.id ?? 'unsaved',
 			workflowName: workflow.name,
 			executionId,
-			step: text(this.getNodeParameter('step', index, '')) ?? (sourceStep || this.getNode().name),
+			step: text(stepOf(index)) ?? (sourceStep || this.getNode().name),
 			itemIndex: item.pairedItem && typeof item.pairedItem === 'object' && !Array.isArray(item.pairedItem) ? item.pairedItem.item : index,
-			idempotencyKey: text(this.getNodeParameter('idempotencyKey', index, '')),
+			idempotencyKey: text(keyOf(index)),
 			runLink,
 			integration: text(itemOptions.integration),
 			errorClass: chosenClass === 'auto' ? classifyStatus(failed.status) : chosenClass,
