@@ -214,7 +214,8 @@ export interface DeadLetterStats {
 	openCount: number;
 	oldestWaitSeconds: number | null;
 	medianWaitSeconds: number | null;
-	medianResolutionSeconds: number | null;
+	/** Mean time from parking to closing, over items parked in the window and closed since. */
+	averageResolutionSeconds: number | null;
 	topReasons: Array<{ reason: string; count: number }>;
 	openByWorkflow: Array<{ workflow_id: string; open: number }>;
 	openByStep: Array<{ step: string; open: number }>;
@@ -229,7 +230,7 @@ export async function deadLetterStats(store: Store, options: { days?: number; wo
 		openCount: row.open_count as number,
 		oldestWaitSeconds: row.oldest_wait_seconds as number | null,
 		medianWaitSeconds: row.median_wait_seconds as number | null,
-		medianResolutionSeconds: row.median_resolution_seconds as number | null,
+		averageResolutionSeconds: row.average_resolution_seconds as number | null,
 		topReasons: row.top_reasons as DeadLetterStats['topReasons'],
 		openByWorkflow: row.open_by_workflow as DeadLetterStats['openByWorkflow'],
 		openByStep: row.open_by_step as DeadLetterStats['openByStep'],

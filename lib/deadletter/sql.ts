@@ -107,28 +107,36 @@ WITH doomed AS (
 )
 DELETE FROM ${store.table('dead_letters')} d USING doomed WHERE d.id = doomed.id`;
 
-/** Stats from SQL over the index, never by loading rows. */
+/**
+ * Stats in one statement: the open queue from the covering partial index (one pass with
+ * grouping sets), history from the daily rollup kept by triggers. Never loads closed rows.
+ */
 export const statsSql = (store: Store): string => `
-WITH scope AS (
-	SELECT * FROM ${store.table('dead_letters')}
-	WHERE parked_at >= now() - make_interval(days => $1)
-	  AND ($2::text IS NULL OR workflow_id = $2)
-), open AS (
-	SELECT * FROM ${store.table('dead_letters')} WHERE is_open AND ($2::text IS NULL OR workflow_id = $2)
+WITH open_groups AS (
+	SELECT status, workflow_id, step, coalesce(owner, '(no owner)') AS owner, count(*)::int AS n,
+	       GROUPING(status, workflow_id, step, coalesce(owner, '(no owner)')) AS grouping_id
+	FROM ${store.table('dead_letters')}
+	WHERE is_open AND ($2::text IS NULL OR workflow_id = $2)
+	GROUP BY GROUPING SETS ((status), (workflow_id), (step), (coalesce(owner, '(no owner)')))
+), waits AS (
+	SELECT extract(epoch FROM now() - min(parked_at))::float8 AS oldest,
+	       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM now() - parked_at))::float8 AS median
+	FROM ${store.table('dead_letters')}
+	WHERE is_open AND status <> 'held' AND ($2::text IS NULL OR workflow_id = $2)
+), history AS (
+	SELECT * FROM ${store.table('dead_letter_daily')}
+	WHERE day > (now() AT TIME ZONE 'UTC')::date - $1::int AND ($2::text IS NULL OR workflow_id = $2)
 )
 SELECT
-	(SELECT coalesce(json_agg(json_build_object('day', day, 'parked', n) ORDER BY day), '[]'::json)
-	   FROM (SELECT to_char(date_trunc('day', parked_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, count(*)::int AS n FROM scope GROUP BY 1) d) AS parked_per_day,
-	(SELECT coalesce(json_object_agg(status, n), '{}'::json) FROM (SELECT status, count(*)::int AS n FROM open GROUP BY status) s) AS open_by_status,
-	(SELECT count(*)::int FROM open) AS open_count,
-	(SELECT extract(epoch FROM now() - min(parked_at))::float8 FROM open WHERE status <> 'held') AS oldest_wait_seconds,
-	(SELECT extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY now() - parked_at))::float8 FROM open WHERE status <> 'held') AS median_wait_seconds,
-	(SELECT extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY closed_at - parked_at))::float8 FROM scope WHERE closed_at IS NOT NULL) AS median_resolution_seconds,
+	(SELECT coalesce(json_agg(json_build_object('day', to_char(day, 'YYYY-MM-DD'), 'parked', n) ORDER BY day), '[]'::json)
+	   FROM (SELECT day, sum(parked)::int AS n FROM history GROUP BY day HAVING sum(parked) > 0) d) AS parked_per_day,
+	(SELECT coalesce(json_object_agg(status, n), '{}'::json) FROM open_groups WHERE grouping_id = 7) AS open_by_status,
+	(SELECT coalesce(sum(n), 0)::int FROM open_groups WHERE grouping_id = 7) AS open_count,
+	(SELECT oldest FROM waits) AS oldest_wait_seconds,
+	(SELECT median FROM waits) AS median_wait_seconds,
+	(SELECT CASE WHEN sum(closed) > 0 THEN sum(closed_seconds) / sum(closed) END FROM history) AS average_resolution_seconds,
 	(SELECT coalesce(json_agg(r ORDER BY r.count DESC, r.reason), '[]'::json) FROM (
-		SELECT coalesce(error_message, error_class) AS reason, count(*)::int AS count FROM scope GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT $3) r) AS top_reasons,
-	(SELECT coalesce(json_agg(w ORDER BY w.open DESC, w.workflow_id), '[]'::json) FROM (
-		SELECT workflow_id, count(*)::int AS open FROM open GROUP BY 1) w) AS open_by_workflow,
-	(SELECT coalesce(json_agg(s ORDER BY s.open DESC, s.step), '[]'::json) FROM (
-		SELECT step, count(*)::int AS open FROM open GROUP BY 1) s) AS open_by_step,
-	(SELECT coalesce(json_agg(o ORDER BY o.open DESC, o.owner), '[]'::json) FROM (
-		SELECT coalesce(owner, '(no owner)') AS owner, count(*)::int AS open FROM open GROUP BY 1) o) AS open_by_owner`;
+		SELECT reason, sum(parked)::int AS count FROM history GROUP BY reason HAVING sum(parked) > 0 ORDER BY 2 DESC, 1 LIMIT $3) r) AS top_reasons,
+	(SELECT coalesce(json_agg(json_build_object('workflow_id', workflow_id, 'open', n) ORDER BY n DESC, workflow_id), '[]'::json) FROM open_groups WHERE grouping_id = 11) AS open_by_workflow,
+	(SELECT coalesce(json_agg(json_build_object('step', step, 'open', n) ORDER BY n DESC, step), '[]'::json) FROM open_groups WHERE grouping_id = 13) AS open_by_step,
+	(SELECT coalesce(json_agg(json_build_object('owner', owner, 'open', n) ORDER BY n DESC, owner), '[]'::json) FROM open_groups WHERE grouping_id = 14) AS open_by_owner`;

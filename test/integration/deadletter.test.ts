@@ -121,7 +121,7 @@ describe('list, stats and purge', () => {
 		expect(Math.round(stats.oldestWaitSeconds!)).toBeGreaterThanOrEqual(4 * 3600);
 		expect(Math.round(stats.oldestWaitSeconds!)).toBeLessThan(4 * 3600 + 60);
 		expect(Math.round(stats.medianWaitSeconds! / 60)).toBe(180);
-		expect(stats.medianResolutionSeconds).toBe(1800);
+		expect(stats.averageResolutionSeconds).toBe(1800);
 		expect(stats.topReasons).toEqual([
 			{ reason: 'phone: invalid format', count: 3 },
 			{ reason: 'conflict', count: 1 },
