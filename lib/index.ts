@@ -3,3 +3,4 @@ export * from './store';
 export * from './dedupe';
 export * from './deadletter';
 export * from './control';
+export * from './idempotency';

@@ -1,0 +1,3 @@
+export * from './keys';
+export * from './policy';
+export * from './writer';

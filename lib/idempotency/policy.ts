@@ -1,0 +1,77 @@
+/**
+ * The retry policy of one write: which outcomes retry, how long to wait (full jitter, or the
+ * server's Retry-After when it fits the deadline), and when to stop. Pure functions; the clock
+ * and the random source are passed in so tests can pin them.
+ */
+export interface RetryPolicy {
+	maxAttempts: number;
+	baseDelayMs: number;
+	maxDelayMs: number;
+	/** Budget for the whole step, from the first attempt. */
+	deadlineMs: number;
+	retryOn: number[];
+	neverRetry: number[];
+	honourRetryAfter: boolean;
+}
+
+export const DEFAULT_POLICY: RetryPolicy = {
+	maxAttempts: 5,
+	baseDelayMs: 2_000,
+	maxDelayMs: 60_000,
+	deadlineMs: 120_000,
+	retryOn: [408, 425, 429, 500, 502, 503, 504],
+	neverRetry: [400, 401, 403, 404, 409, 422],
+	honourRetryAfter: true,
+};
+
+export type ResponseClass = 'success' | 'transient' | 'permanent';
+
+/** 2xx succeeds; the retry-on list is transient; everything else (the never-retry list, other 4xx, 3xx) is permanent. */
+export function classifyStatus(status: number, policy: Pick<RetryPolicy, 'retryOn' | 'neverRetry'>): ResponseClass {
+	if (status >= 200 && status < 300) return 'success';
+	if (policy.neverRetry.includes(status)) return 'permanent';
+	if (policy.retryOn.includes(status)) return 'transient';
+	return 'permanent';
+}
+
+/** Full jitter: a random delay between 0 and min(maxDelay, base * 2^(attempt-1)), attempt counted from 1. */
+export function nextDelayMs(attempt: number, policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs'>, random: () => number = Math.random): number {
+	const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
+	return Math.floor(random() * cap);
+}
+
+/** Retry-After as milliseconds from now: delta seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+	const text = Array.isArray(value) ? value[0] : value;
+	if (!text) return undefined;
+	const trimmed = text.trim();
+	if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+	const date = Date.parse(trimmed);
+	if (Number.isNaN(date)) return undefined;
+	return Math.max(0, date - nowMs);
+}
+
+export type RetryDecision =
+	| { kind: 'retry'; delayMs: number }
+	| { kind: 'rate_limited'; retryAt: Date }
+	| { kind: 'exhausted'; reason: string };
+
+/**
+ * After a transient failure on `attempt` (counted from 1): wait and retry, park as rate limited
+ * (the server asked for longer than the deadline allows), or stop (attempts or deadline spent).
+ */
+export function decideRetry(input: { attempt: number; startedAtMs: number; nowMs: number; retryAfterMs?: number }, policy: RetryPolicy, random: () => number = Math.random): RetryDecision {
+	const remaining = policy.deadlineMs - (input.nowMs - input.startedAtMs);
+	if (policy.honourRetryAfter && input.retryAfterMs !== undefined) {
+		if (input.retryAfterMs > remaining) return { kind: 'rate_limited', retryAt: new Date(input.nowMs + input.retryAfterMs) };
+		if (input.attempt >= policy.maxAttempts) return { kind: 'exhausted', reason: `gave up after ${input.attempt} attempts` };
+		return { kind: 'retry', delayMs: input.retryAfterMs };
+	}
+	if (input.attempt >= policy.maxAttempts) return { kind: 'exhausted', reason: `gave up after ${input.attempt} attempts` };
+	const delay = nextDelayMs(input.attempt, policy, random);
+	if (delay >= remaining) return { kind: 'exhausted', reason: `deadline of ${Math.round(policy.deadlineMs / 1000)} s reached after ${input.attempt} attempts` };
+	return { kind: 'retry', delayMs: delay };
+}
+
+/** Node's socket errors that mean the request never reached the target: safe to retry as transient. */
+export const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);

@@ -1,0 +1,188 @@
+import { getDeadLetters } from '../../lib/deadletter';
+import { DEFAULT_POLICY, requestFingerprint, runWrites, type WriteContext, type WriteRequest } from '../../lib/idempotency';
+import { Store } from '../../lib/store';
+import { TestTarget } from '../target/server';
+import { fetchSender } from '../helpers/send';
+import { adminQuery, storeConfig, testStore } from '../helpers/store';
+
+const { store, schema, cleanup } = testStore('idem');
+const target = new TestTarget();
+beforeAll(() => target.start());
+afterAll(async () => {
+	await target.stop();
+	await cleanup();
+});
+
+let execution = 0;
+const context = (overrides: Partial<WriteContext> = {}): WriteContext => ({
+	workflowId: 'wf-leads',
+	executionId: `exec-${++execution}`,
+	node: 'Create Contact',
+	integration: undefined,
+	retentionDays: 30,
+	policy: { ...DEFAULT_POLICY, baseDelayMs: 50, maxDelayMs: 200, deadlineMs: 10_000 },
+	onUnknown: 'retry',
+	concurrency: 4,
+	maxSavedBodyChars: 65_536,
+	park: true,
+	...overrides,
+});
+const write = (key: string, body: unknown, index = 0): WriteRequest & { body: unknown } => ({
+	index,
+	scope: 'crm',
+	key,
+	fingerprint: requestFingerprint({ method: 'POST', url: '/contacts', body }),
+	payload: body,
+	body,
+});
+const bodies = new Map<string, unknown>();
+const run = (route: string, ctx: WriteContext, requests: Array<WriteRequest & { body: unknown }>, s: Store = store) => {
+	for (const r of requests) bodies.set(`${r.key}#${r.index}`, r.body);
+	return runWrites(s, ctx, requests, { send: fetchSender(target.url(route), (r) => bodies.get(`${r.key}#${r.index}`)) });
+};
+
+describe('the record state machine on real Postgres', () => {
+	it('a lost response after commit is retried with the same key and leaves exactly one effect', async () => {
+		target.route('/lost', { honoursKey: true });
+		target.script('/lost', { reset: 'after' });
+		const [outcome] = await run('/lost', context(), [write('lead-1', { name: 'Ana' })]);
+		expect(outcome).toMatchObject({ ok: true, attempts: 2, replayed: false });
+		expect(target.effectsOf('/lost')).toHaveLength(1);
+		expect(target.requestsTo('/lost').map((r) => r.key)).toEqual(['lead-1', 'lead-1']);
+	});
+
+	it('20 executions on one key at once send one request and all get the same saved result', async () => {
+		target.route('/race', { honoursKey: false, latencyMs: 300 });
+		const workers = Array.from({ length: 20 }, () => new Store(storeConfig(schema)));
+		try {
+			const outcomes = await Promise.all(workers.map((w) => run('/race', context(), [write('lead-race', { name: 'Bo' })], w)));
+			expect(target.requestsTo('/race')).toHaveLength(1);
+			expect(target.effectsOf('/race')).toHaveLength(1);
+			const answers = outcomes.map(([o]) => JSON.stringify(o.answer?.body));
+			expect(new Set(answers).size).toBe(1);
+			expect(outcomes.every(([o]) => o.ok)).toBe(true);
+			expect(outcomes.filter(([o]) => o.replayed)).toHaveLength(19);
+		} finally {
+			await Promise.all(workers.map((w) => w.close()));
+		}
+	});
+
+	it('503 three times then 201 succeeds with attempts 4', async () => {
+		target.route('/flaky');
+		target.script('/flaky', { status: 503 }, { status: 503 }, { status: 503 });
+		const [outcome] = await run('/flaky', context(), [write('lead-flaky', { name: 'Cy' })]);
+		expect(outcome).toMatchObject({ ok: true, attempts: 4 });
+		expect(target.effectsOf('/flaky')).toHaveLength(1);
+	});
+
+	it('429 with Retry-After: 2 waits at least 2 s', async () => {
+		target.route('/limited');
+		target.script('/limited', { status: 429, retryAfter: '2' });
+		const started = Date.now();
+		const [outcome] = await run('/limited', context(), [write('lead-429', { name: 'Di' })]);
+		expect(outcome.ok).toBe(true);
+		const [first, second] = target.requestsTo('/limited');
+		expect(second.at - first.at).toBeGreaterThanOrEqual(2_000);
+		expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+	});
+
+	it('a Retry-After beyond the deadline parks the item as rate limited at once', async () => {
+		target.route('/limited-long');
+		target.script('/limited-long', { status: 429, retryAfter: '3600' });
+		const started = Date.now();
+		const [outcome] = await run('/limited-long', context(), [write('lead-429-long', { name: 'Ed' })]);
+		expect(Date.now() - started).toBeLessThan(2_000);
+		expect(outcome.failure).toMatchObject({ class: 'rate_limited', status: 429, retryAt: expect.any(Date) });
+		const [record] = await getDeadLetters(store, [outcome.failure!.deadLetterId!]);
+		expect(record).toMatchObject({ error_class: 'rate_limited', idempotency_key: 'lead-429-long' });
+		expect(record.retry_after).toEqual(outcome.failure!.retryAt);
+	});
+
+	it('422 is not retried, fails with the target message and is parked', async () => {
+		target.route('/strict');
+		target.script('/strict', { status: 422, body: { message: 'phone: invalid format' } });
+		const [outcome] = await run('/strict', context(), [write('lead-422', { phone: '0151' })]);
+		expect(outcome).toMatchObject({ ok: false, attempts: 1, failure: { class: 'permanent', status: 422, message: 'phone: invalid format' } });
+		expect(target.requestsTo('/strict')).toHaveLength(1);
+		const [record] = await getDeadLetters(store, [outcome.failure!.deadLetterId!]);
+		expect(record).toMatchObject({ error_class: 'permanent', error_message: 'phone: invalid format', payload: { phone: '0151' } });
+	});
+
+	it('the same key with a different body after a 422 is sent (fix and replay)', async () => {
+		const [fixed] = await run('/strict', context(), [write('lead-422', { phone: '+49151' })]);
+		expect(fixed.ok).toBe(true);
+		expect(target.effectsOf('/strict')).toHaveLength(1);
+		expect(target.effectsOf('/strict')[0].body).toEqual({ phone: '+49151' });
+	});
+
+	it('the same key with a different body after a success is a conflict and sends nothing', async () => {
+		const before = target.requestsTo('/strict').length;
+		const [outcome] = await run('/strict', context(), [write('lead-422', { phone: '+49999' })]);
+		expect(outcome.failure).toMatchObject({ class: 'conflict' });
+		expect(target.requestsTo('/strict')).toHaveLength(before);
+	});
+
+	it('a replay of a succeeded key returns the saved response without a call', async () => {
+		const before = target.requestsTo('/strict').length;
+		const [outcome] = await run('/strict', context(), [write('lead-422', { phone: '+49151' })]);
+		expect(outcome).toMatchObject({ ok: true, replayed: true, answer: { status: 201, body: { phone: '+49151' } } });
+		expect(target.requestsTo('/strict')).toHaveLength(before);
+	});
+
+	it('an expired lease after a simulated crash is reconciled by the configured strategy', async () => {
+		target.route('/crash', { honoursKey: true });
+		// A worker claimed the key, sent, and died before recording the answer.
+		const crashed = context({ onUnknown: 'retry' });
+		await adminQuery(
+			`INSERT INTO "${schema}".idempotency_keys (scope, key, fingerprint, status, lease_until, execution_id, expires_at) VALUES ('crm', 'lead-crash', $1, 'in_progress', now() - interval '1 second', 'dead-worker', now() + interval '1 day')`,
+			[requestFingerprint({ method: 'POST', url: '/contacts', body: { name: 'Fa' } })],
+		);
+		await fetch(target.url('/crash'), { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'lead-crash' }, body: JSON.stringify({ name: 'Fa' }) });
+		const [retried] = await run('/crash', crashed, [write('lead-crash', { name: 'Fa' })]);
+		expect(retried.ok).toBe(true);
+		expect(target.effectsOf('/crash')).toHaveLength(1);
+
+		// Park for review: nothing is sent.
+		await adminQuery(
+			`INSERT INTO "${schema}".idempotency_keys (scope, key, fingerprint, status, lease_until, execution_id, expires_at) VALUES ('crm', 'lead-crash-2', $1, 'in_progress', now() - interval '1 second', 'dead-worker', now() + interval '1 day')`,
+			[requestFingerprint({ method: 'POST', url: '/contacts', body: { name: 'Gi' } })],
+		);
+		const before = target.requestsTo('/crash').length;
+		const [parked] = await run('/crash', context({ onUnknown: 'park' }), [write('lead-crash-2', { name: 'Gi' })]);
+		expect(parked.failure).toMatchObject({ class: 'unknown_outcome' });
+		expect(target.requestsTo('/crash')).toHaveLength(before);
+	});
+
+	it('a reached deadline parks the item as exhausted', async () => {
+		target.route('/down');
+		target.script('/down', ...Array.from({ length: 20 }, () => ({ status: 503 })));
+		const [outcome] = await run('/down', context({ policy: { ...DEFAULT_POLICY, maxAttempts: 50, baseDelayMs: 400, maxDelayMs: 400, deadlineMs: 1_500 } }), [write('lead-down', { name: 'Hu' })]);
+		expect(outcome.failure).toMatchObject({ class: 'exhausted', status: 503 });
+		expect(outcome.failure!.message).toMatch(/deadline of 2 s reached|gave up/);
+		const [record] = await getDeadLetters(store, [outcome.failure!.deadLetterId!]);
+		expect(record.error_class).toBe('exhausted');
+	});
+
+	it('with Postgres unreachable it fails before sending anything', async () => {
+		target.route('/never');
+		const unreachable = new Store({ ...storeConfig(schema), port: 1 });
+		try {
+			await expect(run('/never', context(), [write('lead-x', { name: 'Io' })], unreachable)).rejects.toThrow(/unreachable/);
+		} finally {
+			await unreachable.close();
+		}
+		expect(target.requestsTo('/never')).toHaveLength(0);
+	});
+
+	it('claims for a whole run are one statement, and each item keeps its own outcome', async () => {
+		target.route('/batch');
+		target.script('/batch', { delayMs: 0 });
+		const requests = Array.from({ length: 50 }, (_, i) => write(`batch-${i}`, { n: i }, i));
+		const outcomes = await run('/batch', context({ concurrency: 10 }), requests);
+		expect(outcomes.map((o) => o.index)).toEqual(requests.map((r) => r.index));
+		expect(outcomes.every((o) => o.ok && !o.replayed)).toBe(true);
+		expect(target.effectsOf('/batch')).toHaveLength(50);
+		const rows = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".idempotency_keys WHERE key LIKE 'batch-%' AND status = 'succeeded'`);
+		expect(rows[0].n).toBe(50);
+	});
+});

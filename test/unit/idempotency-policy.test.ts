@@ -1,0 +1,65 @@
+import { businessKey, classifyStatus, decideRetry, DEFAULT_POLICY, headerValue, nextDelayMs, parseRetryAfter, requestFingerprint } from '../../lib/idempotency';
+
+describe('keys and fingerprints', () => {
+	it('the same business operation gives the same 48-character key; another version another key', () => {
+		const key = businessKey({ source: 'webform', recordId: 'lead-42', action: 'crm-create', version: '3' });
+		expect(key).toMatch(/^[0-9a-f]{48}$/);
+		expect(businessKey({ source: 'webform', recordId: 'lead-42', action: 'crm-create', version: '3' })).toBe(key);
+		expect(businessKey({ source: 'webform', recordId: 'lead-42', action: 'crm-create', version: '4' })).not.toBe(key);
+	});
+
+	it('fingerprints ignore the body key order but not its values, the method or the URL', () => {
+		const a = requestFingerprint({ method: 'post', url: 'https://crm/contacts', body: { name: 'Ana', phone: '+49' } });
+		expect(requestFingerprint({ method: 'POST', url: 'https://crm/contacts', body: { phone: '+49', name: 'Ana' } })).toBe(a);
+		expect(requestFingerprint({ method: 'POST', url: 'https://crm/contacts', body: { phone: '+48', name: 'Ana' } })).not.toBe(a);
+		expect(requestFingerprint({ method: 'PUT', url: 'https://crm/contacts', body: { phone: '+49', name: 'Ana' } })).not.toBe(a);
+	});
+
+	it('quotes the header value as the IETF draft has it, or leaves it plain', () => {
+		expect(headerValue('abc', 'plain')).toBe('abc');
+		expect(headerValue('abc', 'quoted')).toBe('"abc"');
+	});
+});
+
+describe('retry policy', () => {
+	it.each([
+		[201, 'success'],
+		[204, 'success'],
+		[429, 'transient'],
+		[503, 'transient'],
+		[408, 'transient'],
+		[422, 'permanent'],
+		[401, 'permanent'],
+		[404, 'permanent'],
+		[418, 'permanent'],
+		[301, 'permanent'],
+	])('status %d is %s', (status, expected) => {
+		expect(classifyStatus(status, DEFAULT_POLICY)).toBe(expected);
+	});
+
+	it('full jitter stays between 0 and the capped exponential', () => {
+		expect(nextDelayMs(1, DEFAULT_POLICY, () => 0.999)).toBe(1998);
+		expect(nextDelayMs(3, DEFAULT_POLICY, () => 0.5)).toBe(4000);
+		expect(nextDelayMs(10, DEFAULT_POLICY, () => 0.999)).toBe(59940);
+		expect(nextDelayMs(2, DEFAULT_POLICY, () => 0)).toBe(0);
+	});
+
+	it('reads Retry-After as seconds or as an HTTP date', () => {
+		const now = Date.parse('2026-11-30T10:00:00Z');
+		expect(parseRetryAfter('2', now)).toBe(2000);
+		expect(parseRetryAfter('Mon, 30 Nov 2026 10:00:30 GMT', now)).toBe(30_000);
+		expect(parseRetryAfter('Mon, 30 Nov 2026 09:00:00 GMT', now)).toBe(0);
+		expect(parseRetryAfter('soon', now)).toBeUndefined();
+		expect(parseRetryAfter(undefined, now)).toBeUndefined();
+	});
+
+	it('waits what Retry-After asks when it fits the deadline, else parks as rate limited at once', () => {
+		expect(decideRetry({ attempt: 1, startedAtMs: 0, nowMs: 1000, retryAfterMs: 2000 }, DEFAULT_POLICY)).toEqual({ kind: 'retry', delayMs: 2000 });
+		expect(decideRetry({ attempt: 1, startedAtMs: 0, nowMs: 1000, retryAfterMs: 3_600_000 }, DEFAULT_POLICY)).toEqual({ kind: 'rate_limited', retryAt: new Date(3_601_000) });
+	});
+
+	it('stops at max attempts and at the deadline', () => {
+		expect(decideRetry({ attempt: 5, startedAtMs: 0, nowMs: 0 }, DEFAULT_POLICY)).toEqual({ kind: 'exhausted', reason: 'gave up after 5 attempts' });
+		expect(decideRetry({ attempt: 2, startedAtMs: 0, nowMs: 119_000 }, DEFAULT_POLICY, () => 0.9)).toEqual({ kind: 'exhausted', reason: 'deadline of 120 s reached after 2 attempts' });
+	});
+});
