@@ -314,21 +314,32 @@ export class N8nProcess {
 		}
 	}
 
-	/** POSTs to a production webhook; returns the status and the parsed body. */
-	async webhook(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
-		const response = await fetch(`${this.baseUrl}/webhook/${path}`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json', ...headers },
-			body: JSON.stringify(body),
-		});
-		const text = await response.text();
-		let parsed: unknown = text;
-		try {
-			parsed = JSON.parse(text);
-		} catch {
-			/* not JSON */
+	/**
+	 * POSTs to a production webhook; returns the status and the parsed body. n8n starts serving
+	 * before it has registered the webhooks of active workflows, so a "not registered" 404 is
+	 * retried for a while, as a sender's retry would.
+	 */
+	async webhook(path: string, body: unknown, headers: Record<string, string> = {}, registrationWaitMs = 60_000): Promise<{ status: number; body: unknown }> {
+		const deadline = Date.now() + registrationWaitMs;
+		for (;;) {
+			const response = await fetch(`${this.baseUrl}/webhook/${path}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json', ...headers },
+				body: JSON.stringify(body),
+			});
+			const text = await response.text();
+			let parsed: unknown = text;
+			try {
+				parsed = JSON.parse(text);
+			} catch {
+				/* not JSON */
+			}
+			if (response.status === 404 && /not registered/.test(text) && Date.now() < deadline) {
+				await new Promise((r) => setTimeout(r, 500));
+				continue;
+			}
+			return { status: response.status, body: parsed };
 		}
-		return { status: response.status, body: parsed };
 	}
 
 	/** Executions of a workflow, newest first (summaries). */

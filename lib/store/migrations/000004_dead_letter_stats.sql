@@ -10,7 +10,8 @@ CREATE TABLE :SCHEMA.dead_letter_daily (
 	reason text NOT NULL,
 	parked integer NOT NULL DEFAULT 0,
 	closed integer NOT NULL DEFAULT 0,
-	closed_seconds double precision NOT NULL DEFAULT 0,
+	-- numeric, not float: counts move back and forth with updates and must come back exact.
+	closed_seconds numeric NOT NULL DEFAULT 0,
 	PRIMARY KEY (day, workflow_id, step, owner, reason)
 );
 
