@@ -27,3 +27,15 @@ export const NETWORK_ERROR_CODES = new Set([
 	'ENETUNREACH',
 	'EPIPE',
 ]);
+
+/** Plain words for those codes, for messages. */
+export const NETWORK_ERROR_WORDS: Record<string, string> = {
+	ECONNREFUSED: 'connection refused',
+	ECONNRESET: 'connection reset',
+	ETIMEDOUT: 'timed out',
+	ENOTFOUND: 'host not found',
+	EAI_AGAIN: 'host name lookup failed',
+	EHOSTUNREACH: 'host unreachable',
+	ENETUNREACH: 'network unreachable',
+	EPIPE: 'connection closed',
+};

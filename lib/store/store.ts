@@ -4,7 +4,7 @@ import { StoreUnavailableError } from '../errors';
 import { type StoreConfig, storeKey, toPoolConfig } from './config';
 import { quoteIdent } from './identifiers';
 import { migrate } from './migrations';
-import { NETWORK_ERROR_CODES, SqlState, sqlStateOf } from './sqlstate';
+import { NETWORK_ERROR_CODES, NETWORK_ERROR_WORDS, SqlState, sqlStateOf } from './sqlstate';
 
 /**
  * The store of one credential: a pg.Pool reused across executions (never one per execution),
@@ -76,13 +76,15 @@ export function toStoreError(error: unknown, config: StoreConfig): unknown {
 	const code = sqlStateOf(error);
 	const where = `${config.host}:${config.port}`;
 	if (code && NETWORK_ERROR_CODES.has(code)) {
-		return new StoreUnavailableError(`Reliability store unreachable at ${where} (${code})`, 'Check that Postgres is running and that host and port in the Reliability Store credential are right. Nothing was sent.', { cause: error });
+		// The socket code stays out of the message: n8n replaces messages that contain one with its
+		// own generic text, and this one must say which store failed.
+		return new StoreUnavailableError(`Reliability store unreachable at ${where}: ${NETWORK_ERROR_WORDS[code] ?? 'network error'}`, `Check that Postgres is running and that host and port in the Reliability Store credential are right (${code}). Nothing was sent.`, { cause: error });
 	}
 	if (code === SqlState.invalidPassword || code === SqlState.invalidAuthorization) {
 		return new StoreUnavailableError(`Reliability store refused the login of "${config.user}" at ${where}`, 'Check user and password in the Reliability Store credential. Nothing was sent.', { cause: error });
 	}
 	if (code === SqlState.cannotConnectNow || code === SqlState.adminShutdown || code === SqlState.invalidCatalogName) {
-		return new StoreUnavailableError(`Reliability store at ${where} is not available (${code})`, 'Postgres is starting, stopping, or the database does not exist. Nothing was sent.', { cause: error });
+		return new StoreUnavailableError(`Reliability store at ${where} is not available (SQLSTATE ${code})`, 'Postgres is starting, stopping, or the database does not exist. Nothing was sent.', { cause: error });
 	}
 	if (error instanceof Error && /timeout|Connection terminated/i.test(error.message) && !code) {
 		return new StoreUnavailableError(`Reliability store at ${where} did not answer: ${error.message}`, 'Check that Postgres is reachable from n8n. Nothing was sent.', { cause: error });

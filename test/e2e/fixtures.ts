@@ -56,12 +56,12 @@ export interface E2eContext {
 	schema: string;
 }
 
-export async function startWithPackage(version: string, label: string, workflows: WorkflowFile[]): Promise<E2eContext> {
+export async function startWithPackage(version: string, label: string, workflows: WorkflowFile[], extraCredentials: CredentialFile[] = []): Promise<E2eContext> {
 	const schema = uniqueSchema(`e2e_${label}`);
 	const n8n = await startN8n({
 		install: installFor(version),
 		tarball: process.env.RELIABILITY_TARBALL,
-		credentials: [storeCredential(schema)],
+		credentials: [storeCredential(schema), ...extraCredentials],
 		workflows,
 		activate: workflows.map((w) => w.id),
 	});
@@ -76,7 +76,7 @@ export async function stopAndClean(context: E2eContext | undefined): Promise<voi
 }
 
 /** A node of this package, wired to the test store credential. */
-export function packageNode(type: 'eventDedupe' | 'deadLetterPark' | 'reliabilityControl', name: string, parameters: Record<string, unknown>, position: [number, number] = [260, 0]): Record<string, unknown> {
+export function packageNode(type: 'eventDedupe' | 'deadLetterPark' | 'reliabilityControl' | 'idempotentHttpWrite', name: string, parameters: Record<string, unknown>, position: [number, number] = [260, 0]): Record<string, unknown> {
 	return { id: `node-${name.replace(/\W/g, '')}`, name, type: `n8n-nodes-reliability.${type}`, typeVersion: 1, position, parameters, credentials: storeCredentialRef };
 }
 
