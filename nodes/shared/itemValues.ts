@@ -4,11 +4,11 @@ import { ItemError } from '../../lib';
 /**
  * Reads a per-item parameter for every item of a run. n8n evaluates an expression per item, at
  * about half a millisecond each on n8n 2.x, which would dominate a node that handles 10,000
- * items with one SQL statement. The overwhelmingly common form, a plain `{{ $json.a.b }}` or
- * `{{ $json["a"].b }}`, is read straight from the item, which is exactly what n8n would
+ * items with one SQL statement. The overwhelmingly common form, a plain `{{ $json }}`,
+ * `{{ $json.a.b }}` or `{{ $json["a"].b }}`, is read straight from the item, which is exactly what n8n would
  * compute for it; anything else goes through n8n's expression engine as usual.
  */
-const SIMPLE_JSON_PATH = /^=\{\{\s*\$json((?:\.[A-Za-z_$][\w$]*|\[\s*(?:'[^']*'|"[^"]*"|\d+)\s*\])+)\s*\}\}$/;
+const SIMPLE_JSON_PATH = /^=\{\{\s*\$json((?:\.[A-Za-z_$][\w$]*|\[\s*(?:'[^']*'|"[^"]*"|\d+)\s*\])*)\s*\}\}$/;
 const SEGMENT = /\.([A-Za-z_$][\w$]*)|\[\s*(?:'([^']*)'|"([^"]*)"|(\d+))\s*\]/g;
 
 export function jsonPathOf(raw: unknown): string[] | undefined {

@@ -7,11 +7,12 @@ describe('per-item parameters read straight from the item', () => {
 		['={{ $json["event-id"] }}', ['event-id']],
 		["={{ $json['data'].object.id }}", ['data', 'object', 'id']],
 		['={{ $json.items[0].id }}', ['items', '0', 'id']],
+		['={{ $json }}', []],
 	])('%s reads the path %j', (raw, path) => {
 		expect(jsonPathOf(raw)).toEqual(path);
 	});
 
-	it.each(['={{ $json.id + 1 }}', '={{ $("Webhook").item.json.id }}', '={{ $json.id.toString() }}', 'plain-text', '={{ $json }}', 42, undefined])(
+	it.each(['={{ $json.id + 1 }}', '={{ $("Webhook").item.json.id }}', '={{ $json.id.toString() }}', 'plain-text', '={{ $jsonx }}', 42, undefined])(
 		'leaves %j to n8n\'s expression engine',
 		(raw) => {
 			expect(jsonPathOf(raw)).toBeUndefined();
