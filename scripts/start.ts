@@ -71,7 +71,7 @@ async function main(): Promise<void> {
 	say(`n8n ${version} is running at http://localhost:${port}`);
 	say(`  sign in as ${DEFAULT_OWNER.email} / ${DEFAULT_OWNER.password}`);
 	say(`  credential "Reliability Store (local)" points at ${postgres.settings.host}:${postgres.settings.port}/${postgres.settings.database}, schema n8n_reliability`);
-	say('  nodes: Event Dedupe, Dead Letter Park, Reliability Control (search "Dedupe", "Dead Letter" or "Reliability" in the node panel)');
+	say('  nodes: Idempotent HTTP Write, Event Dedupe, Dead Letter Park, Reliability Control (search "Idempotent", "Dedupe", "Dead Letter" or "Reliability")');
 	say(`  n8n's log: ${join(userFolder, 'n8n.log')}`);
 	say('Press Ctrl-C to stop.');
 	await new Promise(() => undefined);

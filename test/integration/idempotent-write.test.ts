@@ -185,4 +185,18 @@ describe('the record state machine on real Postgres', () => {
 		const rows = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".idempotency_keys WHERE key LIKE 'batch-%' AND status = 'succeeded'`);
 		expect(rows[0].n).toBe(50);
 	});
+
+	it('the circuit breaker opens after a streak of transient failures and holds the next writes without calling', async () => {
+		target.route('/breaker');
+		target.script('/breaker', { status: 503 }, { status: 503 }, { status: 503 });
+		const breakerContext = () => context({ integration: 'ledger', breaker: { threshold: 3, coolDownSeconds: 60 }, policy: { ...DEFAULT_POLICY, maxAttempts: 1 } });
+		const first = await run('/breaker', breakerContext(), [write('ledger-1', { n: 1 }, 0), write('ledger-2', { n: 2 }, 1), write('ledger-3', { n: 3 }, 2)]);
+		expect(first.map((o) => o.failure?.class)).toEqual(['exhausted', 'exhausted', 'exhausted']);
+		const sent = target.requestsTo('/breaker').length;
+		const [held] = await run('/breaker', breakerContext(), [write('ledger-4', { n: 4 })]);
+		expect(held.failure).toMatchObject({ class: 'paused', message: expect.stringMatching(/circuit breaker for ledger is open until/) });
+		expect(target.requestsTo('/breaker')).toHaveLength(sent);
+		const [record] = await getDeadLetters(store, [held.failure!.deadLetterId!]);
+		expect(record.status).toBe('held');
+	});
 });
