@@ -10,6 +10,8 @@ import { DEFAULT_OWNER, installN8n, type N8nProcess, packPackage, startN8n } fro
 import { CACHE_DIR, DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
 import { freePort } from '../test/harness/ports';
 import { ensurePostgres, type RunningPostgres } from '../test/harness/postgres';
+import { DemoApi } from '../demo/api';
+import { bundledToActivate, bundledWorkflows, SHIPPED_DEMO_URL } from '../test/e2e/bundled';
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 
@@ -37,6 +39,10 @@ async function main(): Promise<void> {
 	const install = await installN8n(version);
 	const tarball = await packPackage();
 
+	const demoPort = Number(new URL(SHIPPED_DEMO_URL).port);
+	if (!(await portIsFree(demoPort))) throw new Error(`Port ${demoPort} (the demo API of the worked example) is taken; stop what listens there.`);
+	const demo = await new DemoApi().start(demoPort);
+
 	let n8n: N8nProcess | undefined;
 	let stopping = false;
 	const stop = async (): Promise<void> => {
@@ -44,6 +50,7 @@ async function main(): Promise<void> {
 		stopping = true;
 		say('\nStopping n8n and what npm start started...');
 		await n8n?.stop().catch(() => undefined);
+		await demo.stop().catch(() => undefined);
 		await postgres.stop().catch(() => undefined);
 		process.exit(0);
 	};
@@ -65,6 +72,9 @@ async function main(): Promise<void> {
 				data: { ...postgres.settings, ssl: 'disable', schema: 'n8n_reliability', maxConnections: 10 },
 			},
 		],
+		// The bundled workflows, as shipped (they point at this credential and the demo API).
+		workflows: bundledWorkflows(SHIPPED_DEMO_URL, 'reliabilityStoreLocal'),
+		activate: bundledToActivate(Number(version.split('.')[0])),
 	});
 
 	say('');
@@ -72,6 +82,10 @@ async function main(): Promise<void> {
 	say(`  sign in as ${DEFAULT_OWNER.email} / ${DEFAULT_OWNER.password}`);
 	say(`  credential "Reliability Store (local)" points at ${postgres.settings.host}:${postgres.settings.port}/${postgres.settings.database}, schema n8n_reliability`);
 	say('  nodes: Idempotent HTTP Write, Event Dedupe, Dead Letter Park, Reliability Control (search "Idempotent", "Dedupe", "Dead Letter" or "Reliability")');
+	say(`  bundled workflows imported: Worked example (active), Replay (active), Error handler, Alert, Daily digest, Heartbeat watch`);
+	say(`  demo API (enrichment, CRM, alert sink) at ${demo.url}: GET ${demo.url}/crm/contacts, GET ${demo.url}/alerts`);
+	say('  try the worked example (posted twice, as a form tool that did not hear back would):');
+	say(`    curl -s -XPOST http://localhost:${port}/webhook/lead-form -H 'content-type: application/json' -d '{"submissionId":"form-1","email":"ana@acme.io","name":"Ana","phone":"0151 2345678"}'`);
 	say(`  n8n's log: ${join(userFolder, 'n8n.log')}`);
 	say('Press Ctrl-C to stop.');
 	await new Promise(() => undefined);

@@ -167,6 +167,7 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 	const byIndex = new Map(prepared.map((p) => [p.index, p]));
 	const executionId = this.getExecutionId();
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
+	const runLink = workflow.id ? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}` : null;
 	const outcomes = await runWrites(
 		store,
 		{
@@ -174,7 +175,7 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 			workflowName: workflow.name,
 			executionId,
 			node: node.name,
-			runLink: workflow.id ? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}` : undefined,
+			runLink: runLink ?? undefined,
 			integration,
 			retentionDays: Number(idempotency.retentionDays ?? 30),
 			policy,
@@ -223,7 +224,24 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 		} else {
 			const f = outcome.failure!;
 			failed.push({
-				json: { class: f.class, status: f.status ?? null, message: f.message, attempts: outcome.attempts, key: outcome.key, deadLetterId: f.deadLetterId ?? null, retryAt: f.retryAt?.toISOString() ?? null },
+				// Everything an alert needs, so a Failed output can feed the Alert workflow directly.
+				json: {
+					class: f.class,
+					status: f.status ?? null,
+					message: f.message,
+					attempts: outcome.attempts,
+					key: outcome.key,
+					deadLetterId: f.deadLetterId ?? null,
+					retryAt: f.retryAt?.toISOString() ?? null,
+					step: node.name,
+					workflowId: workflow.id ?? null,
+					workflowName: workflow.name ?? null,
+					runLink,
+					integration: integration ?? null,
+					impact: text(parkOptions.impact) || null,
+					alreadyHappened: text(parkOptions.alreadyHappened) || null,
+					owner: text(parkOptions.owner) || null,
+				},
 				pairedItem: { item: outcome.index },
 			});
 		}

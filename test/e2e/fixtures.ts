@@ -56,14 +56,14 @@ export interface E2eContext {
 	schema: string;
 }
 
-export async function startWithPackage(version: string, label: string, workflows: WorkflowFile[], extraCredentials: CredentialFile[] = []): Promise<E2eContext> {
+export async function startWithPackage(version: string, label: string, workflows: WorkflowFile[], extraCredentials: CredentialFile[] = [], activate: string[] = workflows.map((w) => w.id)): Promise<E2eContext> {
 	const schema = uniqueSchema(`e2e_${label}`);
 	const n8n = await startN8n({
 		install: installFor(version),
 		tarball: process.env.RELIABILITY_TARBALL,
 		credentials: [storeCredential(schema), ...extraCredentials],
 		workflows,
-		activate: workflows.map((w) => w.id),
+		activate,
 	});
 	return { n8n, schema };
 }
@@ -89,7 +89,11 @@ export function webhookInto(id: string, path: string, node: Record<string, unkno
 export async function trigger(n8n: N8nProcess, workflowId: string, path: string, body: unknown, headers: Record<string, string> = {}) {
 	const before = (await n8n.executions(workflowId)).length;
 	const response = await n8n.webhook(path, body, headers);
-	if (response.status !== 200) throw new Error(`webhook ${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
+	if (response.status !== 200) {
+		const [latest] = await n8n.executions(workflowId);
+		const detail = latest ? (await n8n.execution(latest.id)).data.resultData : undefined;
+		throw new Error(`webhook ${path} answered ${response.status}: ${JSON.stringify(response.body)}; last execution: ${JSON.stringify({ error: detail?.error?.message, node: detail?.lastNodeExecuted, description: detail?.error?.description })}`);
+	}
 	const runs = await n8n.waitForExecutions(workflowId, before + 1);
 	return runs[runs.length - 1];
 }

@@ -342,6 +342,24 @@ export class N8nProcess {
 		}
 	}
 
+	/**
+	 * Edits a saved workflow as a user does in the editor: saves it, and on 2.x publishes the new
+	 * version when the workflow was published (1.x re-activates an active workflow on save).
+	 */
+	async updateWorkflow(id: string, change: (workflow: { nodes: Array<Record<string, unknown>>; connections: unknown }) => void): Promise<void> {
+		const current = await this.rest<Record<string, unknown> & { nodes: Array<Record<string, unknown>>; connections: unknown; versionId: string; activeVersionId?: string | null; active?: boolean }>('GET', `/workflows/${id}`);
+		change(current);
+		const saved = await this.rest<{ versionId: string }>('PATCH', `/workflows/${id}`, {
+			name: current.name,
+			nodes: current.nodes,
+			connections: current.connections,
+			settings: current.settings,
+			versionId: current.versionId,
+			...(this.majorVersion < 2 ? { active: current.active } : {}),
+		});
+		if (this.majorVersion >= 2 && current.activeVersionId) await this.rest('POST', `/workflows/${id}/activate`, { versionId: saved.versionId });
+	}
+
 	/** Executions of a workflow, newest first (summaries). */
 	async executions(workflowId: string): Promise<ExecutionSummary[]> {
 		const filter = encodeURIComponent(JSON.stringify({ workflowId }));

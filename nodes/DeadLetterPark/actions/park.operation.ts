@@ -34,14 +34,16 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 		const chosenClass = String(classOf(index) ?? 'auto');
 		const itemOptions = (optionsOf(index) ?? {}) as IDataObject;
 		const text = (value: unknown): string | undefined => (value === undefined || value === null || String(value).trim() === '' ? undefined : String(value).trim());
+		const failedWorkflowId = text(itemOptions.workflowId);
+		const failedExecutionId = text(itemOptions.executionId);
 		return {
-			workflowId: workflow.id ?? 'unsaved',
-			workflowName: workflow.name,
-			executionId,
+			workflowId: failedWorkflowId ?? workflow.id ?? 'unsaved',
+			workflowName: text(itemOptions.workflowName) ?? (failedWorkflowId ? undefined : workflow.name),
+			executionId: failedExecutionId ?? executionId,
 			step: text(stepOf(index)) ?? (sourceStep || this.getNode().name),
 			itemIndex: item.pairedItem && typeof item.pairedItem === 'object' && !Array.isArray(item.pairedItem) ? item.pairedItem.item : index,
 			idempotencyKey: text(keyOf(index)),
-			runLink,
+			runLink: failedWorkflowId && failedExecutionId ? `${baseUrl}/workflow/${failedWorkflowId}/executions/${failedExecutionId}` : runLink,
 			integration: text(itemOptions.integration),
 			errorClass: chosenClass === 'auto' ? classifyStatus(failed.status) : chosenClass,
 			errorMessage: failed.message,
@@ -60,7 +62,7 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 	});
 	return [
 		results.map((result, index) => ({
-			json: { ...requests[index].payload as IDataObject, _deadLetter: { id: result.id, status: result.status, failureCount: result.failureCount, created: result.created, runLink: runLink ?? null } },
+			json: { ...(requests[index].payload as IDataObject), _deadLetter: { id: result.id, status: result.status, failureCount: result.failureCount, created: result.created, runLink: requests[index].runLink ?? null } },
 			pairedItem: { item: index },
 		})),
 	];

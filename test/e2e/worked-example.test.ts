@@ -1,0 +1,118 @@
+import { DemoApi } from '../../demo/api';
+import { nodeOutputs } from '../harness/n8n';
+import { n8nVersionsUnderTest } from '../harness/paths';
+import { waitFor } from '../harness/ports';
+import { adminQuery } from '../helpers/store';
+import { bundledToActivate, bundledWorkflows } from './bundled';
+import { type E2eContext, startWithPackage, stopAndClean, trigger } from './fixtures';
+
+jest.setTimeout(600_000);
+
+const EXAMPLE = 'relLeadRouting01';
+const ALERT = 'relAlertWorkflow';
+const REPLAY = 'relReplayWorkflow';
+
+const demo = new DemoApi();
+beforeAll(() => demo.start());
+afterAll(() => demo.stop());
+
+describe.each(n8nVersionsUnderTest())('the worked example, lead routing under failure, in n8n %s', (version) => {
+	let ctx: E2eContext | undefined;
+
+	beforeAll(async () => {
+		demo.reset();
+		const workflows = bundledWorkflows(demo.url);
+		ctx = await startWithPackage(version, 'example', workflows, [], bundledToActivate(Number(version.split('.')[0])));
+	});
+
+	afterAll(async () => {
+		await stopAndClean(ctx);
+	});
+
+	it('every bundled workflow imports', async () => {
+		const listed = await ctx!.n8n.rest<Array<{ id: string; name: string }>>('GET', '/workflows');
+		const names = (Array.isArray(listed) ? listed : (listed as { data: Array<{ name: string }> }).data).map((w) => w.name).sort();
+		expect(names).toEqual(['Reliability: Alert', 'Reliability: Daily digest', 'Reliability: Error handler', 'Reliability: Heartbeat watch', 'Reliability: Replay', 'Reliability: Worked example, lead routing']);
+	});
+
+	let failedRunId = '';
+
+	it('duplicate webhook stopped, enrichment timeout retried, CRM rejection parked with everything, exactly one alert', async () => {
+		demo.faults = { enrichTimeouts: 1, enrichDelayMs: 5_000, rejectLocalPhones: true };
+		const lead = { submissionId: 'form-7f3a', email: 'ana@acme.io', name: 'Ana Lima', phone: '0151 2345678' };
+		// The form tool does not hear back in time and sends the webhook again.
+		const [first, second] = await Promise.all([ctx!.n8n.webhook('lead-form', lead), ctx!.n8n.webhook('lead-form', lead)]);
+		expect([first.status, second.status]).toEqual([200, 200]);
+		const runs = await ctx!.n8n.waitForExecutions(EXAMPLE, 2, 120_000);
+
+		// One copy went through, the other stopped at the claim.
+		const claims = runs.map((run) => nodeOutputs(run, 'Claim Submission'));
+		expect(claims.map(([news]) => news.length).sort()).toEqual([0, 1]);
+		expect(claims.map(([, duplicates]) => duplicates.length).sort()).toEqual([0, 1]);
+		const through = runs.find((run) => nodeOutputs(run, 'Claim Submission')[0].length === 1)!;
+		failedRunId = through.id;
+
+		// Enrichment timed out once and succeeded on the retry, inside its deadline.
+		expect(demo.enrichCalls).toBe(2);
+		expect(nodeOutputs(through, 'Enrich')[0][0]._reliability).toMatchObject({ attempts: 2, replayed: false });
+
+		// The CRM rejected the phone format: no retry, parked with payload, message, link and what happened.
+		const [, crmFailed] = nodeOutputs(through, 'Upsert Contact');
+		expect(crmFailed[0]).toMatchObject({ class: 'permanent', status: 422, attempts: 1 });
+		const parked = await adminQuery<Record<string, unknown>>(`SELECT * FROM "${ctx!.schema}".dead_letters`);
+		expect(parked).toHaveLength(1);
+		expect(parked[0]).toMatchObject({
+			step: 'Upsert Contact',
+			workflow_id: EXAMPLE,
+			error_class: 'permanent',
+			error_status: 422,
+			already_happened: 'enriched, not in CRM',
+			impact: 'lead not in CRM',
+			owner: 'sales-ops',
+			idempotency_key: 'form-7f3a:crm-upsert',
+			run_link: `${ctx!.n8n.baseUrl}/workflow/${EXAMPLE}/executions/${through.id}`,
+		});
+		expect(String(parked[0].error_message)).toContain('phone: invalid format "0151 2345678"');
+		expect((parked[0].payload as { lead: unknown }).lead).toEqual(lead);
+		expect(demo.contacts).toEqual([]);
+
+		// Exactly one alert naming the workflow, the item, the impact, the link and the next action.
+		await ctx!.n8n.waitForExecutions(ALERT, 1);
+		await waitFor('the alert at the sink', async () => (demo.alerts.length > 0 ? true : undefined), 30_000);
+		expect(demo.alerts).toHaveLength(1);
+		const alert = demo.alerts[0] as { text: string; dedupKey: string; owner: string };
+		const [firstLine] = alert.text.split('\n');
+		expect(firstLine).toBe('Reliability: Worked example, lead routing: lead not in CRM (form-7f3a:crm-upsert)');
+		expect(alert.text).toContain(`Run: ${ctx!.n8n.baseUrl}/workflow/${EXAMPLE}/executions/${through.id}`);
+		expect(alert.text).toContain('Already happened: enriched, not in CRM');
+		expect(alert.text).toMatch(/Next action \(sales-ops\): Fix the cause/);
+		expect(alert.dedupKey).toBe(`n8n-reliability:${EXAMPLE}:form-7f3a:crm-upsert`);
+	});
+
+	it('the mapping is fixed and the item replayed: exactly one contact exists, enrichment not repeated', async () => {
+		expect(failedRunId).not.toBe('');
+		await ctx!.n8n.updateWorkflow(EXAMPLE, (workflow) => {
+			const map = workflow.nodes.find((n) => n.name === 'Map to CRM')!;
+			const assignments = (map.parameters as { assignments: { assignments: Array<{ name: string; value: string }> } }).assignments.assignments;
+			// The owner's fix: local numbers get the country code.
+			assignments.find((a) => a.name === 'phone')!.value = "={{ (p => p.startsWith('+') ? p : '+49' + p.replace(/^0/, '').replace(/\\s+/g, ''))($('Lead').item.json.body.phone) }}";
+		});
+		const [record] = await adminQuery<{ id: string }>(`SELECT id FROM "${ctx!.schema}".dead_letters`);
+		await adminQuery(
+			`WITH changed AS (UPDATE "${ctx!.schema}".dead_letters SET status = 'replay_requested' WHERE id = $1 RETURNING id)
+			 INSERT INTO "${ctx!.schema}".dead_letter_events (dead_letter_id, actor, from_status, to_status, reason) SELECT id, 'maria@sales-ops', 'new', 'replay_requested', 'country code added to the mapping' FROM changed`,
+			[record.id],
+		);
+		await trigger(ctx!.n8n, REPLAY, 'reliability-replay', {});
+		await waitFor(
+			'the record replayed',
+			async () => ((await adminQuery<{ status: string }>(`SELECT status FROM "${ctx!.schema}".dead_letters WHERE id = $1`, [record.id]))[0].status === 'replayed' ? true : undefined),
+			60_000,
+		);
+		expect(demo.contacts).toHaveLength(1);
+		expect(demo.contacts[0]).toMatchObject({ email: 'ana@acme.io', phone: '+491512345678', company: 'Acme', writes: 1 });
+		expect(demo.enrichCalls).toBe(2);
+		const history = await adminQuery<{ actor: string; to_status: string }>(`SELECT actor, to_status FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id`, [record.id]);
+		expect(history.map((h) => h.to_status)).toEqual(['new', 'replay_requested', 'being_fixed', 'replayed']);
+	});
+});
