@@ -290,6 +290,7 @@ const properties: INodeProperties[] = [
 		options: [
 			{ name: 'Body', value: 'body' },
 			{ name: 'Full Response', value: 'full', description: 'Status code, headers and body' },
+			{ name: 'Input Item With Response', value: 'inputAndResponse', description: 'The input item, with the response body under "response"' },
 		],
 		default: 'body',
 	},

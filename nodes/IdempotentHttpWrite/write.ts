@@ -219,7 +219,12 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 		if (outcome.ok) {
 			const answer = outcome.answer!;
 			const body = answer.body !== null && typeof answer.body === 'object' && !Array.isArray(answer.body) ? (answer.body as IDataObject) : { data: answer.body as IDataObject };
-			const json = responseFormat === 'full' ? { statusCode: answer.status, headers: answer.headers as IDataObject, body: answer.body as IDataObject } : body;
+			const json =
+				responseFormat === 'full'
+					? { statusCode: answer.status, headers: answer.headers as IDataObject, body: answer.body as IDataObject }
+					: responseFormat === 'inputAndResponse'
+						? { ...items[outcome.index].json, response: answer.body as IDataObject }
+						: body;
 			success.push({ json: { ...json, _reliability: reliability }, pairedItem: { item: outcome.index } });
 		} else {
 			const f = outcome.failure!;

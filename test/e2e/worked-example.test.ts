@@ -54,7 +54,7 @@ describe.each(n8nVersionsUnderTest())('the worked example, lead routing under fa
 
 		// Enrichment timed out once and succeeded on the retry, inside its deadline.
 		expect(demo.enrichCalls).toBe(2);
-		expect(nodeOutputs(through, 'Enrich')[0][0]._reliability).toMatchObject({ attempts: 2, replayed: false });
+		expect(nodeOutputs(through, 'Enrich')[0][0]).toMatchObject({ response: { company: 'Acme' }, _reliability: { attempts: 2, replayed: false } });
 
 		// The CRM rejected the phone format: no retry, parked with payload, message, link and what happened.
 		const [, crmFailed] = nodeOutputs(through, 'Upsert Contact');
@@ -95,7 +95,7 @@ describe.each(n8nVersionsUnderTest())('the worked example, lead routing under fa
 			const map = workflow.nodes.find((n) => n.name === 'Map to CRM')!;
 			const assignments = (map.parameters as { assignments: { assignments: Array<{ name: string; value: string }> } }).assignments.assignments;
 			// The owner's fix: local numbers get the country code.
-			assignments.find((a) => a.name === 'phone')!.value = "={{ (p => p.startsWith('+') ? p : '+49' + p.replace(/^0/, '').replace(/\\s+/g, ''))($('Lead').item.json.body.phone) }}";
+			assignments.find((a) => a.name === 'phone')!.value = "={{ (p => p.startsWith('+') ? p : '+49' + p.replace(/^0/, '').replace(/\\s+/g, ''))($json.body.phone) }}";
 		});
 		const [record] = await adminQuery<{ id: string }>(`SELECT id FROM "${ctx!.schema}".dead_letters`);
 		await adminQuery(
