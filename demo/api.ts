@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readJson, sendJson as send } from './http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -65,7 +66,8 @@ export class DemoApi {
 	}
 
 	private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-		const body = (await readJson(request)) as Record<string, unknown> | null;
+		const parsed = await readJson(request);
+		const body = parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : null;
 		const path = new URL(request.url ?? '/', 'http://demo').pathname;
 		const route = `${request.method} ${path}`;
 		if (route === 'POST /_faults') {
@@ -118,24 +120,4 @@ export class DemoApi {
 		if (key) this.savedByKey.set(key, answer);
 		return send(response, answer.status, answer.body);
 	}
-}
-
-function readJson(request: IncomingMessage): Promise<unknown> {
-	return new Promise((resolve) => {
-		let text = '';
-		request.on('data', (chunk) => (text += chunk));
-		request.on('end', () => {
-			try {
-				resolve(text ? JSON.parse(text) : null);
-			} catch {
-				resolve(null);
-			}
-		});
-	});
-}
-
-function send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-	if (response.destroyed) return;
-	response.writeHead(status, { 'content-type': 'application/json', ...headers });
-	response.end(JSON.stringify(body));
 }

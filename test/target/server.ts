@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readJson as readBody, sendJson as json } from '../../demo/http';
 
 /**
  * A fault-injecting HTTP server that plays a real API, for every end-to-end test and benchmark.
@@ -128,22 +129,3 @@ export class TestTarget {
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const headerText = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
-
-function readBody(request: IncomingMessage): Promise<unknown> {
-	return new Promise((resolve) => {
-		let text = '';
-		request.on('data', (chunk) => (text += chunk));
-		request.on('end', () => {
-			try {
-				resolve(text ? JSON.parse(text) : null);
-			} catch {
-				resolve(text);
-			}
-		});
-	});
-}
-
-function json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-	response.writeHead(status, { 'content-type': 'application/json', ...headers });
-	response.end(JSON.stringify(body));
-}
