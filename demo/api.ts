@@ -11,13 +11,15 @@ import type { AddressInfo } from 'node:net';
  *   GET  /crm/contacts      every contact
  *   POST /alerts            records an alert (the Alert workflow's HTTP channel)
  *   GET  /alerts            every alert
- *   POST /_faults           {enrichTimeouts?, enrichDelayMs?, rejectLocalPhones?} switches faults
+ *   POST /_faults           {enrichTimeouts?, enrichDelayMs?, rejectLocalPhones?, crmUnavailable?} switches faults
  *   POST /_reset            forgets everything
  */
 export interface Faults {
 	enrichTimeouts: number;
 	enrichDelayMs: number;
 	rejectLocalPhones: boolean;
+	/** The next N contact writes answer 503 (the CRM is down). */
+	crmUnavailable: number;
 }
 
 export interface Contact {
@@ -34,7 +36,7 @@ export interface Contact {
 export class DemoApi {
 	private server?: Server;
 	port = 0;
-	faults: Faults = { enrichTimeouts: 0, enrichDelayMs: 30_000, rejectLocalPhones: true };
+	faults: Faults = { enrichTimeouts: 0, enrichDelayMs: 30_000, rejectLocalPhones: true, crmUnavailable: 0 };
 	contacts: Contact[] = [];
 	alerts: unknown[] = [];
 	enrichCalls = 0;
@@ -62,7 +64,7 @@ export class DemoApi {
 		this.alerts = [];
 		this.enrichCalls = 0;
 		this.savedByKey.clear();
-		this.faults = { enrichTimeouts: 0, enrichDelayMs: 30_000, rejectLocalPhones: true };
+		this.faults = { enrichTimeouts: 0, enrichDelayMs: 30_000, rejectLocalPhones: true, crmUnavailable: 0 };
 	}
 
 	private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -101,6 +103,10 @@ export class DemoApi {
 	/** Upsert by email; a repeated Idempotency-Key gets the saved answer and writes nothing. */
 	private upsertContact(request: IncomingMessage, response: ServerResponse, body: Record<string, unknown>): void {
 		const key = request.headers['idempotency-key'] as string | undefined;
+		if (this.faults.crmUnavailable > 0) {
+			this.faults.crmUnavailable--;
+			return send(response, 503, { message: 'CRM maintenance, try again later' });
+		}
 		const saved = key ? this.savedByKey.get(key) : undefined;
 		if (saved) return send(response, saved.status, saved.body, { 'idempotent-replayed': 'true' });
 		const email = String(body.email ?? '').trim().toLowerCase();

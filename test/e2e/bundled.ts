@@ -27,6 +27,6 @@ export function bundledWorkflows(demoUrl: string, credentialId = STORE_CREDENTIA
  * publish a caller before its callees).
  */
 export function bundledToActivate(majorVersion: number): string[] {
-	const triggered = ['relLeadRouting01', 'relReplayWorkflow'];
+	const triggered = ['relLeadRouting01', 'relReplayWorkflow', 'relDailyDigest01', 'relHeartbeatWatch'];
 	return majorVersion >= 2 ? ['relAlertWorkflow', 'relErrorHandler1', ...triggered] : triggered;
 }

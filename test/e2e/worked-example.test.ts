@@ -38,7 +38,7 @@ describe.each(n8nVersionsUnderTest())('the worked example, lead routing under fa
 	let failedRunId = '';
 
 	it('duplicate webhook stopped, enrichment timeout retried, CRM rejection parked with everything, exactly one alert', async () => {
-		demo.faults = { enrichTimeouts: 1, enrichDelayMs: 5_000, rejectLocalPhones: true };
+		demo.faults = { enrichTimeouts: 1, enrichDelayMs: 5_000, rejectLocalPhones: true, crmUnavailable: 0 };
 		const lead = { submissionId: 'form-7f3a', email: 'ana@acme.io', name: 'Ana Lima', phone: '0151 2345678' };
 		// The form tool does not hear back in time and sends the webhook again.
 		const [first, second] = await Promise.all([ctx!.n8n.webhook('lead-form', lead), ctx!.n8n.webhook('lead-form', lead)]);
@@ -114,5 +114,80 @@ describe.each(n8nVersionsUnderTest())('the worked example, lead routing under fa
 		expect(demo.enrichCalls).toBe(2);
 		const history = await adminQuery<{ actor: string; to_status: string }>(`SELECT actor, to_status FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id`, [record.id]);
 		expect(history.map((h) => h.to_status)).toEqual(['new', 'replay_requested', 'being_fixed', 'replayed']);
+	});
+
+	it('a lead without an e-mail fails validation at the first step and is parked as invalid, naming the field', async () => {
+		await ctx!.n8n.webhook('lead-form', { submissionId: 'form-no-mail', name: 'Bo' });
+		await waitFor(
+			'the invalid lead parked',
+			async () => (await adminQuery(`SELECT 1 FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-no-mail'`)).length > 0 || undefined,
+			60_000,
+		);
+		const [record] = await adminQuery<Record<string, unknown>>(`SELECT * FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-no-mail'`);
+		expect(record).toMatchObject({ step: 'Claim Submission', error_class: 'invalid', error_message: 'field "body.email" is missing', impact: 'lead rejected at the door' });
+		expect((record.payload as { body: unknown }).body).toEqual({ submissionId: 'form-no-mail', name: 'Bo' });
+		expect(demo.contacts.filter((c) => c.name === 'Bo')).toEqual([]);
+	});
+
+	it('a poison message (the CRM down throughout) is parked as exhausted after its attempts, and alerted once', async () => {
+		demo.faults.crmUnavailable = 1_000;
+		const alertsBefore = demo.alerts.length;
+		try {
+			await ctx!.n8n.webhook('lead-form', { submissionId: 'form-poison', email: 'cy@example.org', name: 'Cy', phone: '+4930123' });
+			await waitFor(
+				'the poison lead parked',
+				async () => (await adminQuery(`SELECT 1 FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-poison:crm-upsert'`)).length > 0 || undefined,
+				120_000,
+			);
+		} finally {
+			demo.faults.crmUnavailable = 0;
+		}
+		const [record] = await adminQuery<Record<string, unknown>>(`SELECT * FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-poison:crm-upsert'`);
+		expect(record).toMatchObject({ error_class: 'exhausted', error_status: 503, attempts: 5 });
+		expect(String(record.error_message)).toMatch(/CRM maintenance, try again later \(gave up after 5 attempts|deadline/);
+		await waitFor('the alert', async () => (demo.alerts.length > alertsBefore ? true : undefined), 30_000);
+		expect(demo.alerts.slice(alertsBefore)).toHaveLength(1);
+		expect(demo.contacts.filter((c) => c.email === 'cy@example.org')).toEqual([]);
+	});
+
+	it("the daily digest's content for a seeded day", async () => {
+		// A seeded day: three more parked yesterday with one reason, one resolved after two hours.
+		await adminQuery(
+			`INSERT INTO "${ctx!.schema}".dead_letters (workflow_id, workflow_name, step, item_key, idempotency_key, error_class, error_message, owner, status, payload, parked_at, closed_at, expires_at)
+			 SELECT 'wf-billing', 'Invoice posting', 'Post to Ledger', 'key:inv-' || g, 'inv-' || g, 'permanent', 'ledger: period closed', 'finance',
+			        CASE WHEN g = 1 THEN 'resolved' ELSE 'new' END, '{}'::json,
+			        date_trunc('day', now()) - interval '12 hours', CASE WHEN g = 1 THEN date_trunc('day', now()) - interval '10 hours' END, now() + interval '90 days'
+			 FROM generate_series(1, 3) g`,
+		);
+		const before = demo.alerts.length;
+		await ctx!.n8n.webhook('reliability-digest', {});
+		await waitFor('the digest at the sink', async () => (demo.alerts.length > before ? true : undefined), 60_000);
+		const digest = demo.alerts[before] as { kind: string; text: string };
+		expect(digest.kind).toBe('digest');
+		const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+		expect(digest.text).toContain(`${yesterday} 3`);
+		expect(digest.text).toContain('ledger: period closed (3)');
+		const [rollup] = await adminQuery<{ hours: string }>(
+			`SELECT to_char(sum(closed_seconds) / sum(closed) / 3600, 'FM990.0') AS hours FROM "${ctx!.schema}".dead_letter_daily WHERE day > (now() AT TIME ZONE 'UTC')::date - 7`,
+		);
+		expect(digest.text).toContain(`average time to resolution ${rollup.hours} h`);
+		expect(digest.text).toMatch(/Open by owner: .*finance 2/);
+		expect(digest.text).toContain('Invoice posting / Post to Ledger: ledger: period closed');
+	});
+
+	it('the heartbeat watch alerts for a workflow that stopped, not for one that runs, and once', async () => {
+		await adminQuery(
+			`INSERT INTO "${ctx!.schema}".heartbeats (name, period_seconds, grace_seconds, last_beat_at) VALUES
+			 ('nightly invoice import', 3600, 600, now() - interval '3 hours'), ('hourly CRM sync', 3600, 600, now() - interval '5 minutes')`,
+		);
+		const before = demo.alerts.length;
+		await ctx!.n8n.webhook('reliability-heartbeat-watch', {});
+		await waitFor('the heartbeat alert', async () => (demo.alerts.length > before ? true : undefined), 60_000);
+		await ctx!.n8n.webhook('reliability-heartbeat-watch', {});
+		await new Promise((r) => setTimeout(r, 3_000));
+		const alerts = demo.alerts.slice(before) as Array<{ text: string; severity: string }>;
+		expect(alerts).toHaveLength(1);
+		expect(alerts[0].text.split('\n')[0]).toBe('nightly invoice import: scheduled workflow stopped running (heartbeat:nightly invoice import)');
+		expect(alerts[0].severity).toBe('page');
 	});
 });

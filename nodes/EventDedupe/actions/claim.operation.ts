@@ -28,7 +28,8 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 			const problem = validate ? validateItem(items[index].json, fields) : undefined;
 			if (problem) {
 				if (onInvalid === 'fail') throw new ItemError(`Item ${index} is invalid: ${problem}`, index, 'Fix the sender or the mapping; the item was not claimed.');
-				invalid.push({ json: { ...items[index].json, _dedupe: { outcome: 'invalid', message: problem } }, pairedItem: { item: index } });
+				// `error` as n8n's error outputs carry it, so Dead Letter Park records the reason as is.
+				invalid.push({ json: { ...items[index].json, _dedupe: { outcome: 'invalid', message: problem }, error: problem }, pairedItem: { item: index } });
 				continue;
 			}
 			const eventId = requiredText(eventIdOf, 'event ID', index, 'Set Event ID to an expression that gives the unique ID of the event, for example {{ $json.id }}. Nothing was claimed.');
