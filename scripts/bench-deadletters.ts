@@ -6,17 +6,14 @@
  * one row by key for reference. Time is each node's own execution time in n8n's run data
  * (median of the repeats). Prints a table, and last a JSON line.
  */
-import { Client } from 'pg';
-import { Store } from '../lib/store';
 import { type Execution, installN8n, type N8nProcess, packPackage, startN8n } from '../test/harness/n8n';
 import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
-import { clientConfig, ensurePostgres } from '../test/harness/postgres';
+import { median, openBenchStore } from './bench-support';
 import { connect, packageNode, storeCredential, trigger, webhookInto, webhookNode, workflow } from '../test/e2e/fixtures';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 const STORED = Number(process.env.BENCH_STORED ?? 1_000_000);
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 const makeFailures = {
 	id: 'node-MakeFailures',
@@ -90,13 +87,8 @@ async function timed(n8n: N8nProcess, id: string, path: string, body: (i: number
 
 async function main(): Promise<void> {
 	const version = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSIONS[0];
-	const postgres = await ensurePostgres('bench');
-	const schema = `bench_dlq_${process.pid}`;
-	const admin = new Client(clientConfig(postgres.settings));
-	await admin.connect();
-	const store = new Store({ ...postgres.settings, ssl: 'disable', schema, maxConnections: 2 });
-	await store.ready();
-	await store.close();
+	const bench = await openBenchStore('bench_dlq');
+	const { postgres, schema, admin } = bench;
 	await admin.query(`CREATE TABLE "${schema}".plain_letters (key text, lead jsonb, error_info jsonb)`);
 	await admin.query(`CREATE INDEX ON "${schema}".plain_letters (key)`);
 
@@ -150,9 +142,7 @@ async function main(): Promise<void> {
 		say(JSON.stringify({ bench: 'deadletters', park_10k_s: Number((median(parkTimes) / 1000).toFixed(2)), get_ms: Math.max(getId, getKey), stats_ms: stats }));
 	} finally {
 		await n8n.stop();
-		await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-		await admin.end();
-		await postgres.stop();
+		await bench.close();
 	}
 }
 

@@ -6,11 +6,9 @@
  * records it in the execution's run data, so both nodes are measured the same way. Prints a
  * table, and last a JSON line with the per-item speedup and the cost of a 10M-ID history.
  */
-import { Client } from 'pg';
-import { Store } from '../lib/store';
 import { installN8n, type N8nProcess, packPackage, startN8n } from '../test/harness/n8n';
 import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
-import { clientConfig, ensurePostgres } from '../test/harness/postgres';
+import { median, openBenchStore } from './bench-support';
 import { connect, storeCredential, storeCredentialRef, webhookNode, workflow } from '../test/e2e/fixtures';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -75,17 +73,11 @@ async function timedRun(n8n: N8nProcess, workflowId: string, path: string, count
 	return node.executionTime;
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main(): Promise<void> {
 	const version = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSIONS[0];
-	const postgres = await ensurePostgres('bench');
-	const schema = `bench_dedupe_${process.pid}`;
-	const admin = new Client(clientConfig(postgres.settings));
-	await admin.connect();
-	const store = new Store({ ...postgres.settings, ssl: 'disable', schema, maxConnections: 2 });
-	await store.ready();
-	await store.close();
+	const bench = await openBenchStore('bench_dedupe');
+	const { postgres, schema, admin } = bench;
 
 	const seed = async (total: number): Promise<void> => {
 		const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".processed_events WHERE consumer = 'bench'`);
@@ -128,9 +120,7 @@ async function main(): Promise<void> {
 		}
 	} finally {
 		await n8n.stop();
-		await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-		await admin.end();
-		await postgres.stop();
+		await bench.close();
 	}
 
 	say('');

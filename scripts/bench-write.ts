@@ -5,11 +5,9 @@
  * keys through Idempotent HTTP Write. Time is each node's own execution time in n8n's run data
  * (median of the repeats). Prints items per second for each, and last a JSON line.
  */
-import { Client } from 'pg';
-import { Store } from '../lib/store';
 import { type Execution, installN8n, packPackage, startN8n } from '../test/harness/n8n';
 import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
-import { clientConfig, ensurePostgres } from '../test/harness/postgres';
+import { median, openBenchStore } from './bench-support';
 import { TestTarget } from '../test/target/server';
 import { connect, packageNode, storeCredential, trigger, webhookNode, workflow } from '../test/e2e/fixtures';
 
@@ -18,7 +16,6 @@ const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const LATENCY_MS = Number(process.env.BENCH_TARGET_LATENCY_MS ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 const makeItems = {
 	id: 'node-MakeItems',
@@ -71,13 +68,8 @@ const nodeTime = (run: Execution, expectItems: number): number => {
 
 async function main(): Promise<void> {
 	const version = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSIONS[0];
-	const postgres = await ensurePostgres('bench');
-	const schema = `bench_write_${process.pid}`;
-	const admin = new Client(clientConfig(postgres.settings));
-	await admin.connect();
-	const store = new Store({ ...postgres.settings, ssl: 'disable', schema, maxConnections: 2 });
-	await store.ready();
-	await store.close();
+	const bench = await openBenchStore('bench_write');
+	const { postgres, schema } = bench;
 	const target = await new TestTarget().start();
 	const url = target.route('/contacts', { honoursKey: true, latencyMs: LATENCY_MS });
 	const flows = workflows(url);
@@ -112,9 +104,7 @@ async function main(): Promise<void> {
 	} finally {
 		await n8n.stop();
 		await target.stop();
-		await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-		await admin.end();
-		await postgres.stop();
+		await bench.close();
 	}
 }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
 import type { Store } from '../store';
 import { maskSecrets } from './mask';
@@ -42,18 +43,6 @@ export interface ParkResult {
 	failureCount: number;
 	/** False when an open record of the same item was updated instead. */
 	created: boolean;
-}
-
-/** Key-order independent JSON, so the same payload always hashes the same. */
-export function canonicalJson(value: unknown): string {
-	if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-	if (value !== null && typeof value === 'object') {
-		return `{${Object.keys(value as object)
-			.sort()
-			.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`)
-			.join(',')}}`;
-	}
-	return JSON.stringify(value) ?? 'null';
 }
 
 const itemKeyOf = (request: ParkRequest, maskedPayload: unknown): string =>

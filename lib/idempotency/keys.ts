@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../deadletter/park';
+import { canonicalJson } from '../canonicalJson';
 
 /**
  * Keys come from the business operation, never from the attempt: the same source, record,

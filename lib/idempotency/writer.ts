@@ -1,7 +1,7 @@
 import { type ParkRequest, parkItems } from '../deadletter';
 import { isPaused } from '../control/pauses';
 import type { Store } from '../store';
-import { decideRetry, NOT_SENT_CODES, parseRetryAfter, type RetryPolicy, classifyStatus } from './policy';
+import { classifyStatus, decideRetry, parseRetryAfter, type RetryPolicy } from './policy';
 import { breakerOpenSql, claimKeysSql, readKeySql, recordBreakerSql, settleKeysSql, takeOverSql } from './sql';
 
 /**
@@ -225,7 +225,8 @@ export async function runWrites(store: Store, context: WriteContext, requests: W
 				await sleep(decision.delayMs);
 				continue;
 			}
-			const settle = result.kind === 'lost' || NOT_SENT_CODES.has(result.code) === false ? 'unknown' : 'failed';
+			// Nothing reached the target: a definite failure. A lost response: the effect may exist.
+			const settle = result.kind === 'lost' ? 'unknown' : 'failed';
 			return fail(request, started, attempt, { class: settle === 'unknown' ? 'unknown_outcome' : 'exhausted', message: `${result.message} (${decision.kind === 'exhausted' ? decision.reason : 'deadline'})` }, settle);
 		}
 	};
