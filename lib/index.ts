@@ -4,3 +4,4 @@ export * from './dedupe';
 export * from './deadletter';
 export * from './control';
 export * from './idempotency';
+export * from './console';

@@ -73,6 +73,12 @@ export async function beat(store: Store, request: BeatRequest): Promise<Heartbea
 	return heartbeatStatus(row);
 }
 
+/** Every heartbeat's current state, read only (nothing is marked as reported). */
+export async function listHeartbeats(store: Store): Promise<HeartbeatStatus[]> {
+	const rows = await store.query<HeartbeatRow>(allSql(store), [null]);
+	return rows.map(heartbeatStatus);
+}
+
 /** Every heartbeat's current state, and the changes not reported before (each reported once). */
 export async function checkHeartbeats(store: Store, names?: string[]): Promise<{ heartbeats: HeartbeatStatus[]; changes: HeartbeatChange[] }> {
 	const rows = await store.query<HeartbeatRow>(allSql(store), [names?.length ? names : null]);

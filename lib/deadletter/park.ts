@@ -3,7 +3,7 @@ import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
 import type { Store } from '../store';
 import { maskSecrets } from './mask';
-import { getByIdSql, getByKeySql, historySql, listSql, parkSql, purgeSql, statsSql, updateStatusSql } from './sql';
+import { countSql, getByIdSql, getByKeySql, historySql, listSql, parkSql, purgeSql, statsSql, updateStatusSql } from './sql';
 import { ALL_STATUSES, type DeadLetterStatus, type ErrorClass, STATUSES_NEEDING_REASON } from './statuses';
 
 /** What the caller knows about one failed item; the engine masks secrets and picks its identity. */
@@ -140,9 +140,9 @@ export interface ListFilter {
 	limit?: number;
 }
 
-export async function listDeadLetters(store: Store, filter: ListFilter = {}): Promise<Array<Record<string, unknown>>> {
+function filterValues(filter: ListFilter): unknown[] {
 	const olderThan = filter.olderThanMinutes ? new Date(Date.now() - filter.olderThanMinutes * 60_000) : null;
-	return await store.query(listSql(store), [
+	return [
 		filter.statuses?.length ? filter.statuses : null,
 		filter.workflowId || null,
 		filter.step || null,
@@ -151,8 +151,17 @@ export async function listDeadLetters(store: Store, filter: ListFilter = {}): Pr
 		filter.integration || null,
 		olderThan,
 		filter.search || null,
-		filter.limit ?? 100,
-	]);
+	];
+}
+
+export async function listDeadLetters(store: Store, filter: ListFilter = {}): Promise<Array<Record<string, unknown>>> {
+	return await store.query(listSql(store), [...filterValues(filter), filter.limit ?? 100]);
+}
+
+/** How many records match a filter (the list is limited; the count is not). */
+export async function countDeadLetters(store: Store, filter: ListFilter = {}): Promise<number> {
+	const [row] = await store.query<{ n: number }>(countSql(store), filterValues(filter));
+	return row.n;
 }
 
 /** A status change refused before anything was written (no actor, no reason, unknown status). */

@@ -65,11 +65,7 @@ SELECT dead_letter_id, at, actor, from_status, to_status, reason
 FROM ${store.table('dead_letter_events')} WHERE dead_letter_id = ANY($1::bigint[]) ORDER BY dead_letter_id, id`;
 
 /** Filters are all optional; each NULL parameter switches its condition off. */
-export const listSql = (store: Store): string => `
-SELECT id, workflow_id, workflow_name, execution_id, step, item_index, idempotency_key, run_link, integration,
-       error_class, error_message, error_status, attempts, failure_count, already_happened, impact, owner,
-       severity, status, first_failed_at, last_failed_at, parked_at, closed_at, retry_after
-FROM ${store.table('dead_letters')}
+const filterWhere = `
 WHERE ($1::text[] IS NULL OR status = ANY($1))
   AND ($2::text IS NULL OR workflow_id = $2)
   AND ($3::text IS NULL OR step = $3)
@@ -77,9 +73,19 @@ WHERE ($1::text[] IS NULL OR status = ANY($1))
   AND ($5::text IS NULL OR owner = $5)
   AND ($6::text IS NULL OR integration = $6)
   AND ($7::timestamptz IS NULL OR parked_at <= $7)
-  AND ($8::text IS NULL OR error_message ILIKE '%' || $8 || '%')
+  AND ($8::text IS NULL OR error_message ILIKE '%' || $8 || '%')`;
+
+export const listSql = (store: Store): string => `
+SELECT id, workflow_id, workflow_name, execution_id, step, item_index, idempotency_key, run_link, integration,
+       error_class, error_message, error_status, attempts, failure_count, already_happened, impact, owner,
+       severity, status, first_failed_at, last_failed_at, parked_at, closed_at, retry_after
+FROM ${store.table('dead_letters')}${filterWhere}
 ORDER BY parked_at DESC, id DESC
 LIMIT $9`;
+
+/** How many records match the same filters as List, without a limit. */
+export const countSql = (store: Store): string => `
+SELECT count(*)::int AS n FROM ${store.table('dead_letters')}${filterWhere}`;
 
 /**
  * Moves one record to a new status and writes the audit event in the same statement; returns

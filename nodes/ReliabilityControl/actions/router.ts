@@ -1,10 +1,11 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import { storeFor } from '../../shared/store';
+import * as consoleOps from './console.operations';
 import * as heartbeat from './heartbeat.operations';
 import * as pause from './pause.operations';
 
-const resources = { pause, heartbeat } as const;
+const resources = { pause, heartbeat, console: { serve: consoleOps.serve }, metrics: { prometheus: consoleOps.prometheus } } as const;
 
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const resource = this.getNodeParameter('resource', 0) as keyof typeof resources;

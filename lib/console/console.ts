@@ -1,0 +1,399 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { listHeartbeats, listPauses, pause, PauseScope, resume } from '../control';
+import { countDeadLetters, deadLetterStats, getDeadLetters, type ListFilter, listDeadLetters, updateDeadLetterStatus } from '../deadletter/park';
+import { ALL_STATUSES, type DeadLetterStatus, ErrorClass, OPEN_STATUSES } from '../deadletter/statuses';
+import { ReliabilityError } from '../errors';
+import type { Store } from '../store';
+import { parkedPerDayChart } from './chart';
+import { duration, type Html, html, query } from './html';
+
+/**
+ * The operator console: the pages and actions an operator needs to pause, inspect, replay and
+ * resolve without an engineer. It is served from n8n by a Webhook (behind n8n's webhook
+ * authentication) and a Respond to Webhook node; this module turns the webhook's request into
+ * the response. Reads are GET pages; actions are form posts that carry a token derived from the
+ * request's own credentials (so another site cannot post them for a signed-in operator), and
+ * every action is recorded with the signed-in operator's name.
+ */
+export interface ConsoleRequest {
+	/** What n8n's Webhook node outputs: headers, query and (parsed) body. */
+	headers?: Record<string, unknown>;
+	query?: Record<string, unknown>;
+	body?: unknown;
+}
+
+export interface ConsoleOptions {
+	/** A header set by a signing-in proxy (e.g. x-forwarded-user); else the Basic auth user name. */
+	operatorHeader?: string;
+	title?: string;
+	/** How many days the stats page charts. */
+	days?: number;
+	/** The largest number of records one batch replay changes. */
+	batchLimit?: number;
+}
+
+export interface ConsoleResponse {
+	statusCode: number;
+	contentType: string;
+	body: string;
+	/** Records moved to replay_requested by this request: the workflow runs the Replay workflow when > 0. */
+	replayRequested: number;
+	operator: string | null;
+	action: string | null;
+}
+
+const LIST_LIMIT = 200;
+const STATUS_LABELS: Record<string, string> = {
+	new: 'new',
+	being_fixed: 'being fixed',
+	replay_requested: 'replay requested',
+	replayed: 'replayed',
+	resolved: 'resolved',
+	abandoned: 'abandoned',
+	held: 'held',
+};
+
+const str = (value: unknown): string => (value === undefined || value === null ? '' : Array.isArray(value) ? str(value[0]) : String(value)).trim();
+
+function header(headers: Record<string, unknown> | undefined, name: string): string {
+	if (!headers) return '';
+	const wanted = name.toLowerCase();
+	for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === wanted) return str(value);
+	return '';
+}
+
+/** The signed-in operator: the proxy's header when configured, else the Basic auth user name. */
+export function operatorOf(request: ConsoleRequest, options: ConsoleOptions = {}): string | null {
+	if (options.operatorHeader) {
+		const fromProxy = header(request.headers, options.operatorHeader);
+		if (fromProxy) return fromProxy;
+	}
+	const authorization = header(request.headers, 'authorization');
+	const basic = /^Basic\s+(.+)$/i.exec(authorization);
+	if (basic) {
+		const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
+		const user = decoded.includes(':') ? decoded.slice(0, decoded.indexOf(':')) : decoded;
+		if (user.trim()) return user.trim();
+	}
+	return null;
+}
+
+/** The form token: a hash of the request's own credentials, which another site cannot read. */
+export function actionToken(request: ConsoleRequest, options: ConsoleOptions = {}): string {
+	const credentials = [header(request.headers, 'authorization'), options.operatorHeader ? header(request.headers, options.operatorHeader) : ''].join('\n');
+	return createHash('sha256').update(`reliability-console\n${credentials}`).digest('hex').slice(0, 40);
+}
+
+function tokenMatches(given: string, expected: string): boolean {
+	const a = Buffer.from(given);
+	const b = Buffer.from(expected);
+	return a.length === b.length && timingSafeEqual(a, b);
+}
+
+interface Filters {
+	status: string;
+	workflow: string;
+	step: string;
+	reason: string;
+	owner: string;
+	ageHours: string;
+	search: string;
+}
+
+function filtersOf(source: Record<string, unknown>): Filters {
+	return {
+		status: str(source.status) || 'open',
+		workflow: str(source.workflow),
+		step: str(source.step),
+		reason: str(source.reason),
+		owner: str(source.owner),
+		ageHours: str(source.age),
+		search: str(source.search),
+	};
+}
+
+function listFilter(filters: Filters, limit: number): ListFilter {
+	const hours = Number(filters.ageHours);
+	return {
+		statuses: filters.status === 'open' ? OPEN_STATUSES : filters.status === 'all' ? undefined : [filters.status as DeadLetterStatus],
+		workflowId: filters.workflow || undefined,
+		step: filters.step || undefined,
+		errorClass: filters.reason || undefined,
+		owner: filters.owner || undefined,
+		olderThanMinutes: Number.isFinite(hours) && hours > 0 ? hours * 60 : undefined,
+		search: filters.search || undefined,
+		limit,
+	};
+}
+
+const filterParams = (f: Filters) => ({ status: f.status === 'open' ? undefined : f.status, workflow: f.workflow, step: f.step, reason: f.reason, owner: f.owner, age: f.ageHours, search: f.search });
+
+class ActionRefused extends ReliabilityError {}
+
+interface Flash {
+	kind: 'ok' | 'error';
+	text: string;
+}
+
+interface PageContext {
+	store: Store;
+	request: ConsoleRequest;
+	options: ConsoleOptions;
+	operator: string | null;
+	token: string;
+	flash?: Flash;
+}
+
+/** Serves one console request: an action first (when the body names one), then the page. */
+export async function handleConsoleRequest(store: Store, request: ConsoleRequest, options: ConsoleOptions = {}): Promise<ConsoleResponse> {
+	const operator = operatorOf(request, options);
+	const token = actionToken(request, options);
+	const q = (request.query ?? {}) as Record<string, unknown>;
+	const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
+	const action = str(body.action) || null;
+	const context: PageContext = { store, request, options, operator, token };
+	let statusCode = 200;
+	let replayRequested = 0;
+	if (action) {
+		try {
+			if (!operator) throw new ActionRefused('Actions need a signed-in operator', 'Sign in through the webhook authentication (Basic auth user name) or configure the operator header.');
+			if (!tokenMatches(str(body.token), token)) throw new ActionRefused('The form is out of date or came from another page', 'Reload the page and try again.');
+			const done = await runAction(store, action, body, operator, options);
+			replayRequested = done.replayRequested;
+			context.flash = { kind: 'ok', text: done.message };
+		} catch (error) {
+			statusCode = error instanceof ActionRefused || error instanceof ReliabilityError ? 422 : 500;
+			const hint = error instanceof ReliabilityError && error.hint ? ` ${error.hint}` : '';
+			context.flash = { kind: 'error', text: `${error instanceof Error ? error.message : String(error)}.${hint}` };
+		}
+	}
+	const view = str(q.view) || 'list';
+	const page = await renderView(view, q, context).catch((error: unknown) => {
+		statusCode = 500;
+		return { html: layout(context, 'Error', view, html`<p class="flash error">${error instanceof Error ? error.message : String(error)}</p>`) } as Page;
+	});
+	if (page.notFound) statusCode = 404;
+	return { statusCode, contentType: 'text/html; charset=utf-8', body: page.html.value, replayRequested, operator, action };
+}
+
+async function runAction(store: Store, action: string, body: Record<string, unknown>, operator: string, options: ConsoleOptions): Promise<{ message: string; replayRequested: number }> {
+	const note = str(body.note);
+	const id = str(body.id);
+	const statusChange = async (to: DeadLetterStatus, verb: string) => {
+		if (!/^\d+$/.test(id)) throw new ActionRefused(`No dead letter chosen to ${verb}`, 'Open an item and use its buttons.');
+		if ((to === 'resolved' || to === 'abandoned') && !note) throw new ActionRefused(`To ${verb} dead letter ${id}, write a note`, 'Say what was done, or why it is given up; the note goes into its history.');
+		await updateDeadLetterStatus(store, { id, to, actor: operator, reason: note || undefined });
+		return { message: `Dead letter ${id}: ${STATUS_LABELS[to]} (by ${operator}).`, replayRequested: to === 'replay_requested' ? 1 : 0 };
+	};
+	switch (action) {
+		case 'replay':
+			return await statusChange('replay_requested', 'replay');
+		case 'being_fixed':
+			return await statusChange('being_fixed', 'mark as being fixed');
+		case 'resolve':
+			return await statusChange('resolved', 'resolve');
+		case 'abandon':
+			return await statusChange('abandoned', 'abandon');
+		case 'batch_replay': {
+			const filters = filtersOf(body);
+			const limit = options.batchLimit ?? 1000;
+			// Only items waiting for a person: held ones wait for their integration to resume.
+			const statuses: DeadLetterStatus[] = filters.status === 'open' ? ['new', 'being_fixed'] : [filters.status as DeadLetterStatus];
+			if (!statuses.every((s) => s === 'new' || s === 'being_fixed')) throw new ActionRefused(`Items in status "${filters.status}" cannot be replayed in a batch`, 'Filter on new or being fixed (held items are released by resuming their integration).');
+			const rows = await listDeadLetters(store, { ...listFilter(filters, limit), statuses });
+			for (const row of rows) await updateDeadLetterStatus(store, { id: String(row.id), to: 'replay_requested', actor: operator, reason: note || 'batch replay from the console' });
+			return { message: `${rows.length} dead letter${rows.length === 1 ? '' : 's'} set to replay (by ${operator}).`, replayRequested: rows.length };
+		}
+		case 'pause':
+		case 'resume': {
+			const scope = str(body.scope) || PauseScope.integration;
+			const name = str(body.name);
+			if (action === 'pause') {
+				await pause(store, scope as PauseScope, name, operator, note);
+				return { message: `${scope} ${name} paused (by ${operator}): its writes are held.`, replayRequested: 0 };
+			}
+			const state = await resume(store, scope as PauseScope, name, operator, note);
+			return { message: `${scope} ${name} resumed (by ${operator}); ${state.released} held item${state.released === 1 ? '' : 's'} set to replay.`, replayRequested: state.released };
+		}
+		default:
+			throw new ActionRefused(`Unknown action "${action}"`, 'Use the buttons on the page.');
+	}
+}
+
+interface Page {
+	html: Html;
+	notFound?: boolean;
+}
+
+async function renderView(view: string, q: Record<string, unknown>, context: PageContext): Promise<Page> {
+	switch (view) {
+		case 'item':
+			return await itemPage(str(q.id), context);
+		case 'controls':
+			return await controlsPage(context);
+		case 'stats':
+			return await statsPage(context);
+		default:
+			return await listPage(filtersOf(q), context);
+	}
+}
+
+const STYLE = `
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2430;background:#f5f6f8}
+header{background:#22303f;color:#fff;padding:10px 20px;display:flex;gap:24px;align-items:center}
+header a{color:#cfd8e3;text-decoration:none;padding:4px 8px;border-radius:4px}header a.on{background:#3b4d61;color:#fff}
+header .who{margin-left:auto;color:#cfd8e3}
+main{padding:16px 20px;max-width:1200px}
+h1{font-size:20px;margin:4px 0 12px}h2{font-size:16px;margin:20px 0 8px}
+table{border-collapse:collapse;width:100%;background:#fff}th,td{border-bottom:1px solid #e3e6ea;padding:6px 8px;text-align:left;vertical-align:top}
+th{background:#eef0f3;font-weight:600}td.num{text-align:right}
+.chips{display:flex;gap:8px;flex-wrap:wrap;margin-bottom:12px}.chip{background:#fff;border:1px solid #d6dae0;border-radius:14px;padding:3px 10px}
+.chip b{font-size:16px}.chip.alert{border-color:#d9534f;color:#a12622}
+form.filters{display:flex;gap:8px;flex-wrap:wrap;align-items:end;margin-bottom:12px}form.filters label{display:flex;flex-direction:column;font-size:12px;color:#5a6573}
+input,select,textarea{font:inherit;padding:4px 6px;border:1px solid #c4cad2;border-radius:4px}
+button{font:inherit;padding:5px 12px;border-radius:4px;border:1px solid #2f6db5;background:#2f6db5;color:#fff;cursor:pointer}
+button.quiet{background:#fff;color:#2f6db5}button.danger{background:#b53a2f;border-color:#b53a2f}
+.flash{padding:8px 12px;border-radius:4px;margin-bottom:12px}.flash.ok{background:#e3f4e6;border:1px solid #8fc79a}.flash.error{background:#fbe7e6;border:1px solid #e3a19c}
+pre{background:#fff;border:1px solid #e3e6ea;padding:10px;overflow:auto;max-height:420px;white-space:pre-wrap;word-break:break-word}
+dl{display:grid;grid-template-columns:200px 1fr;gap:4px 12px;background:#fff;padding:12px;border:1px solid #e3e6ea}dt{color:#5a6573}dd{margin:0}
+.status{display:inline-block;padding:1px 8px;border-radius:10px;background:#eef0f3;font-size:12px}
+.status.new{background:#fde8c8}.status.held{background:#e4e0f7}.status.replay_requested{background:#d7e8fb}.status.resolved,.status.replayed{background:#dcf1df}.status.abandoned{background:#eee}
+.state-up{color:#23803a}.state-late{color:#b36b00;font-weight:600}.state-down{color:#b53a2f;font-weight:600}
+.actions{display:flex;gap:12px;flex-wrap:wrap}.actions form{background:#fff;border:1px solid #e3e6ea;padding:10px;display:flex;flex-direction:column;gap:6px;min-width:220px}
+svg.chart .bar{fill:#2f6db5}svg.chart .axis{stroke:#8893a0}svg.chart .label{font-size:11px;fill:#5a6573}
+.muted{color:#7a8593}
+`;
+
+function layout(context: PageContext, title: string, view: string, content: Html): Html {
+	const nav = [
+		['list', 'Dead letters'],
+		['controls', 'Pauses & heartbeats'],
+		['stats', 'Stats'],
+	].map(([v, label]) => html`<a href="${query({ view: v })}" class="${v === view ? 'on' : ''}">${label}</a>`);
+	const flash = context.flash ? html`<div class="flash ${context.flash.kind}" role="status">${context.flash.text}</div>` : '';
+	return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex">
+<title>${title} · ${context.options.title ?? 'Reliability console'}</title><style>${STYLE}</style></head>
+<body><header><strong>${context.options.title ?? 'Reliability console'}</strong><nav>${nav}</nav><span class="who">${context.operator ? html`signed in as <b class="operator">${context.operator}</b>` : 'not signed in'}</span></header>
+<main>${flash}${content}</main></body></html>`;
+}
+
+const hidden = (name: string, value: string) => html`<input type="hidden" name="${name}" value="${value}">`;
+const statusBadge = (status: unknown) => html`<span class="status ${String(status)}">${STATUS_LABELS[String(status)] ?? String(status)}</span>`;
+const ageOf = (at: unknown): number | null => (at ? (Date.now() - new Date(at as string).getTime()) / 1000 : null);
+const truncate = (text: unknown, max = 120): string => {
+	const s = text === null || text === undefined ? '' : String(text);
+	return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+};
+
+async function listPage(filters: Filters, context: PageContext): Promise<Page> {
+	const { store } = context;
+	if (filters.status !== 'open' && filters.status !== 'all' && !ALL_STATUSES.includes(filters.status as DeadLetterStatus)) filters.status = 'open';
+	const filter = listFilter(filters, LIST_LIMIT);
+	const [rows, matching, stats] = await Promise.all([listDeadLetters(store, filter), countDeadLetters(store, filter), deadLetterStats(store, { days: 1, topReasons: 0 })]);
+	const chips = OPEN_STATUSES.map((s) => html`<a class="chip" href="${query({ status: s })}">${STATUS_LABELS[s]} <b>${stats.openByStatus[s] ?? 0}</b></a>`);
+	const select = (name: string, value: string, options: Array<[string, string]>) =>
+		html`<select name="${name}">${options.map(([v, label]) => html`<option value="${v}"${v === value ? html` selected` : ''}>${label}</option>`)}</select>`;
+	const statusOptions: Array<[string, string]> = [['open', 'open (all open)'], ...ALL_STATUSES.map((s): [string, string] => [s, STATUS_LABELS[s]]), ['all', 'all']];
+	const reasonOptions: Array<[string, string]> = [['', 'any reason'], ...Object.values(ErrorClass).map((c): [string, string] => [c, c.replace('_', ' ')])];
+	const table = rows.length
+		? html`<table class="dead-letters"><thead><tr><th>#</th><th>Waiting</th><th>Workflow</th><th>Step</th><th>Reason</th><th>Message</th><th>Owner</th><th>Status</th><th class="num">Attempts</th></tr></thead><tbody>
+${rows.map(
+	(r) => html`<tr data-id="${String(r.id)}"><td><a href="${query({ view: 'item', id: String(r.id) })}">${String(r.id)}</a></td><td>${duration(ageOf(r.parked_at))}</td><td>${str(r.workflow_name) || str(r.workflow_id)}</td><td>${str(r.step)}</td><td>${str(r.error_class)}</td><td>${truncate(r.error_message)}</td><td>${str(r.owner)}</td><td>${statusBadge(r.status)}</td><td class="num">${str(r.attempts)}</td></tr>`,
+)}</tbody></table>`
+		: html`<p class="muted">No dead letters match.</p>`;
+	const batch =
+		matching > 0 && (filters.status === 'open' || filters.status === 'new' || filters.status === 'being_fixed')
+			? html`<form method="post" action="${query({ ...filterParams(filters) })}" class="batch">${hidden('action', 'batch_replay')}${hidden('token', context.token)}${Object.entries({ ...filterParams(filters) }).map(([k, v]) => (v ? hidden(k, v) : ''))}
+<input name="note" placeholder="note (optional)"> <button type="submit">Replay all matching (new and being fixed)</button></form>`
+			: '';
+	const content = html`<h1>Dead letters</h1><div class="chips">${chips}<span class="chip ${stats.oldestWaitSeconds && stats.oldestWaitSeconds > 86_400 ? 'alert' : ''}">oldest waiting <b>${duration(stats.oldestWaitSeconds)}</b></span></div>
+<form method="get" class="filters"><input type="hidden" name="view" value="list">
+<label>Status ${select('status', filters.status, statusOptions)}</label>
+<label>Workflow <input name="workflow" value="${filters.workflow}" placeholder="workflow id"></label>
+<label>Step <input name="step" value="${filters.step}"></label>
+<label>Reason ${select('reason', filters.reason, reasonOptions)}</label>
+<label>Owner <input name="owner" value="${filters.owner}"></label>
+<label>Older than (h) <input name="age" value="${filters.ageHours}" size="4"></label>
+<label>Message contains <input name="search" value="${filters.search}"></label>
+<button type="submit" class="quiet">Filter</button></form>
+<p class="count"><b class="matching">${matching}</b> matching${matching > rows.length ? html`, the newest ${rows.length} shown` : ''}.</p>
+${table}${batch}`;
+	return { html: layout(context, 'Dead letters', 'list', content) };
+}
+
+async function itemPage(id: string, context: PageContext): Promise<Page> {
+	const [record] = /^\d+$/.test(id) ? await getDeadLetters(context.store, [id]) : [];
+	if (!record) return { html: layout(context, 'Not found', 'list', html`<h1>Dead letter ${id} not found</h1><p><a href="${query({ view: 'list' })}">Back to the list</a></p>`), notFound: true };
+	const r = record as Record<string, unknown> & typeof record;
+	const payload = JSON.stringify(r.payload, null, 2);
+	const runLink = str(r.run_link);
+	const field = (label: string, value: unknown) => html`<dt>${label}</dt><dd>${value === null || value === undefined || value === '' ? '–' : String(value)}</dd>`;
+	const form = (action: string, label: string, noteRequired: boolean, cls = '') =>
+		html`<form method="post" action="${query({ view: 'item', id })}" class="action-${action}">${hidden('action', action)}${hidden('id', id)}${hidden('token', context.token)}
+<textarea name="note" rows="2" placeholder="${noteRequired ? 'note (required)' : 'note (optional)'}"${noteRequired ? html` required` : ''}></textarea><button type="submit" class="${cls}">${label}</button></form>`;
+	const open = OPEN_STATUSES.includes(r.status);
+	const history = html`<table class="history"><thead><tr><th>When</th><th>Who</th><th>From</th><th>To</th><th>Why</th></tr></thead><tbody>
+${r.history.map((e) => html`<tr><td>${e.at}</td><td class="actor">${e.actor}</td><td>${e.fromStatus ?? ''}</td><td>${e.toStatus}</td><td class="reason">${e.reason ?? ''}</td></tr>`)}</tbody></table>`;
+	const content = html`<p><a href="${query({ view: 'list' })}">← Dead letters</a></p>
+<h1>Dead letter ${id} ${statusBadge(r.status)}</h1>
+<dl>
+${field('Workflow', `${str(r.workflow_name) || str(r.workflow_id)} (${str(r.workflow_id)})`)}
+${field('Step', r.step)}
+${field('Reason', `${str(r.error_class)}${r.error_status ? ` (HTTP ${str(r.error_status)})` : ''}`)}
+<dt>Error</dt><dd class="error-message">${str(r.error_message) || '–'}</dd>
+${field('What already happened', r.already_happened)}
+${field('Impact', r.impact)}
+${field('Owner', r.owner)}
+${field('Integration', r.integration)}
+<dt>Idempotency key</dt><dd><code class="key">${str(r.idempotency_key) || '–'}</code></dd>
+<dt>Run</dt><dd>${runLink ? html`<a class="run-link" href="${/^https?:\/\//i.test(runLink) ? runLink : '#'}" target="_blank" rel="noopener noreferrer">${runLink}</a>` : '–'}</dd>
+${field('Attempts', `${str(r.attempts)} (failed ${str(r.failure_count)} time${Number(r.failure_count) === 1 ? '' : 's'})`)}
+${field('Parked', `${duration(ageOf(r.parked_at))} ago (${new Date(r.parked_at as string).toISOString()})`)}
+</dl>
+<h2>Payload</h2><pre class="payload">${payload}</pre>
+${open ? html`<h2>Actions</h2><div class="actions">${form('replay', 'Replay', false)}${form('being_fixed', 'Mark being fixed', false, 'quiet')}${form('resolve', 'Resolve', true, 'quiet')}${form('abandon', 'Abandon', true, 'danger')}</div>` : html`<p class="muted">Closed: no actions.</p>`}
+<h2>History</h2>${history}`;
+	return { html: layout(context, `Dead letter ${id}`, 'list', content) };
+}
+
+async function controlsPage(context: PageContext): Promise<Page> {
+	const [pauses, heartbeats, held] = await Promise.all([
+		listPauses(context.store),
+		listHeartbeats(context.store),
+		listDeadLetters(context.store, { statuses: ['held'], limit: 10_000 }),
+	]);
+	const heldBy = (name: string) => held.filter((r) => r.integration === name).length;
+	const pauseRows = pauses.map(
+		(p) => html`<tr class="pause" data-name="${p.name}"><td>${p.scope}</td><td>${p.name}</td><td>${p.paused ? html`<b class="state-down">paused</b>` : html`<span class="state-up">running</span>`}</td><td>${p.changedBy}</td><td>${p.reason ?? ''}</td><td>${p.changedAt}</td><td class="num">${p.scope === 'integration' ? heldBy(p.name) : ''}</td>
+<td>${p.paused ? html`<form method="post" action="${query({ view: 'controls' })}">${hidden('action', 'resume')}${hidden('token', context.token)}${hidden('scope', p.scope)}${hidden('name', p.name)}<input name="note" placeholder="why (optional)"> <button type="submit">Resume</button></form>` : ''}</td></tr>`,
+	);
+	const beatRows = heartbeats.map(
+		(h) => html`<tr class="heartbeat" data-name="${h.name}"><td>${h.name}</td><td class="state-${h.state}">${h.state}</td><td>${h.lastBeatAt} (${duration(ageOf(h.lastBeatAt))} ago)</td><td>${h.dueAt}</td><td>${h.cron ?? (h.periodSeconds ? `every ${duration(h.periodSeconds)}` : '')}</td><td>${duration(h.graceSeconds)}</td></tr>`,
+	);
+	const content = html`<h1>Pauses</h1>
+<form method="post" action="${query({ view: 'controls' })}" class="filters pause-form">${hidden('action', 'pause')}${hidden('token', context.token)}
+<label>Scope <select name="scope"><option value="integration">integration</option><option value="workflow">workflow</option></select></label>
+<label>Name <input name="name" required placeholder="e.g. crm"></label>
+<label>Reason <input name="note" required placeholder="e.g. supplier outage, ticket 4711" size="36"></label>
+<button type="submit" class="danger">Pause</button></form>
+${pauses.length ? html`<table class="pauses"><thead><tr><th>Scope</th><th>Name</th><th>State</th><th>By</th><th>Why</th><th>Since</th><th class="num">Held items</th><th></th></tr></thead><tbody>${pauseRows}</tbody></table>` : html`<p class="muted">Nothing was ever paused.</p>`}
+<h1>Heartbeats</h1>
+${heartbeats.length ? html`<table class="heartbeats"><thead><tr><th>Name</th><th>State</th><th>Last beat</th><th>Due</th><th>Schedule</th><th>Grace</th></tr></thead><tbody>${beatRows}</tbody></table>` : html`<p class="muted">No heartbeats recorded yet.</p>`}`;
+	return { html: layout(context, 'Pauses & heartbeats', 'controls', content) };
+}
+
+async function statsPage(context: PageContext): Promise<Page> {
+	const days = context.options.days ?? 30;
+	const stats = await deadLetterStats(context.store, { days, topReasons: 10 });
+	const total = stats.parkedPerDay.reduce((sum, d) => sum + d.parked, 0);
+	const group = (title: string, rows: Array<[string, number]>) =>
+		html`<h2>${title}</h2>${rows.length ? html`<table><tbody>${rows.map(([k, n]) => html`<tr><td>${k}</td><td class="num">${n}</td></tr>`)}</tbody></table>` : html`<p class="muted">None.</p>`}`;
+	const content = html`<h1>Stats</h1>
+<div class="chips"><span class="chip">open <b>${stats.openCount}</b></span><span class="chip">parked in ${days} days <b class="parked-total">${total}</b></span><span class="chip">oldest waiting <b>${duration(stats.oldestWaitSeconds)}</b></span><span class="chip">median wait <b>${duration(stats.medianWaitSeconds)}</b></span><span class="chip">mean time to close <b>${duration(stats.averageResolutionSeconds)}</b></span></div>
+<h2>Parked per day</h2>${parkedPerDayChart(stats.parkedPerDay, days)}
+<h2>Top reasons (${days} days)</h2>${stats.topReasons.length ? html`<table class="top-reasons"><thead><tr><th>Reason</th><th class="num">Parked</th></tr></thead><tbody>${stats.topReasons.map((r) => html`<tr><td>${r.reason}</td><td class="num">${r.count}</td></tr>`)}</tbody></table>` : html`<p class="muted">Nothing parked.</p>`}
+${group('Open by workflow', stats.openByWorkflow.map((r): [string, number] => [r.workflow_id, r.open]))}
+${group('Open by step', stats.openByStep.map((r): [string, number] => [r.step, r.open]))}
+${group('Open by owner', stats.openByOwner.map((r): [string, number] => [r.owner, r.open]))}`;
+	return { html: layout(context, 'Stats', 'stats', content) };
+}

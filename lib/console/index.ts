@@ -1,0 +1,3 @@
+export * from './console';
+export * from './html';
+export * from './metrics';
