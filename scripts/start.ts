@@ -58,6 +58,8 @@ async function main(): Promise<void> {
 	process.on('SIGTERM', () => void stop());
 
 	const userFolder = join(CACHE_DIR, `start-${version}`);
+	const consoleLogin = { user: process.env.RELIABILITY_CONSOLE_USER ?? 'operator', password: process.env.RELIABILITY_CONSOLE_PASSWORD ?? 'Reliability-Console-1' };
+	const metricsToken = process.env.RELIABILITY_METRICS_TOKEN ?? 'reliability-metrics-token';
 	n8n = await startN8n({
 		install,
 		userFolder,
@@ -71,10 +73,13 @@ async function main(): Promise<void> {
 				type: 'reliabilityStoreApi',
 				data: { ...postgres.settings, ssl: 'disable', schema: 'n8n_reliability', maxConnections: 10 },
 			},
+			// Sign-in for the operator console and the metrics endpoint (webhook authentication).
+			{ id: 'reliabilityConsoleLogin', name: 'Reliability console login', type: 'httpBasicAuth', data: { user: consoleLogin.user, password: consoleLogin.password } },
+			{ id: 'reliabilityMetricsToken', name: 'Reliability metrics token', type: 'httpHeaderAuth', data: { name: 'Authorization', value: `Bearer ${metricsToken}` } },
 		],
 		// The bundled workflows, as shipped (they point at this credential and the demo API).
 		workflows: bundledWorkflows(SHIPPED_DEMO_URL, 'reliabilityStoreLocal'),
-		activate: bundledToActivate(Number(version.split('.')[0])),
+		activate: [...bundledToActivate(Number(version.split('.')[0])), 'relOperatorConsole'],
 	});
 
 	say('');
@@ -82,7 +87,9 @@ async function main(): Promise<void> {
 	say(`  sign in as ${DEFAULT_OWNER.email} / ${DEFAULT_OWNER.password}`);
 	say(`  credential "Reliability Store (local)" points at ${postgres.settings.host}:${postgres.settings.port}/${postgres.settings.database}, schema n8n_reliability`);
 	say('  nodes: Idempotent HTTP Write, Event Dedupe, Dead Letter Park, Reliability Control (search "Idempotent", "Dedupe", "Dead Letter" or "Reliability")');
-	say(`  bundled workflows imported: Worked example (active), Replay (active), Error handler, Alert, Daily digest, Heartbeat watch`);
+	say(`  bundled workflows imported: Worked example, Replay, Operator console, Daily digest, Heartbeat watch (active), Error handler, Alert`);
+	say(`  operator console: http://localhost:${port}/webhook/reliability-console (sign in as ${consoleLogin.user} / ${consoleLogin.password})`);
+	say(`  Prometheus metrics: curl -H 'Authorization: Bearer ${metricsToken}' http://localhost:${port}/webhook/reliability-metrics`);
 	say(`  demo API (enrichment, CRM, alert sink) at ${demo.url}: GET ${demo.url}/crm/contacts, GET ${demo.url}/alerts`);
 	say('  try the worked example (posted twice, as a form tool that did not hear back would):');
 	say(`    curl -s -XPOST http://localhost:${port}/webhook/lead-form -H 'content-type: application/json' -d '{"submissionId":"form-1","email":"ana@acme.io","name":"Ana","phone":"0151 2345678"}'`);

@@ -32,7 +32,7 @@ describe.each(n8nVersionsUnderTest())('the worked example, lead routing under fa
 	it('every bundled workflow imports', async () => {
 		const listed = await ctx!.n8n.rest<Array<{ id: string; name: string }>>('GET', '/workflows');
 		const names = (Array.isArray(listed) ? listed : (listed as { data: Array<{ name: string }> }).data).map((w) => w.name).sort();
-		expect(names).toEqual(['Reliability: Alert', 'Reliability: Daily digest', 'Reliability: Error handler', 'Reliability: Heartbeat watch', 'Reliability: Replay', 'Reliability: Worked example, lead routing']);
+		expect(names).toEqual(['Reliability: Alert', 'Reliability: Daily digest', 'Reliability: Error handler', 'Reliability: Heartbeat watch', 'Reliability: Operator Console', 'Reliability: Replay', 'Reliability: Worked example, lead routing']);
 	});
 
 	let failedRunId = '';
