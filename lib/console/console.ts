@@ -40,6 +40,8 @@ export interface ConsoleResponse {
 	replayRequested: number;
 	operator: string | null;
 	action: string | null;
+	/** Where a successful action redirects (303, so a reload does not post it again); '' otherwise. */
+	location: string;
 }
 
 const LIST_LIMIT = 200;
@@ -159,31 +161,62 @@ export async function handleConsoleRequest(store: Store, request: ConsoleRequest
 			if (!operator) throw new ActionRefused('Actions need a signed-in operator', 'Sign in through the webhook authentication (Basic auth user name) or configure the operator header.');
 			if (!tokenMatches(str(body.token), token)) throw new ActionRefused('The form is out of date or came from another page', 'Reload the page and try again.');
 			const done = await runAction(store, action, body, operator, options);
-			replayRequested = done.replayRequested;
-			context.flash = { kind: 'ok', text: done.message };
+			// Post, redirect, get: the page after an action is a GET, so reloading it posts nothing.
+			// The message is chosen by the action's name and counts, never taken as text from the URL.
+			const location = query({ ...stringParams(q), done: action, n: done.count, done_id: str(body.id) || undefined });
+			return { statusCode: 303, contentType: 'text/html; charset=utf-8', body: html`<!doctype html><p><a href="${location}">${done.message}</a></p>`.value, replayRequested: done.replayRequested, operator, action, location };
 		} catch (error) {
 			statusCode = error instanceof ActionRefused || error instanceof ReliabilityError ? 422 : 500;
 			const hint = error instanceof ReliabilityError && error.hint ? ` ${error.hint}` : '';
 			context.flash = { kind: 'error', text: `${error instanceof Error ? error.message : String(error)}.${hint}` };
 		}
 	}
+	context.flash ??= doneMessage(q, operator);
 	const view = str(q.view) || 'list';
 	const page = await renderView(view, q, context).catch((error: unknown) => {
 		statusCode = 500;
 		return { html: layout(context, 'Error', view, html`<p class="flash error">${error instanceof Error ? error.message : String(error)}</p>`) } as Page;
 	});
 	if (page.notFound) statusCode = 404;
-	return { statusCode, contentType: 'text/html; charset=utf-8', body: page.html.value, replayRequested, operator, action };
+	return { statusCode, contentType: 'text/html; charset=utf-8', body: page.html.value, replayRequested, operator, action, location: '' };
 }
 
-async function runAction(store: Store, action: string, body: Record<string, unknown>, operator: string, options: ConsoleOptions): Promise<{ message: string; replayRequested: number }> {
+function stringParams(q: Record<string, unknown>): Record<string, string> {
+	const out: Record<string, string> = {};
+	for (const [key, value] of Object.entries(q)) if (!['done', 'n', 'done_id'].includes(key)) out[key] = str(value);
+	return out;
+}
+
+/** The confirmation after a redirect: fixed text per action, with only numbers from the URL. */
+function doneMessage(q: Record<string, unknown>, operator: string | null): Flash | undefined {
+	const done = str(q.done);
+	if (!done) return undefined;
+	const id = /^\d+$/.test(str(q.done_id)) ? str(q.done_id) : '';
+	const n = /^\d+$/.test(str(q.n)) ? Number(str(q.n)) : 0;
+	const by = operator ? ` (by ${operator})` : '';
+	const texts: Record<string, string> = {
+		replay: `Dead letter ${id} set to replay${by}; the Replay workflow runs it now.`,
+		being_fixed: `Dead letter ${id} marked as being fixed${by}.`,
+		resolve: `Dead letter ${id} resolved${by}.`,
+		abandon: `Dead letter ${id} abandoned${by}.`,
+		batch_replay: `${n} dead letter${n === 1 ? '' : 's'} set to replay${by}.`,
+		pause: `Paused${by}: its writes are held.`,
+		resume: `Resumed${by}; ${n} held item${n === 1 ? '' : 's'} set to replay.`,
+	};
+	return texts[done] ? { kind: 'ok', text: texts[done] } : undefined;
+}
+
+async function runAction(store: Store, action: string, body: Record<string, unknown>, operator: string, options: ConsoleOptions): Promise<{ message: string; replayRequested: number; count: number }> {
 	const note = str(body.note);
 	const id = str(body.id);
 	const statusChange = async (to: DeadLetterStatus, verb: string) => {
 		if (!/^\d+$/.test(id)) throw new ActionRefused(`No dead letter chosen to ${verb}`, 'Open an item and use its buttons.');
+		const [current] = await getDeadLetters(store, [id]);
+		if (!current) throw new ActionRefused(`Dead letter ${id} does not exist`, 'Go back to the list.');
+		if (!OPEN_STATUSES.includes(current.status)) throw new ActionRefused(`Dead letter ${id} is already ${STATUS_LABELS[current.status]}`, 'Closed items take no more actions.');
 		if ((to === 'resolved' || to === 'abandoned') && !note) throw new ActionRefused(`To ${verb} dead letter ${id}, write a note`, 'Say what was done, or why it is given up; the note goes into its history.');
 		await updateDeadLetterStatus(store, { id, to, actor: operator, reason: note || undefined });
-		return { message: `Dead letter ${id}: ${STATUS_LABELS[to]} (by ${operator}).`, replayRequested: to === 'replay_requested' ? 1 : 0 };
+		return { message: `Dead letter ${id}: ${STATUS_LABELS[to]} (by ${operator}).`, replayRequested: to === 'replay_requested' ? 1 : 0, count: 1 };
 	};
 	switch (action) {
 		case 'replay':
@@ -202,7 +235,7 @@ async function runAction(store: Store, action: string, body: Record<string, unkn
 			if (!statuses.every((s) => s === 'new' || s === 'being_fixed')) throw new ActionRefused(`Items in status "${filters.status}" cannot be replayed in a batch`, 'Filter on new or being fixed (held items are released by resuming their integration).');
 			const rows = await listDeadLetters(store, { ...listFilter(filters, limit), statuses });
 			for (const row of rows) await updateDeadLetterStatus(store, { id: String(row.id), to: 'replay_requested', actor: operator, reason: note || 'batch replay from the console' });
-			return { message: `${rows.length} dead letter${rows.length === 1 ? '' : 's'} set to replay (by ${operator}).`, replayRequested: rows.length };
+			return { message: `${rows.length} dead letter${rows.length === 1 ? '' : 's'} set to replay (by ${operator}).`, replayRequested: rows.length, count: rows.length };
 		}
 		case 'pause':
 		case 'resume': {
@@ -210,10 +243,10 @@ async function runAction(store: Store, action: string, body: Record<string, unkn
 			const name = str(body.name);
 			if (action === 'pause') {
 				await pause(store, scope as PauseScope, name, operator, note);
-				return { message: `${scope} ${name} paused (by ${operator}): its writes are held.`, replayRequested: 0 };
+				return { message: `${scope} ${name} paused (by ${operator}): its writes are held.`, replayRequested: 0, count: 0 };
 			}
 			const state = await resume(store, scope as PauseScope, name, operator, note);
-			return { message: `${scope} ${name} resumed (by ${operator}); ${state.released} held item${state.released === 1 ? '' : 's'} set to replay.`, replayRequested: state.released };
+			return { message: `${scope} ${name} resumed (by ${operator}); ${state.released} held item${state.released === 1 ? '' : 's'} set to replay.`, replayRequested: state.released, count: state.released };
 		}
 		default:
 			throw new ActionRefused(`Unknown action "${action}"`, 'Use the buttons on the page.');

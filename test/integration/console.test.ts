@@ -1,5 +1,5 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import { actionToken, type ConsoleRequest, handleConsoleRequest, prometheusMetrics } from '../../lib/console';
+import { actionToken, type ConsoleRequest, type ConsoleResponse, handleConsoleRequest, prometheusMetrics } from '../../lib/console';
 import { beat, pause } from '../../lib/control';
 import { getDeadLetters, parkItems } from '../../lib/deadletter';
 import { adminQuery, testStore } from '../helpers/store';
@@ -14,6 +14,13 @@ function request(query: Record<string, string>, body?: Record<string, string>, u
 	const headers = { authorization: basic(user), 'user-agent': 'test' };
 	const token = actionToken({ headers });
 	return { headers, query, body: body ? { token, ...body } : {} };
+}
+
+/** Follows the console's redirect after an action, as the browser does (a GET of the page). */
+async function follow(response: ConsoleResponse, user = 'maria'): Promise<ConsoleResponse> {
+	expect(response.statusCode).toBe(303);
+	const query = Object.fromEntries(new URLSearchParams(response.location.replace(/^\?/, '')));
+	return await handleConsoleRequest(store, request(query, undefined, user));
 }
 
 async function park(payload: unknown, overrides: Record<string, unknown> = {}) {
@@ -63,12 +70,19 @@ describe('console actions', () => {
 		expect(refused.body).toContain('write a note');
 		expect((await getDeadLetters(store, [id]))[0].status).toBe('new');
 
-		const done = await handleConsoleRequest(store, request({ view: 'item', id }, { action: 'resolve', id, note: 'fixed by hand in the CRM' }, 'jonas'));
+		const done = await follow(await handleConsoleRequest(store, request({ view: 'item', id }, { action: 'resolve', id, note: 'fixed by hand in the CRM' }, 'jonas')), 'jonas');
 		expect(done.statusCode).toBe(200);
+		expect(done.body).toContain(`Dead letter ${id} resolved (by jonas).`);
 		const [record] = await getDeadLetters(store, [id]);
 		expect(record.status).toBe('resolved');
 		expect(record.history.at(-1)).toMatchObject({ actor: 'jonas', toStatus: 'resolved', reason: 'fixed by hand in the CRM' });
 		expect(done.body).toContain('fixed by hand in the CRM');
+
+		// The same post again (a resubmitted form) is refused: the item is closed.
+		const again = await handleConsoleRequest(store, request({ view: 'item', id }, { action: 'replay', id }, 'jonas'));
+		expect(again.statusCode).toBe(422);
+		expect(again.body).toContain('is already resolved');
+		expect((await getDeadLetters(store, [id]))[0].history).toHaveLength(2);
 	});
 
 	it('refuses an action whose token does not come from the operator\'s own page, and changes nothing', async () => {
@@ -102,11 +116,11 @@ describe('console actions', () => {
 	});
 
 	it('pause and resume from the controls page record who and why', async () => {
-		const paused = await handleConsoleRequest(store, request({ view: 'controls' }, { action: 'pause', scope: 'integration', name: 'erp', note: 'ERP maintenance window' }));
+		const paused = await follow(await handleConsoleRequest(store, request({ view: 'controls' }, { action: 'pause', scope: 'integration', name: 'erp', note: 'ERP maintenance window' })));
 		expect(paused.statusCode).toBe(200);
 		expect(paused.body).toContain('ERP maintenance window');
 		const resumed = await handleConsoleRequest(store, request({ view: 'controls' }, { action: 'resume', scope: 'integration', name: 'erp', note: 'window over' }, 'jonas'));
-		expect(resumed.statusCode).toBe(200);
+		expect(resumed.statusCode).toBe(303);
 		const events = await adminQuery<{ paused: boolean; actor: string; reason: string }>(`SELECT paused, actor, reason FROM "${schema}".pause_events WHERE name = 'erp' ORDER BY id`);
 		expect(events).toEqual([
 			{ paused: true, actor: 'maria', reason: 'ERP maintenance window' },
