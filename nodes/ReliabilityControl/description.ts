@@ -2,8 +2,9 @@ import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
 
 /**
  * Operator controls as resources of one node, following n8n's resource/operation convention:
- * Pause (pause, resume, check, list) and Heartbeat (beat, check). Pause > Check routes items to
- * Running or Paused; every other operation has one output.
+ * Pause (pause, resume, check, list), Heartbeat (beat, check), Console (serve: a webhook request
+ * in, the console's page out) and Metric (prometheus). Pause > Check routes items to Running or
+ * Paused; every other operation has one output.
  */
 const outputsExpression = `={{
 	$parameter.resource === 'pause' && $parameter.operation === 'check'
