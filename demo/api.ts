@@ -6,12 +6,18 @@ import type { AddressInfo } from 'node:net';
  * The demo API of the worked example (lead routing under failure): an enrichment service, a
  * CRM and an alert sink in one local server, with faults that can be switched on.
  *
- *   POST /enrich            {email} -> {company, size}; fault "enrichTimeouts": N answers hang past the caller's timeout
- *   POST /crm/contacts      upsert by email, honours Idempotency-Key; fault "rejectLocalPhones": 422 for numbers without +country code
+ *   POST /enrich            {email} -> {company, size}; faults "enrichTimeouts" (the next N) and
+ *                           "enrichTimeoutRate" (a share, at random per request) hang past the caller's timeout
+ *   POST /crm/contacts      upsert by email, honours Idempotency-Key; fault "rejectLocalPhones": 422 for numbers
+ *                           without +country code; "crmUnavailable" (the next N) and "crmUnavailableRate" answer
+ *                           503; "crmLostRate" commits (or replays), then drops the connection without an answer
  *   GET  /crm/contacts      every contact
+ *   GET  /crm/effects       the effect log: one entry per committed upsert, with its Idempotency-Key
  *   POST /alerts            records an alert (the Alert workflow's HTTP channel)
  *   GET  /alerts            every alert
- *   POST /_faults           {enrichTimeouts?, enrichDelayMs?, rejectLocalPhones?, crmUnavailable?} switches faults
+ *   POST /_faults           {enrichTimeouts?, enrichDelayMs?, rejectLocalPhones?, crmUnavailable?, enrichTimeoutRate?,
+ *                           crmUnavailableRate?, crmLostRate?} switches faults
+ *   GET  /_stats            how many requests came in and how many faults were injected
  *   POST /_reset            forgets everything
  */
 export interface Faults {
@@ -20,7 +26,43 @@ export interface Faults {
 	rejectLocalPhones: boolean;
 	/** The next N contact writes answer 503 (the CRM is down). */
 	crmUnavailable: number;
+	/** Share (0..1) of enrichment calls that hang for enrichDelayMs, drawn per request. */
+	enrichTimeoutRate?: number;
+	/** Share (0..1) of contact writes answered 503 before anything is done, drawn per request. */
+	crmUnavailableRate?: number;
+	/**
+	 * Share (0..1) of contact writes whose answer is lost: the upsert is committed (or the saved
+	 * answer of its key replayed), then the connection is destroyed, as a proxy timeout or a
+	 * reset after commit would. The caller cannot know whether the write happened.
+	 */
+	crmLostRate?: number;
 }
+
+/** One committed upsert at the CRM: what an auditor counts to find a business effect done twice. */
+export interface CrmEffect {
+	seq: number;
+	/** The Idempotency-Key the write carried, if any. */
+	key?: string;
+	email: string;
+	contactId: number;
+	/** True when the upsert created the contact, false when it changed an existing one. */
+	created: boolean;
+	at: string;
+}
+
+/** Requests seen and faults injected, so a campaign can say what it put the workflow through. */
+export interface DemoStats {
+	enrichCalls: number;
+	enrichTimeouts: number;
+	crmWrites: number;
+	crmUnavailable: number;
+	crmRejected: number;
+	crmReplayed: number;
+	crmCommitted: number;
+	crmLost: number;
+}
+
+const noStats = (): DemoStats => ({ enrichCalls: 0, enrichTimeouts: 0, crmWrites: 0, crmUnavailable: 0, crmRejected: 0, crmReplayed: 0, crmCommitted: 0, crmLost: 0 });
 
 export interface Contact {
 	id: number;
@@ -40,8 +82,13 @@ export class DemoApi {
 	contacts: Contact[] = [];
 	alerts: unknown[] = [];
 	enrichCalls = 0;
+	effects: CrmEffect[] = [];
+	stats: DemoStats = noStats();
 	private readonly savedByKey = new Map<string, { status: number; body: unknown }>();
 	private nextId = 1;
+
+	/** `random` draws the per-request faults (a seeded generator makes a run repeatable). */
+	constructor(private readonly random: () => number = Math.random) {}
 
 	async start(port = 0): Promise<this> {
 		this.server = createServer((request, response) => void this.handle(request, response));
@@ -63,6 +110,8 @@ export class DemoApi {
 		this.contacts = [];
 		this.alerts = [];
 		this.enrichCalls = 0;
+		this.effects = [];
+		this.stats = noStats();
 		this.savedByKey.clear();
 		this.faults = { enrichTimeouts: 0, enrichDelayMs: 30_000, rejectLocalPhones: true, crmUnavailable: 0 };
 	}
@@ -76,14 +125,18 @@ export class DemoApi {
 			this.faults = { ...this.faults, ...(body as Partial<Faults>) };
 			return send(response, 200, this.faults);
 		}
+		if (route === 'GET /_stats') return send(response, 200, this.stats);
 		if (route === 'POST /_reset') {
 			this.reset();
 			return send(response, 200, { reset: true });
 		}
 		if (route === 'POST /enrich') {
 			this.enrichCalls++;
-			if (this.faults.enrichTimeouts > 0) {
-				this.faults.enrichTimeouts--;
+			this.stats.enrichCalls++;
+			const hang = this.faults.enrichTimeouts > 0 || this.draw(this.faults.enrichTimeoutRate);
+			if (hang) {
+				if (this.faults.enrichTimeouts > 0) this.faults.enrichTimeouts--;
+				this.stats.enrichTimeouts++;
 				await new Promise((r) => setTimeout(r, this.faults.enrichDelayMs));
 			}
 			const email = String(body?.email ?? '');
@@ -91,6 +144,7 @@ export class DemoApi {
 			return send(response, 200, { email, company: domain.split('.')[0].replace(/^./, (c) => c.toUpperCase()), size: 50 });
 		}
 		if (route === 'GET /crm/contacts') return send(response, 200, this.contacts);
+		if (route === 'GET /crm/effects') return send(response, 200, this.effects);
 		if (route === 'POST /crm/contacts') return this.upsertContact(request, response, body ?? {});
 		if (route === 'POST /alerts') {
 			this.alerts.push(body);
@@ -100,30 +154,61 @@ export class DemoApi {
 		return send(response, 404, { message: `no route ${route}` });
 	}
 
-	/** Upsert by email; a repeated Idempotency-Key gets the saved answer and writes nothing. */
+	/** True with probability `rate` (none when the rate is unset or 0). */
+	private draw(rate: number | undefined): boolean {
+		return rate !== undefined && rate > 0 && this.random() < rate;
+	}
+
+	/**
+	 * Upsert by email; a repeated Idempotency-Key gets the saved answer and writes nothing. Every
+	 * committed write is appended to the effect log. From the key check to the commit nothing
+	 * awaits, so two requests with one key cannot both commit.
+	 */
 	private upsertContact(request: IncomingMessage, response: ServerResponse, body: Record<string, unknown>): void {
 		const key = request.headers['idempotency-key'] as string | undefined;
-		if (this.faults.crmUnavailable > 0) {
-			this.faults.crmUnavailable--;
+		this.stats.crmWrites++;
+		const unavailable = this.faults.crmUnavailable > 0 || this.draw(this.faults.crmUnavailableRate);
+		if (unavailable) {
+			if (this.faults.crmUnavailable > 0) this.faults.crmUnavailable--;
+			this.stats.crmUnavailable++;
 			return send(response, 503, { message: 'CRM maintenance, try again later' });
 		}
+		// Decided before the work: the answer of this request will not reach the caller.
+		const lose = this.draw(this.faults.crmLostRate);
+		const answerOrDrop = (status: number, answer: unknown, headers: Record<string, string> = {}): void => {
+			if (lose) {
+				this.stats.crmLost++;
+				return void request.socket.destroy();
+			}
+			return send(response, status, answer, headers);
+		};
 		const saved = key ? this.savedByKey.get(key) : undefined;
-		if (saved) return send(response, saved.status, saved.body, { 'idempotent-replayed': 'true' });
+		if (saved) {
+			this.stats.crmReplayed++;
+			return answerOrDrop(saved.status, saved.body, { 'idempotent-replayed': 'true' });
+		}
 		const email = String(body.email ?? '').trim().toLowerCase();
-		if (!email) return send(response, 422, { message: 'email: required' });
+		if (!email) {
+			this.stats.crmRejected++;
+			return send(response, 422, { message: 'email: required' });
+		}
 		const phone = body.phone === undefined ? undefined : String(body.phone);
 		if (phone && this.faults.rejectLocalPhones && !phone.startsWith('+')) {
+			this.stats.crmRejected++;
 			return send(response, 422, { message: `phone: invalid format "${phone}", expected +<country code><number>` });
 		}
 		const now = new Date().toISOString();
 		let contact = this.contacts.find((c) => c.email === email);
+		const created = !contact;
 		if (contact) Object.assign(contact, { name: body.name ?? contact.name, phone: phone ?? contact.phone, company: body.company ?? contact.company, updatedAt: now, writes: contact.writes + 1 });
 		else {
 			contact = { id: this.nextId++, email, name: body.name as string | undefined, phone, company: body.company as string | undefined, createdAt: now, updatedAt: now, writes: 1 };
 			this.contacts.push(contact);
 		}
+		this.stats.crmCommitted++;
+		this.effects.push({ seq: this.effects.length + 1, key, email, contactId: contact.id, created, at: now });
 		const answer = { status: 201, body: { ...contact } };
 		if (key) this.savedByKey.set(key, answer);
-		return send(response, answer.status, answer.body);
+		return answerOrDrop(answer.status, answer.body);
 	}
 }

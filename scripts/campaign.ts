@@ -1,0 +1,464 @@
+/**
+ * `npm run campaign`: N leads (default 10,000; `--items N` or CAMPAIGN_ITEMS) through the worked
+ * example, the bundled workflows imported into a real n8n with the demo API as enrichment
+ * service and CRM, under random faults: transient failures on every request, CRM answers lost
+ * after commit, duplicate deliveries (some at the same moment, some later) and many executions
+ * at once. When nothing is in flight any more it reads the destinations (the CRM's contacts and
+ * effect log, the dead-letter store) and counts every lead as done, parked, lost or duplicated.
+ * Exits non-zero when a lead is lost or an effect happened twice.
+ *
+ * Parked leads are meaningful: a small share of leads carry a local phone number, which the CRM
+ * rejects with 422 (a permanent failure, parked at once); the rest of the parked ones are leads
+ * whose transient faults outlasted the step's attempts.
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { Client } from 'pg';
+import { type CrmEffect, DemoApi } from '../demo/api';
+import { installN8n, type N8nInstall, type N8nProcess, packPackage, startN8n } from '../test/harness/n8n';
+import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
+import { clientConfig, ensurePostgres, type PgSettings } from '../test/harness/postgres';
+import { bundledToActivate, bundledWorkflows } from '../test/e2e/bundled';
+import { storeCredential } from '../test/e2e/fixtures';
+
+const LEAD_WORKFLOW = 'relLeadRouting01';
+const CONSUMER = 'lead-routing';
+const UPSERT_SUFFIX = ':crm-upsert';
+const ENRICH_SUFFIX = ':enrich';
+const UNFINISHED = ['new', 'running', 'waiting'];
+const FINISHED = ['success', 'error', 'crashed', 'canceled', 'unknown'];
+
+export interface CampaignOptions {
+	items: number;
+	install: N8nInstall;
+	/** The packed package (npm pack), installed into n8n as users install it. */
+	tarball: string;
+	postgres: PgSettings;
+	/** Share of requests to the enrichment service and the CRM that fail transiently (timeout, 503). */
+	faultRate?: number;
+	/** Share of CRM answers lost after the upsert was committed. */
+	lostRate?: number;
+	/** Share of leads with a local phone number, which the CRM rejects (422): parked. */
+	localPhoneRate?: number;
+	/** Share of leads delivered twice; half of them at the same moment, half later. */
+	duplicateRate?: number;
+	/** Webhook posts in flight at once. */
+	senders?: number;
+	/** Executions n8n runs at once (N8N_CONCURRENCY_PRODUCTION_LIMIT). */
+	n8nConcurrency?: number;
+	/** Posted but not finished: the senders wait while n8n is this far behind. */
+	maxBacklog?: number;
+	/** Seed of the leads and the fault draws. */
+	seed?: number;
+	/** Give up waiting when no execution has finished for this long. */
+	stallMs?: number;
+	log?: (line: string) => void;
+}
+
+export interface CampaignResult {
+	items: number;
+	done: number;
+	parked: number;
+	lost: number;
+	duplicated: number;
+	/** Done (in the CRM once) and also parked: an unknown outcome the node could not settle. */
+	doneAndParked: number;
+	/** Local-phone leads that ended in the CRM although the CRM rejects them (must be 0). */
+	misrouted: number;
+	/** Effects at the CRM that belong to no lead of the campaign (must be 0). */
+	strayEffects: number;
+	/** Leads with a local phone number: the CRM rejects each, so each must end parked. */
+	localPhones: number;
+	/** Webhooks posted: every lead once, the duplicates again. */
+	deliveries: number;
+	executions: { finished: number; unfinished: number; byStatus: Record<string, number> };
+	parkedBy: Record<string, number>;
+	faults: DemoApi['stats'];
+	wallMs: number;
+	/** What the campaign found about each lost or duplicated lead, for the report. */
+	findings: string[];
+	/** True when every execution finished before the counts were taken. */
+	settled: boolean;
+}
+
+interface Lead {
+	submissionId: string;
+	email: string;
+	name: string;
+	phone: string;
+	local: boolean;
+}
+
+/** mulberry32: a small seeded generator, so a campaign's leads and faults can be drawn again. */
+function seeded(seed: number): () => number {
+	let a = seed >>> 0;
+	return () => {
+		a = (a + 0x6d2b79f5) >>> 0;
+		let t = a;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The leads, and the order they are posted in: one unit is posted at once (a pair: a duplicate at the same moment). */
+function plan(items: number, tag: string, random: () => number, localPhoneRate: number, duplicateRate: number): { leads: Lead[]; units: Lead[][]; sameMoment: number; later: number } {
+	const digits = (n: number): string => Array.from({ length: n }, () => Math.floor(random() * 10)).join('');
+	const leads: Lead[] = Array.from({ length: items }, (_, i) => {
+		const local = random() < localPhoneRate;
+		return {
+			submissionId: `camp-${tag}-${i}`,
+			email: `lead${i}.${tag}@company${i % 97}.example`,
+			name: `Lead ${i}`,
+			phone: local ? `0151 ${digits(7)}` : `+49151${digits(7)}`,
+			local,
+		};
+	});
+	// A later duplicate is posted a few hundred positions after its lead: the sender did not hear
+	// back in time and delivers again, usually after the first copy has finished.
+	const placed: Array<{ at: number; unit: Lead[] }> = [];
+	let sameMoment = 0;
+	let later = 0;
+	leads.forEach((lead, i) => {
+		const duplicate = random() < duplicateRate;
+		if (duplicate && random() < 0.5) {
+			sameMoment++;
+			placed.push({ at: i, unit: [lead, lead] });
+			return;
+		}
+		placed.push({ at: i, unit: [lead] });
+		if (duplicate) {
+			later++;
+			placed.push({ at: i + 20 + random() * 400, unit: [lead] });
+		}
+	});
+	placed.sort((a, b) => a.at - b.at);
+	return { leads, units: placed.map((p) => p.unit), sameMoment, later };
+}
+
+/** How many executions match a filter, from n8n's own execution list (its count, not a page). */
+async function countExecutions(n8n: N8nProcess, filter: Record<string, unknown>): Promise<number> {
+	const query = encodeURIComponent(JSON.stringify(filter));
+	const data = await n8n.rest<{ count: number }>('GET', `/executions?filter=${query}&limit=1`);
+	return data.count;
+}
+
+/** Posts one delivery as a webhook sender does: until n8n accepts it (200), a few times. */
+async function deliver(n8n: N8nProcess, lead: Lead): Promise<void> {
+	const body = { submissionId: lead.submissionId, email: lead.email, name: lead.name, phone: lead.phone };
+	let last = '';
+	for (let attempt = 1; attempt <= 10; attempt++) {
+		try {
+			const response = await n8n.webhook('lead-form', body);
+			if (response.status === 200) return;
+			last = `${response.status} ${JSON.stringify(response.body).slice(0, 200)}`;
+		} catch (error) {
+			last = error instanceof Error ? error.message : String(error);
+		}
+		await sleep(500 * attempt);
+	}
+	throw new Error(`n8n did not accept the webhook of ${lead.submissionId} after 10 attempts: ${last}`);
+}
+
+export async function runCampaign(options: CampaignOptions): Promise<CampaignResult> {
+	const started = Date.now();
+	const say = options.log ?? ((line: string) => void process.stdout.write(`${line}\n`));
+	const items = options.items;
+	const faultRate = options.faultRate ?? 0.3;
+	const lostRate = options.lostRate ?? 0.05;
+	const localPhoneRate = options.localPhoneRate ?? 0.01;
+	const duplicateRate = options.duplicateRate ?? 0.1;
+	const senders = options.senders ?? 32;
+	const n8nConcurrency = options.n8nConcurrency ?? 50;
+	const maxBacklog = options.maxBacklog ?? 300;
+	const seed = options.seed ?? randomBytes(4).readUInt32LE(0);
+	const stallMs = options.stallMs ?? 300_000;
+	const random = seeded(seed);
+	const tag = randomBytes(3).toString('hex');
+	const schema = `campaign_${tag}_${process.pid}`;
+	const { leads, units, sameMoment, later } = plan(items, tag, random, localPhoneRate, duplicateRate);
+	const deliveries = units.reduce((sum, unit) => sum + unit.length, 0);
+
+	const demo = await new DemoApi(seeded(seed ^ 0x5eed)).start();
+	// Every request to the enrichment service and the CRM may fail transiently: an enrichment call
+	// hangs past the node's 2 s timeout, a CRM write answers 503. Some CRM answers are lost after
+	// the upsert was committed.
+	demo.faults = { ...demo.faults, rejectLocalPhones: true, enrichTimeoutRate: faultRate, enrichDelayMs: 3_000, crmUnavailableRate: faultRate, crmLostRate: lostRate };
+	const admin = new Client(clientConfig(options.postgres));
+	await admin.connect();
+	let n8n: N8nProcess | undefined;
+	let keepUserFolder = false;
+	try {
+		say(`campaign: ${items} leads through the worked example in n8n ${options.install.version} (seed ${seed}, store schema ${schema})`);
+		say(`  faults: ${pct(faultRate)} of enrichment calls time out and ${pct(faultRate)} of CRM writes answer 503, ${pct(lostRate)} of CRM answers lost after commit, ${pct(localPhoneRate)} of leads with a local phone (CRM 422)`);
+		say(`  deliveries: ${deliveries} webhooks (${sameMoment} leads posted twice at the same moment, ${later} again later), ${senders} senders, n8n runs up to ${n8nConcurrency} executions at once`);
+		n8n = await startN8n({
+			install: options.install,
+			tarball: options.tarball,
+			credentials: [storeCredential(schema, options.postgres)],
+			workflows: bundledWorkflows(demo.url),
+			activate: bundledToActivate(Number(options.install.version.split('.')[0])),
+			env: {
+				N8N_CONCURRENCY_PRODUCTION_LIMIT: String(n8nConcurrency),
+				// Every execution is kept, so "every execution finished" can be counted.
+				EXECUTIONS_DATA_PRUNE: 'false',
+				EXECUTIONS_DATA_PRUNE_MAX_COUNT: '0',
+			},
+		});
+		const instance = n8n;
+		say(`  n8n started after ${Math.round((Date.now() - started) / 1000)} s (${instance.baseUrl}, log ${instance.logFile})`);
+
+		// Progress: how many executions of the lead workflow have finished, polled in the background.
+		let finished = 0;
+		let lastProgressAt = Date.now();
+		let posted = 0;
+		let polling = true;
+		const poller = (async () => {
+			let lastReport = Date.now();
+			while (polling) {
+				const now = await countExecutions(instance, { workflowId: LEAD_WORKFLOW, status: FINISHED }).catch(() => finished);
+				if (now !== finished) lastProgressAt = Date.now();
+				finished = now;
+				if (Date.now() - lastReport >= 15_000) {
+					lastReport = Date.now();
+					say(`  [${Math.round((Date.now() - started) / 1000)} s] posted ${posted}/${deliveries}, finished ${finished}, CRM contacts ${demo.contacts.length}`);
+				}
+				await sleep(1_000);
+			}
+		})();
+
+		let settled = false;
+		try {
+			// The senders: each takes the next unit and posts it (a pair at the same moment); all wait
+			// while n8n is more than maxBacklog executions behind.
+			let next = 0;
+			await Promise.all(
+				Array.from({ length: senders }, async () => {
+					while (next < units.length) {
+						while (posted - finished > maxBacklog) {
+							if (Date.now() - lastProgressAt > stallMs) throw new Error(`no execution finished for ${Math.round(stallMs / 1000)} s with ${posted - finished} posted and unfinished; see ${instance.logFile}`);
+							await sleep(200);
+						}
+						const unit = units[next++];
+						if (!unit) return;
+						await Promise.all(unit.map((lead) => deliver(instance, lead)));
+						posted += unit.length;
+					}
+				}),
+			);
+			say(`  all ${deliveries} deliveries accepted after ${Math.round((Date.now() - started) / 1000)} s; waiting for every execution to finish`);
+
+			// Settled: every accepted delivery has a finished execution, nothing runs or waits in n8n,
+			// and no write is in progress in the store.
+			while (!settled) {
+				const unfinished = await countExecutions(instance, { status: UNFINISHED });
+				// An unknown outcome stays in_progress with its lease ended (to be reconciled by the next
+				// claim); only a live lease is a write still under way.
+				const [{ open }] = (await admin.query<{ open: string }>(`SELECT count(*) AS open FROM "${schema}".idempotency_keys WHERE status = 'in_progress' AND lease_until > now()`)).rows;
+				settled = finished >= deliveries && unfinished === 0 && Number(open) === 0;
+				if (settled) break;
+				if (Date.now() - lastProgressAt > stallMs) {
+					say(`  no execution finished for ${Math.round(stallMs / 1000)} s (finished ${finished}/${deliveries}, ${unfinished} unfinished, ${open} writes in progress): counting as it stands`);
+					break;
+				}
+				await sleep(2_000);
+			}
+		} finally {
+			polling = false;
+			await poller;
+		}
+
+		const byStatus: Record<string, number> = {};
+		for (const status of [...FINISHED, ...UNFINISHED]) {
+			const n = await countExecutions(instance, { workflowId: LEAD_WORKFLOW, status: [status] });
+			if (n > 0) byStatus[status] = n;
+		}
+		const unfinishedNow = await countExecutions(instance, { status: UNFINISHED });
+		const result = await count({ leads, demo, admin, schema, n8n: instance });
+		const outcome: CampaignResult = {
+			...result,
+			items,
+			localPhones: leads.filter((lead) => lead.local).length,
+			deliveries,
+			executions: { finished, unfinished: unfinishedNow, byStatus },
+			faults: { ...demo.stats },
+			wallMs: Date.now() - started,
+			settled,
+		};
+		keepUserFolder = outcome.lost > 0 || outcome.duplicated > 0 || !settled;
+		return outcome;
+	} catch (error) {
+		keepUserFolder = true;
+		throw error;
+	} finally {
+		await n8n?.stop().catch(() => undefined);
+		await demo.stop().catch(() => undefined);
+		await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+		await admin.end().catch(() => undefined);
+		if (n8n && keepUserFolder) say(`  n8n's user folder (its executions, its log) kept for inspection: ${n8n.userFolder}`);
+		else if (n8n && !process.env.RELIABILITY_KEEP_RUNS) rmSync(n8n.userFolder, { recursive: true, force: true });
+	}
+}
+
+type Counted = Pick<CampaignResult, 'done' | 'parked' | 'lost' | 'duplicated' | 'doneAndParked' | 'misrouted' | 'strayEffects' | 'parkedBy' | 'findings'>;
+
+/** Reads the destinations and puts every lead in exactly one of done, parked, lost, duplicated. */
+async function count(input: { leads: Lead[]; demo: DemoApi; admin: Client; schema: string; n8n: N8nProcess }): Promise<Counted> {
+	const { leads, demo, admin, schema, n8n } = input;
+	const byEmail = new Map(leads.map((lead) => [lead.email, lead]));
+	const bySubmission = new Map(leads.map((lead) => [lead.submissionId, lead]));
+
+	// Effects, not contacts: an upsert by e-mail leaves one contact however often it took effect.
+	const effects = new Map<string, CrmEffect[]>();
+	let strayEffects = 0;
+	for (const effect of demo.effects) {
+		const lead = byEmail.get(effect.email);
+		if (!lead) {
+			strayEffects++;
+			continue;
+		}
+		effects.set(lead.submissionId, [...(effects.get(lead.submissionId) ?? []), effect]);
+	}
+	const inCrm = new Set(demo.contacts.map((c) => byEmail.get(c.email)?.submissionId).filter((id): id is string => id !== undefined));
+
+	// Dead letters name their lead by idempotency key: <submission>:enrich, <submission>:crm-upsert,
+	// <submission> (invalid at the door), or execution:<id> (the error handler, for a failed run).
+	const rows = (await admin.query<{ idempotency_key: string | null; step: string; error_class: string; error_status: number | null; execution_id: string | null }>(`SELECT idempotency_key, step, error_class, error_status, execution_id FROM "${schema}".dead_letters`)).rows;
+	const parkedLeads = new Map<string, string[]>();
+	const parkedBy: Record<string, number> = {};
+	for (const row of rows) {
+		const reason = `${row.step}: ${row.error_class}${row.error_status ? ` ${row.error_status}` : ''}`;
+		let submission = row.idempotency_key ?? '';
+		if (submission.endsWith(UPSERT_SUFFIX)) submission = submission.slice(0, -UPSERT_SUFFIX.length);
+		else if (submission.endsWith(ENRICH_SUFFIX)) submission = submission.slice(0, -ENRICH_SUFFIX.length);
+		else if (submission.startsWith('execution:')) submission = (await submissionOfExecution(n8n, submission.slice('execution:'.length))) ?? submission;
+		if (!bySubmission.has(submission)) continue;
+		parkedLeads.set(submission, [...(parkedLeads.get(submission) ?? []), reason]);
+	}
+
+	const counted: Counted = { done: 0, parked: 0, lost: 0, duplicated: 0, doneAndParked: 0, misrouted: 0, strayEffects, parkedBy, findings: [] };
+	const lost: Lead[] = [];
+	const duplicated: Lead[] = [];
+	for (const lead of leads) {
+		const taken = effects.get(lead.submissionId)?.length ?? 0;
+		const parked = parkedLeads.get(lead.submissionId);
+		if (taken > 1) {
+			counted.duplicated++;
+			duplicated.push(lead);
+		} else if (inCrm.has(lead.submissionId)) {
+			counted.done++;
+			if (parked) counted.doneAndParked++;
+			if (lead.local) counted.misrouted++;
+		} else if (parked) {
+			counted.parked++;
+			// The reason a parked lead counts under: its last step's record.
+			const reason = parked[parked.length - 1];
+			parkedBy[reason] = (parkedBy[reason] ?? 0) + 1;
+		} else {
+			counted.lost++;
+			lost.push(lead);
+		}
+	}
+	for (const lead of lost.slice(0, 10)) counted.findings.push(`lost ${lead.submissionId}: ${await trace(admin, schema, n8n, lead)}`);
+	for (const lead of duplicated.slice(0, 10)) {
+		const list = (effects.get(lead.submissionId) ?? []).map((e) => `#${e.seq} key ${e.key ?? '(none)'} at ${e.at}`).join('; ');
+		counted.findings.push(`duplicated ${lead.submissionId}: effects ${list}; ${await trace(admin, schema, n8n, lead)}`);
+	}
+	return counted;
+}
+
+/** The submission a failed execution was processing, from its webhook's output. */
+async function submissionOfExecution(n8n: N8nProcess, id: string): Promise<string | undefined> {
+	const execution = await n8n.execution(id).catch(() => undefined);
+	const run = execution?.data.resultData.runData['Lead Form']?.[0];
+	const body = run?.data?.main[0]?.[0]?.json.body as { submissionId?: string } | undefined;
+	return body?.submissionId;
+}
+
+/** Where a lead's trail ends in the store: its claim, its write records and their executions. */
+async function trace(admin: Client, schema: string, n8n: N8nProcess, lead: Lead): Promise<string> {
+	const claims = (await admin.query<{ status: string; execution_id: string | null }>(`SELECT status, execution_id FROM "${schema}".processed_events WHERE consumer = $1 AND event_id = $2`, [CONSUMER, lead.submissionId])).rows;
+	const keys = (await admin.query<{ scope: string; key: string; status: string; attempts: number; last_error: string | null; execution_id: string | null; response_status: number | null }>(
+		`SELECT scope, key, status, attempts, last_error, execution_id, response_status FROM "${schema}".idempotency_keys WHERE key LIKE $1 ORDER BY created_at`,
+		[`${lead.submissionId}:%`],
+	)).rows;
+	const executions = new Set([...claims.map((c) => c.execution_id), ...keys.map((k) => k.execution_id)].filter((id): id is string => !!id));
+	const runs: string[] = [];
+	for (const id of executions) {
+		const execution = await n8n.execution(id).catch(() => undefined);
+		if (!execution) {
+			runs.push(`execution ${id}: not found`);
+			continue;
+		}
+		const nodes = Object.keys(execution.data.resultData.runData).join(' > ');
+		runs.push(`execution ${id}: ${execution.status}, ran ${nodes}${execution.data.resultData.error ? `, error "${execution.data.resultData.error.message}"` : ''}`);
+	}
+	const claimText = claims.length ? claims.map((c) => `claim ${c.status} by execution ${c.execution_id}`).join(', ') : 'no claim';
+	const keyText = keys.map((k) => `${k.key} ${k.status} after ${k.attempts} attempts${k.response_status ? ` (${k.response_status})` : ''}${k.last_error ? ` "${k.last_error}"` : ''}`).join(', ');
+	return [claimText, keyText || 'no write records', ...runs].join('; ');
+}
+
+const pct = (share: number): string => `${Math.round(share * 1000) / 10}%`;
+
+/** The campaign's report: the counts, what went into them, and last the JSON line. */
+export function report(result: CampaignResult, say: (line: string) => void = (line) => void process.stdout.write(`${line}\n`)): void {
+	const f = result.faults;
+	say('');
+	say(`faults injected: ${f.enrichTimeouts} of ${f.enrichCalls} enrichment calls timed out; ${f.crmUnavailable} of ${f.crmWrites} CRM writes answered 503, ${f.crmLost} answers lost after commit, ${f.crmRejected} rejected (422), ${f.crmReplayed} answered from the saved response of their key`);
+	say(`executions of the worked example: ${result.executions.finished} finished of ${result.deliveries} deliveries (${Object.entries(result.executions.byStatus).map(([status, n]) => `${status} ${n}`).join(', ')}); unfinished in n8n: ${result.executions.unfinished}`);
+	say(`done:       ${result.done} (in the CRM exactly once${result.doneAndParked ? `; ${result.doneAndParked} of them also parked as an outcome the node could not settle` : ''})`);
+	say(`parked:     ${result.parked} (in dead letters, not in the CRM${Object.keys(result.parkedBy).length ? `: ${Object.entries(result.parkedBy).sort((a, b) => b[1] - a[1]).map(([why, n]) => `${why} ${n}`).join(', ')}` : ''})`);
+	say(`lost:       ${result.lost} (neither in the CRM nor parked)`);
+	say(`duplicated: ${result.duplicated} (upsert took effect more than once)`);
+	if (result.misrouted) say(`misrouted:  ${result.misrouted} leads with a local phone in the CRM although it rejects them`);
+	if (result.strayEffects) say(`stray:      ${result.strayEffects} effects at the CRM that belong to no lead of the campaign`);
+	if (!result.settled) say('NOT SETTLED: counted while executions were still unfinished');
+	for (const finding of result.findings) say(`  ${finding}`);
+	say(`wall time: ${Math.round(result.wallMs / 1000)} s`);
+	say(JSON.stringify({ bench: 'campaign', items: result.items, lost: result.lost, duplicated: result.duplicated, parked: result.parked }));
+}
+
+/** Items from `--items N`, `--items=N` or CAMPAIGN_ITEMS; default 10,000. */
+function itemsFromArgs(argv: string[]): number {
+	const at = argv.findIndex((arg) => arg === '--items' || arg.startsWith('--items='));
+	const raw = at < 0 ? process.env.CAMPAIGN_ITEMS : argv[at].includes('=') ? argv[at].split('=')[1] : argv[at + 1];
+	const items = Number(raw ?? 10_000);
+	if (!Number.isInteger(items) || items < 1) throw new Error(`--items must be a positive whole number, got ${raw}`);
+	return items;
+}
+
+const envNumber = (name: string): number | undefined => (process.env[name] === undefined ? undefined : Number(process.env[name]));
+
+async function main(): Promise<void> {
+	const items = itemsFromArgs(process.argv.slice(2));
+	const version = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSIONS[0];
+	const postgres = await ensurePostgres('campaign');
+	try {
+		const result = await runCampaign({
+			items,
+			install: await installN8n(version),
+			tarball: await packPackage(),
+			postgres: postgres.settings,
+			faultRate: envNumber('CAMPAIGN_FAULT_RATE'),
+			lostRate: envNumber('CAMPAIGN_LOST_RATE'),
+			localPhoneRate: envNumber('CAMPAIGN_LOCAL_PHONE_RATE'),
+			duplicateRate: envNumber('CAMPAIGN_DUPLICATE_RATE'),
+			senders: envNumber('CAMPAIGN_SENDERS'),
+			n8nConcurrency: envNumber('CAMPAIGN_N8N_CONCURRENCY'),
+			seed: envNumber('CAMPAIGN_SEED'),
+		});
+		report(result);
+		process.exitCode = result.lost > 0 || result.duplicated > 0 || !result.settled ? 1 : 0;
+	} finally {
+		await postgres.stop();
+	}
+}
+
+if (require.main === module) {
+	main().catch((error: unknown) => {
+		process.stderr.write(`campaign failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+		process.exit(1);
+	});
+}
