@@ -68,6 +68,32 @@ export async function startWithPackage(version: string, label: string, workflows
 	return { n8n, schema };
 }
 
+/** What a file may set beyond the defaults of startWithPackage. */
+export interface E2eStartOptions {
+	workflows: WorkflowFile[];
+	credentials?: CredentialFile[];
+	/** Workflow ids to activate; default all of them. */
+	activate?: string[];
+	/** Extra environment of n8n (queue mode, its database). */
+	env?: Record<string, string>;
+	/** The Postgres server the Reliability Store credential points at; default the shared test server. */
+	store?: PgSettings;
+}
+
+/** startWithPackage with an environment and a store server of the file's choosing. */
+export async function startWith(version: string, label: string, options: E2eStartOptions): Promise<E2eContext> {
+	const schema = uniqueSchema(`e2e_${label}`);
+	const n8n = await startN8n({
+		install: installFor(version),
+		tarball: process.env.RELIABILITY_TARBALL,
+		credentials: [storeCredential(schema, options.store), ...(options.credentials ?? [])],
+		workflows: options.workflows,
+		activate: options.activate ?? options.workflows.map((w) => w.id),
+		env: options.env,
+	});
+	return { n8n, schema };
+}
+
 export async function stopAndClean(context: E2eContext | undefined): Promise<void> {
 	if (!context) return;
 	await context.n8n.stop();

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse as parseFlatted } from 'flatted';
@@ -222,34 +223,48 @@ export class N8nProcess {
 
 	/** Stops n8n: SIGTERM to its process group (n8n and its task runner), SIGKILL after a grace. */
 	async stop(graceMs = 20_000): Promise<void> {
-		const child = this.child;
-		if (!child || child.exitCode !== null || child.signalCode !== null) return;
-		const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-		try {
-			process.kill(-child.pid!, 'SIGTERM');
-		} catch {
-			return;
-		}
-		const timer = setTimeout(() => {
-			try {
-				process.kill(-child.pid!, 'SIGKILL');
-			} catch {
-				/* already gone */
-			}
-		}, graceMs);
-		await done;
-		clearTimeout(timer);
+		await stopGroup(this.child, graceMs);
 		this.child = undefined;
 	}
 
 	/** Kills n8n at once, as a crash or an OOM kill would, leaving executions unfinished. */
 	async kill(): Promise<void> {
-		const child = this.child;
-		if (!child || child.exitCode !== null) return;
-		const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-		process.kill(-child.pid!, 'SIGKILL');
-		await done;
+		await killGroup(this.child);
 		this.child = undefined;
+	}
+
+	/**
+	 * Starts an `n8n worker` for this instance (queue mode: the instance must run with
+	 * EXECUTIONS_MODE=queue on Postgres). The worker gets its own user folder with a copy of the
+	 * installed community packages (workers execute the nodes, so each has the package, as the
+	 * README asks of every worker), its own task-runner broker port and its own worker-server
+	 * port, and is ready when its readiness endpoint says database and Redis are connected.
+	 */
+	async startWorker(name: string, options: { env?: Record<string, string>; concurrency?: number; timeoutMs?: number } = {}): Promise<N8nWorker> {
+		const folder = join(this.userFolder, `worker-${name}`);
+		const nodesDir = join(this.userFolder, '.n8n', 'nodes');
+		mkdirSync(join(folder, '.n8n'), { recursive: true });
+		if (existsSync(nodesDir)) cpSync(nodesDir, join(folder, '.n8n', 'nodes'), { recursive: true });
+		const healthPort = await freePort();
+		const brokerPort = await freePort();
+		const env: NodeJS.ProcessEnv = {
+			...this.env,
+			N8N_USER_FOLDER: folder,
+			N8N_RUNNERS_BROKER_PORT: String(brokerPort),
+			QUEUE_HEALTH_CHECK_ACTIVE: 'true',
+			QUEUE_HEALTH_CHECK_PORT: String(healthPort),
+			N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
+			...options.env,
+		};
+		const worker = new N8nWorker(this.install, name, folder, healthPort, env, join(folder, 'worker.log'), options.concurrency ?? 10);
+		try {
+			await worker.start(options.timeoutMs);
+		} catch (error) {
+			// A worker that never became ready is still a process of ours: stop it before failing.
+			await worker.stop().catch(() => undefined);
+			throw error;
+		}
+		return worker;
 	}
 
 	/** Creates the owner on a fresh instance (or logs in when it exists) and keeps the session cookie. */
@@ -391,6 +406,88 @@ export class N8nProcess {
 	}
 }
 
+/** One `n8n worker` process of a queue-mode instance; started by N8nProcess.startWorker. */
+export class N8nWorker {
+	private child?: ChildProcess;
+
+	constructor(
+		readonly install: N8nInstall,
+		readonly name: string,
+		readonly userFolder: string,
+		readonly healthPort: number,
+		private readonly env: NodeJS.ProcessEnv,
+		readonly logFile: string,
+		readonly concurrency: number,
+	) {}
+
+	async start(timeoutMs = 180_000): Promise<void> {
+		const log = createWriteStream(this.logFile, { flags: 'a' });
+		this.child = spawn(this.install.node, [this.install.n8n, 'worker', `--concurrency=${this.concurrency}`], { env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+		this.child.stdout?.pipe(log);
+		this.child.stderr?.pipe(log);
+		let exited: string | undefined;
+		this.child.once('exit', (code, signal) => (exited = `exited with ${code ?? signal}`));
+		await waitFor(
+			`n8n worker ${this.name} (${this.install.version}, health port ${this.healthPort}, log: ${this.logFile})`,
+			async () => {
+				if (exited) throw new Error(`n8n worker ${this.name} ${exited} before it was ready; see ${this.logFile}`);
+				// /healthz answers as soon as the worker server listens; /healthz/readiness once
+				// the worker's database and Redis connections are up, so jobs can be taken.
+				const response = await fetch(`http://127.0.0.1:${this.healthPort}/healthz/readiness`).catch(() => undefined);
+				return response?.ok ? true : undefined;
+			},
+			timeoutMs,
+			500,
+		).catch((error: Error) => {
+			if (exited) throw new Error(`n8n worker ${this.name} ${exited} before it was ready; see ${this.logFile}`);
+			throw error;
+		});
+	}
+
+	/** SIGTERM to the worker's process group (worker and task runner), SIGKILL after a grace. */
+	async stop(graceMs = 20_000): Promise<void> {
+		await stopGroup(this.child, graceMs);
+		this.child = undefined;
+	}
+
+	async kill(): Promise<void> {
+		await killGroup(this.child);
+		this.child = undefined;
+	}
+}
+
+/** SIGTERM to a detached child's process group, SIGKILL when it has not exited after `graceMs`. */
+async function stopGroup(child: ChildProcess | undefined, graceMs: number): Promise<void> {
+	if (!child || child.exitCode !== null || child.signalCode !== null) return;
+	const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+	try {
+		process.kill(-child.pid!, 'SIGTERM');
+	} catch {
+		return;
+	}
+	const timer = setTimeout(() => {
+		try {
+			process.kill(-child.pid!, 'SIGKILL');
+		} catch {
+			/* already gone */
+		}
+	}, graceMs);
+	await done;
+	clearTimeout(timer);
+}
+
+/** SIGKILL to a detached child's process group, at once. */
+async function killGroup(child: ChildProcess | undefined): Promise<void> {
+	if (!child || child.exitCode !== null || child.signalCode !== null) return;
+	const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+	try {
+		process.kill(-child.pid!, 'SIGKILL');
+	} catch {
+		return;
+	}
+	await done;
+}
+
 export interface ExecutionSummary {
 	id: string;
 	status: string;
@@ -438,8 +535,14 @@ export async function startN8n(options: StartOptions): Promise<N8nProcess> {
 	await instance.importCredentials(options.credentials ?? []);
 	await instance.importWorkflows(options.workflows ?? []);
 	await instance.activateWorkflows(options.activate ?? []);
-	await instance.start();
-	await instance.setupOwner(options.owner);
+	try {
+		await instance.start();
+		await instance.setupOwner(options.owner);
+	} catch (error) {
+		// The caller gets no instance to stop, so an n8n that started but failed here is stopped now.
+		await instance.stop().catch(() => undefined);
+		throw error;
+	}
 	return instance;
 }
 
@@ -452,4 +555,62 @@ export function cleanOldRuns(maxAgeMs = 6 * 60 * 60_000): void {
 		const path = join(CACHE_DIR, entry);
 		if (Date.now() - statSync(path).mtimeMs > maxAgeMs) rmSync(path, { recursive: true, force: true });
 	}
+}
+
+/** Where queue mode's Redis is, and the key prefix that keeps one run's queue and cache apart from others on the same server. */
+export interface QueueRedis {
+	host: string;
+	port: number;
+	prefix: string;
+}
+
+/**
+ * The environment of a queue-mode instance: executions go through Bull on Redis (under this
+ * run's prefix) to `n8n worker` processes, and n8n keeps its own data in Postgres, which queue
+ * mode needs so that main and workers share executions, workflows and credentials.
+ */
+export function queueModeEnv(database: { host: string; port: number; database: string; user: string; password: string }, redis: QueueRedis): Record<string, string> {
+	return {
+		EXECUTIONS_MODE: 'queue',
+		QUEUE_BULL_REDIS_HOST: redis.host,
+		QUEUE_BULL_REDIS_PORT: String(redis.port),
+		QUEUE_BULL_PREFIX: redis.prefix,
+		// n8n's cache (Redis in queue mode) and, on 2.x, its pub/sub channels live under this
+		// prefix; the default "n8n" would mix runs that share the Redis server.
+		N8N_REDIS_KEY_PREFIX: redis.prefix,
+		DB_TYPE: 'postgresdb',
+		DB_POSTGRESDB_HOST: database.host,
+		DB_POSTGRESDB_PORT: String(database.port),
+		DB_POSTGRESDB_DATABASE: database.database,
+		DB_POSTGRESDB_USER: database.user,
+		DB_POSTGRESDB_PASSWORD: database.password,
+		// n8n's default pool of 2 connections queues its own health ping behind a burst of webhook
+		// executions; after 5 s the ping counts as failed and the main answers every request with
+		// 503 "Database is not ready!" until the next ping.
+		DB_POSTGRESDB_POOL_SIZE: '10',
+	};
+}
+
+/**
+ * Deletes a run's keys (`<prefix>*`: queue and cache) from Redis with one EVAL over a bare RESP socket, so
+ * the suite needs no Redis client. Returns how many keys were deleted.
+ */
+export async function deleteRedisKeys(redis: QueueRedis): Promise<number> {
+	const script = "local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) n = n + 1 end return n";
+	const args = ['EVAL', script, '0', `${redis.prefix}*`];
+	const command = `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
+	return await new Promise<number>((resolve, reject) => {
+		const socket = createConnection({ host: redis.host, port: redis.port });
+		let reply = '';
+		socket.setTimeout(10_000, () => socket.destroy(new Error('Redis did not answer within 10 s')));
+		socket.on('error', reject);
+		socket.on('connect', () => socket.write(command));
+		socket.on('data', (chunk) => {
+			reply += chunk.toString('utf8');
+			if (!reply.endsWith('\r\n')) return;
+			socket.end();
+			if (reply.startsWith(':')) resolve(Number(reply.slice(1).trim()));
+			else reject(new Error(`Redis answered ${reply.trim()}`));
+		});
+	});
 }
