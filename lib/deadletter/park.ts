@@ -3,7 +3,7 @@ import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
 import type { Store } from '../store';
 import { maskSecrets } from './mask';
-import { countSql, getByIdSql, getByKeySql, historySql, listSql, parkSql, purgeSql, statsSql, updateStatusSql } from './sql';
+import { closeSucceededSql, countSql, getByIdSql, getByKeySql, historySql, listSql, parkSql, purgeSql, statsSql, updateStatusSql } from './sql';
 import { ALL_STATUSES, type DeadLetterStatus, type ErrorClass, STATUSES_NEEDING_REASON } from './statuses';
 
 /** What the caller knows about one failed item; the engine masks secrets and picks its identity. */
@@ -193,6 +193,16 @@ export async function updateDeadLetterStatus(store: Store, change: StatusChange)
 	]);
 	if (rows.length === 0) throw new StatusChangeRefused(`Dead letter ${change.id} does not exist`, 'Check the ID (Get or List shows the IDs that exist).');
 	return { id: String(rows[0].id), from: rows[0].from_status, to: rows[0].to_status };
+}
+
+/**
+ * Closes the open records (new or held) of items whose key has since succeeded at the same step
+ * of the same workflow, so the review queue does not show work that is done. Returns how many.
+ */
+export async function closeSucceededDeadLetters(store: Store, done: { workflowId: string; step: string; keys: string[]; actor: string; reason: string }): Promise<number> {
+	if (done.keys.length === 0) return 0;
+	const [row] = await store.query<{ closed: number }>(closeSucceededSql(store), [done.keys, done.workflowId, done.step, done.actor, done.reason]);
+	return row.closed;
 }
 
 /** Deletes closed records past retention and says how many; open records are never purged. */

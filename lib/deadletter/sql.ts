@@ -106,6 +106,26 @@ WITH before AS (
 )
 SELECT id, from_status, to_status FROM changed`;
 
+/**
+ * Closes the open records of items that have now succeeded (a later delivery of the same key,
+ * at the same step of the same workflow), with an audit event each. Only records waiting for a
+ * person or a resume: one taken by the Replay workflow or an operator is theirs to close.
+ */
+export const closeSucceededSql = (store: Store): string => `
+WITH before AS (
+	SELECT id, status FROM ${store.table('dead_letters')}
+	WHERE idempotency_key = ANY($1::text[]) AND workflow_id = $2 AND step = $3 AND status IN ('new', 'held')
+	FOR UPDATE
+), changed AS (
+	UPDATE ${store.table('dead_letters')} d SET status = 'replayed', updated_at = now(), closed_at = now()
+	FROM before b WHERE d.id = b.id
+	RETURNING d.id, b.status AS from_status
+), audited AS (
+	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
+	SELECT id, $4, from_status, 'replayed', $5 FROM changed
+)
+SELECT count(*)::int AS closed FROM changed`;
+
 /** Removes closed records past retention (open ones are never purged), in bounded slices. */
 export const purgeSql = (store: Store): string => `
 WITH doomed AS (

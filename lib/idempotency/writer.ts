@@ -1,4 +1,5 @@
-import { type ParkRequest, parkItems } from '../deadletter';
+import { closeSucceededDeadLetters, type ParkRequest, parkItems } from '../deadletter';
+import { StoreUnavailableError } from '../errors';
 import { isPaused } from '../control/pauses';
 import type { Store } from '../store';
 import { classifyStatus, decideRetry, parseRetryAfter, type RetryPolicy } from './policy';
@@ -138,6 +139,22 @@ async function mapLimited<T, R>(items: T[], limit: number, work: (item: T) => Pr
 }
 
 export async function runWrites(store: Store, context: WriteContext, requests: WriteRequest[], deps: WriteDeps): Promise<WriteOutcome[]> {
+	const progress = { sent: 0 };
+	try {
+		return await writeAll(store, context, requests, deps, progress);
+	} catch (error) {
+		// The store failing mid-run: say whether requests had gone out, since that decides what a
+		// person may assume. Their keys make a redelivery safe either way.
+		if (!(error instanceof StoreUnavailableError)) throw error;
+		const hint =
+			progress.sent === 0
+				? `${error.hint ?? ''} Nothing was sent.`
+				: `${error.hint ?? ''} ${progress.sent} request${progress.sent === 1 ? ' had' : 's had'} been sent when the store failed, so some may have taken effect; their idempotency keys make a redelivery safe: deliver the items again once the store is back (a write that was in flight is taken over when its lease, deadline + 30 s, ends).`;
+		throw new StoreUnavailableError(error.message, hint.trim(), { cause: error.cause ?? error });
+	}
+}
+
+async function writeAll(store: Store, context: WriteContext, requests: WriteRequest[], deps: WriteDeps, progress: { sent: number }): Promise<WriteOutcome[]> {
 	const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
 	const now = deps.now ?? Date.now;
 	const random = deps.random ?? Math.random;
@@ -193,6 +210,7 @@ export async function runWrites(store: Store, context: WriteContext, requests: W
 		let attempt = 0;
 		for (;;) {
 			attempt++;
+			progress.sent++;
 			const result = await deps.send(request, attempt);
 			if (result.kind === 'response') {
 				const answerClass = classifyStatus(result.answer.status, policy);
@@ -305,6 +323,17 @@ export async function runWrites(store: Store, context: WriteContext, requests: W
 		await store.query(recordBreakerSql(store), [context.integration, successes > 0 && transientFailures === 0, transientFailures, context.breaker.threshold, context.breaker.coolDownSeconds]);
 	}
 	if (context.park) await parkFailures(store, context, parked, 'new');
+	// An item parked by an earlier delivery that has now succeeded is done: close its record.
+	const succeededKeys = [...new Set(outcomes.filter((o) => o.ok).map((o) => o.key))];
+	if (succeededKeys.length > 0) {
+		await closeSucceededDeadLetters(store, {
+			workflowId: context.workflowId ?? 'unsaved',
+			step: context.node,
+			keys: succeededKeys,
+			actor: 'Idempotent HTTP Write',
+			reason: `succeeded on a later delivery (execution ${context.executionId})`,
+		});
+	}
 	return outcomes;
 }
 

@@ -200,3 +200,30 @@ describe('the record state machine on real Postgres', () => {
 		expect(record.status).toBe('held');
 	});
 });
+
+describe('a parked item that later succeeds', () => {
+	it('its open record is closed as replayed, with an audit event, and a record someone took is left to them', async () => {
+		target.route('/later', { honoursKey: true });
+		target.script('/later', { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 });
+		const tight = { ...DEFAULT_POLICY, baseDelayMs: 10, maxDelayMs: 20, deadlineMs: 10_000, maxAttempts: 2 };
+		const [first, taken] = await run('/later', context({ policy: tight }), [write('lead-later', { name: 'Di' }), write('lead-taken', { name: 'Ed' }, 1)]);
+		expect(first.ok).toBe(false);
+		expect(taken.ok).toBe(false);
+		const byId = async (id: string) => (await getDeadLetters(store, [id]))[0];
+		const parked = await byId(first.failure!.deadLetterId!);
+		const parkedTaken = await byId(taken.failure!.deadLetterId!);
+		expect(parked.status).toBe('new');
+		// An operator has taken the second one.
+		await adminQuery(`UPDATE "${schema}".dead_letters SET status = 'being_fixed' WHERE id = $1`, [parkedTaken.id]);
+
+		const again = await run('/later', context(), [write('lead-later', { name: 'Di' }), write('lead-taken', { name: 'Ed' }, 1)]);
+		expect(again.every((o) => o.ok)).toBe(true);
+		const closed = await byId(parked.id);
+		const left = await byId(parkedTaken.id);
+		expect(closed.status).toBe('replayed');
+		expect(closed.history.at(-1)).toMatchObject({ actor: 'Idempotent HTTP Write', fromStatus: 'new', toStatus: 'replayed' });
+		expect(closed.history.at(-1)!.reason).toMatch(/^succeeded on a later delivery \(execution exec-\d+\)$/);
+		expect(left.status).toBe('being_fixed');
+		expect(target.effectsOf('/later')).toHaveLength(2);
+	});
+});
