@@ -63,6 +63,8 @@ export interface CampaignResult {
 	duplicated: number;
 	/** Done (in the CRM once) and also parked: an unknown outcome the node could not settle. */
 	doneAndParked: number;
+	/** Those by the step and class of their dead letter. */
+	doneAndParkedBy: Record<string, number>;
 	/** Local-phone leads that ended in the CRM although the CRM rejects them (must be 0). */
 	misrouted: number;
 	/** Effects at the CRM that belong to no lead of the campaign (must be 0). */
@@ -77,6 +79,8 @@ export interface CampaignResult {
 	wallMs: number;
 	/** What the campaign found about each lost or duplicated lead, for the report. */
 	findings: string[];
+	/** The trail of a few leads that are done and also parked, for the report. */
+	notes: string[];
 	/** True when every execution finished before the counts were taken. */
 	settled: boolean;
 }
@@ -302,7 +306,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 	}
 }
 
-type Counted = Pick<CampaignResult, 'done' | 'parked' | 'lost' | 'duplicated' | 'doneAndParked' | 'misrouted' | 'strayEffects' | 'parkedBy' | 'findings'>;
+type Counted = Pick<CampaignResult, 'done' | 'parked' | 'lost' | 'duplicated' | 'doneAndParked' | 'doneAndParkedBy' | 'misrouted' | 'strayEffects' | 'parkedBy' | 'findings' | 'notes'>;
 
 /** Reads the destinations and puts every lead in exactly one of done, parked, lost, duplicated. */
 async function count(input: { leads: Lead[]; demo: DemoApi; admin: Client; schema: string; n8n: N8nProcess }): Promise<Counted> {
@@ -338,9 +342,10 @@ async function count(input: { leads: Lead[]; demo: DemoApi; admin: Client; schem
 		parkedLeads.set(submission, [...(parkedLeads.get(submission) ?? []), reason]);
 	}
 
-	const counted: Counted = { done: 0, parked: 0, lost: 0, duplicated: 0, doneAndParked: 0, misrouted: 0, strayEffects, parkedBy, findings: [] };
+	const counted: Counted = { done: 0, parked: 0, lost: 0, duplicated: 0, doneAndParked: 0, doneAndParkedBy: {}, misrouted: 0, strayEffects, parkedBy, findings: [], notes: [] };
 	const lost: Lead[] = [];
 	const duplicated: Lead[] = [];
+	const doneAndParked: Lead[] = [];
 	for (const lead of leads) {
 		const taken = effects.get(lead.submissionId)?.length ?? 0;
 		const parked = parkedLeads.get(lead.submissionId);
@@ -349,7 +354,12 @@ async function count(input: { leads: Lead[]; demo: DemoApi; admin: Client; schem
 			duplicated.push(lead);
 		} else if (inCrm.has(lead.submissionId)) {
 			counted.done++;
-			if (parked) counted.doneAndParked++;
+			if (parked) {
+				counted.doneAndParked++;
+				doneAndParked.push(lead);
+				const reason = parked[parked.length - 1];
+				counted.doneAndParkedBy[reason] = (counted.doneAndParkedBy[reason] ?? 0) + 1;
+			}
 			if (lead.local) counted.misrouted++;
 		} else if (parked) {
 			counted.parked++;
@@ -362,6 +372,7 @@ async function count(input: { leads: Lead[]; demo: DemoApi; admin: Client; schem
 		}
 	}
 	for (const lead of lost.slice(0, 10)) counted.findings.push(`lost ${lead.submissionId}: ${await trace(admin, schema, n8n, lead)}`);
+	for (const lead of doneAndParked.slice(0, 3)) counted.notes.push(`done and parked ${lead.submissionId}: ${await trace(admin, schema, n8n, lead)}`);
 	for (const lead of duplicated.slice(0, 10)) {
 		const list = (effects.get(lead.submissionId) ?? []).map((e) => `#${e.seq} key ${e.key ?? '(none)'} at ${e.at}`).join('; ');
 		counted.findings.push(`duplicated ${lead.submissionId}: effects ${list}; ${await trace(admin, schema, n8n, lead)}`);
@@ -408,7 +419,8 @@ export function report(result: CampaignResult, say: (line: string) => void = (li
 	say('');
 	say(`faults injected: ${f.enrichTimeouts} of ${f.enrichCalls} enrichment calls timed out; ${f.crmUnavailable} of ${f.crmWrites} CRM writes answered 503, ${f.crmLost} answers lost after commit, ${f.crmRejected} rejected (422), ${f.crmReplayed} answered from the saved response of their key`);
 	say(`executions of the worked example: ${result.executions.finished} finished of ${result.deliveries} deliveries (${Object.entries(result.executions.byStatus).map(([status, n]) => `${status} ${n}`).join(', ')}); unfinished in n8n: ${result.executions.unfinished}`);
-	say(`done:       ${result.done} (in the CRM exactly once${result.doneAndParked ? `; ${result.doneAndParked} of them also parked as an outcome the node could not settle` : ''})`);
+	const also = Object.entries(result.doneAndParkedBy).map(([why, n]) => `${why} ${n}`).join(', ');
+	say(`done:       ${result.done} (in the CRM exactly once${result.doneAndParked ? `; ${result.doneAndParked} of them also parked after a lost answer: ${also}` : ''})`);
 	say(`parked:     ${result.parked} (in dead letters, not in the CRM${Object.keys(result.parkedBy).length ? `: ${Object.entries(result.parkedBy).sort((a, b) => b[1] - a[1]).map(([why, n]) => `${why} ${n}`).join(', ')}` : ''})`);
 	say(`lost:       ${result.lost} (neither in the CRM nor parked)`);
 	say(`duplicated: ${result.duplicated} (upsert took effect more than once)`);
@@ -416,6 +428,7 @@ export function report(result: CampaignResult, say: (line: string) => void = (li
 	if (result.strayEffects) say(`stray:      ${result.strayEffects} effects at the CRM that belong to no lead of the campaign`);
 	if (!result.settled) say('NOT SETTLED: counted while executions were still unfinished');
 	for (const finding of result.findings) say(`  ${finding}`);
+	for (const note of result.notes) say(`  note: ${note}`);
 	say(`wall time: ${Math.round(result.wallMs / 1000)} s`);
 	say(JSON.stringify({ bench: 'campaign', items: result.items, lost: result.lost, duplicated: result.duplicated, parked: result.parked }));
 }
