@@ -192,7 +192,7 @@ async function writeAll(store: Store, context: WriteContext, requests: WriteRequ
 	let transientFailures = 0;
 	let successes = 0;
 
-	const fail = (request: WriteRequest, started: number, attempts: number, failure: NonNullable<WriteOutcome['failure']>, settle?: Settlement['outcome'], error?: string): WriteOutcome => {
+	const failRun = (request: WriteRequest, started: number, attempts: number, failure: NonNullable<WriteOutcome['failure']>, settle?: Settlement['outcome'], error?: string): WriteOutcome => {
 		if (settle) settlements.push({ scope: request.scope, key: request.key, outcome: settle, attempts, last_error: error ?? failure.message, response_status: failure.status });
 		const outcome: WriteOutcome = { index: request.index, key: request.key, ok: false, replayed: false, attempts, durationMs: now() - started, failure };
 		parked.push({ outcome, request });
@@ -208,10 +208,19 @@ async function writeAll(store: Store, context: WriteContext, requests: WriteRequ
 	/** The send loop of a record this run owns: retries transient failures inside the deadline. */
 	const sendOwned = async (request: WriteRequest, started: number): Promise<WriteOutcome> => {
 		let attempt = 0;
+		// An attempt whose response was lost after it was sent may have taken effect; a later
+		// attempt's failure does not undo that, so the run then ends unknown, never failed.
+		let lostEarlier = false;
+		const fail = (req: WriteRequest, at: number, attempts: number, failure: NonNullable<WriteOutcome['failure']>, settle: Settlement['outcome']): WriteOutcome => {
+			if (!lostEarlier || settle !== 'failed') return failRun(req, at, attempts, failure, settle);
+			const message = `${failure.message}; an earlier attempt's response was lost after it was sent, so the effect may exist: check the target before replaying`;
+			return failRun(req, at, attempts, { ...failure, class: 'unknown_outcome', message }, 'unknown');
+		};
 		for (;;) {
 			attempt++;
 			progress.sent++;
 			const result = await deps.send(request, attempt);
+			if (result.kind === 'lost') lostEarlier = true;
 			if (result.kind === 'response') {
 				const answerClass = classifyStatus(result.answer.status, policy);
 				if (answerClass === 'success') return succeed(request, started, attempt, result.answer);
@@ -256,7 +265,7 @@ async function writeAll(store: Store, context: WriteContext, requests: WriteRequ
 			const outcome = succeed(request, started, attempts, found.answer);
 			return { ...outcome, replayed: true };
 		}
-		if (found.kind === 'conflict') return fail(request, started, attempts, { class: 'unknown_outcome', message: `reconcile found a conflicting record: ${found.message}` }, 'unknown');
+		if (found.kind === 'conflict') return failRun(request, started, attempts, { class: 'unknown_outcome', message: `reconcile found a conflicting record: ${found.message}` }, 'unknown');
 		return undefined;
 	};
 
@@ -267,15 +276,15 @@ async function writeAll(store: Store, context: WriteContext, requests: WriteRequ
 
 		for (;;) {
 			if (row.status === 'succeeded') {
-				if (row.fingerprint !== request.fingerprint) return fail(request, started, 0, { class: 'conflict', message: `key ${request.key} already succeeded with a different request; a key must always carry the same request` });
+				if (row.fingerprint !== request.fingerprint) return failRun(request, started, 0, { class: 'conflict', message: `key ${request.key} already succeeded with a different request; a key must always carry the same request` });
 				return { index: request.index, key: request.key, ok: true, replayed: true, attempts: row.attempts ?? 0, durationMs: now() - started, answer: fromSaved(row) };
 			}
 			if (row.status === 'in_progress' && !row.lease_expired && row.fingerprint !== null && row.fingerprint !== request.fingerprint) {
-				return fail(request, started, 0, { class: 'conflict', message: `key ${request.key} is being written by another execution with a different request` });
+				return failRun(request, started, 0, { class: 'conflict', message: `key ${request.key} is being written by another execution with a different request` });
 			}
 			if (row.status === 'in_progress' && row.lease_expired) {
 				// A worker died mid-call, or an earlier response was lost: the effect may exist.
-				if (context.onUnknown === 'park') return fail(request, started, 0, { class: 'unknown_outcome', message: `an earlier attempt on key ${request.key} ended without an answer: the effect may exist; check the target, then replay` });
+				if (context.onUnknown === 'park') return failRun(request, started, 0, { class: 'unknown_outcome', message: `an earlier attempt on key ${request.key} ended without an answer: the effect may exist; check the target, then replay` });
 				if (context.onUnknown === 'lookup' && deps.lookup) {
 					const found = await reconcile(request, started, 0);
 					if (found) return found;
@@ -298,7 +307,7 @@ async function writeAll(store: Store, context: WriteContext, requests: WriteRequ
 			}
 			// In progress elsewhere under a live lease: wait for its result until the deadline.
 			if (now() - started >= policy.deadlineMs) {
-				return fail(request, started, 0, { class: 'unknown_outcome', message: `key ${request.key} was still in progress elsewhere when the deadline of ${Math.round(policy.deadlineMs / 1000)} s was reached` });
+				return failRun(request, started, 0, { class: 'unknown_outcome', message: `key ${request.key} was still in progress elsewhere when the deadline of ${Math.round(policy.deadlineMs / 1000)} s was reached` });
 			}
 			await sleep(Math.min(1_000, 100 + Math.floor(random() * 200)));
 			const [fresh] = await store.query<KeyRow>(readKeySql(store), [request.scope, request.key]);
@@ -313,8 +322,8 @@ async function writeAll(store: Store, context: WriteContext, requests: WriteRequ
 		const lead = byKey.get(`${request.scope}\u0000${request.key}`)!;
 		if (lead.request === request) return lead.outcome;
 		const started = now();
-		if (lead.request.fingerprint !== request.fingerprint) return fail(request, started, 0, { class: 'conflict', message: `key ${request.key} appears twice in this run with different requests` });
-		if (!lead.outcome.ok) return fail(request, started, 0, { ...lead.outcome.failure!, deadLetterId: undefined });
+		if (lead.request.fingerprint !== request.fingerprint) return failRun(request, started, 0, { class: 'conflict', message: `key ${request.key} appears twice in this run with different requests` });
+		if (!lead.outcome.ok) return failRun(request, started, 0, { ...lead.outcome.failure!, deadLetterId: undefined });
 		return { ...lead.outcome, index: request.index, replayed: true, durationMs: 0 };
 	});
 
@@ -352,7 +361,12 @@ async function parkFailures(store: Store, context: WriteContext, failed: Array<{
 		errorMessage: outcome.failure!.message,
 		errorStatus: outcome.failure!.status,
 		attempts: outcome.attempts,
-		alreadyHappened: context.alreadyHappened,
+		// The configured text says what the steps before this one did; when this step's own
+		// outcome is unknown, the record must not read as if its write certainly did not happen.
+		alreadyHappened:
+			outcome.failure!.class === 'unknown_outcome'
+				? [context.alreadyHappened, `${context.node} may have taken effect (its response was lost): check before replaying`].filter(Boolean).join('; ')
+				: context.alreadyHappened,
 		impact: context.impact,
 		owner: context.owner,
 		status,

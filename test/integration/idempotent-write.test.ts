@@ -227,3 +227,29 @@ describe('a parked item that later succeeds', () => {
 		expect(target.effectsOf('/later')).toHaveLength(2);
 	});
 });
+
+describe('a run whose earlier attempt lost its response', () => {
+	it('ends unknown_outcome, not failed, when a later attempt fails: the effect may exist', async () => {
+		target.route('/lost-then-down', { honoursKey: true });
+		target.script('/lost-then-down', { reset: 'after' }, { status: 503 }, { status: 503 });
+		const policy = { ...DEFAULT_POLICY, baseDelayMs: 10, maxDelayMs: 20, deadlineMs: 10_000, maxAttempts: 3 };
+		const [outcome] = await run('/lost-then-down', context({ policy, alreadyHappened: 'enriched, not in CRM' }), [write('lead-lost-down', { name: 'Fe' })]);
+		expect(outcome.ok).toBe(false);
+		expect(outcome.failure).toMatchObject({ class: 'unknown_outcome', status: 503 });
+		expect(outcome.failure!.message).toMatch(/response was lost after it was sent/);
+		// The first attempt did commit at the target.
+		expect(target.effectsOf('/lost-then-down')).toHaveLength(1);
+		const [record] = await adminQuery<{ status: string }>(`SELECT status FROM "${schema}".idempotency_keys WHERE key = 'lead-lost-down'`);
+		expect(record.status).not.toBe('failed');
+		const [parked] = await getDeadLetters(store, [outcome.failure!.deadLetterId!]);
+		expect(parked).toMatchObject({ error_class: 'unknown_outcome' });
+		expect(String(parked.already_happened)).toBe('enriched, not in CRM; Create Contact may have taken effect (its response was lost): check before replaying');
+
+		// Delivered again once the lease is over: the same key, still one effect, and the record closes.
+		await adminQuery(`UPDATE "${schema}".idempotency_keys SET lease_until = now() - interval '1 second' WHERE key = 'lead-lost-down'`);
+		const [again] = await run('/lost-then-down', context(), [write('lead-lost-down', { name: 'Fe' })]);
+		expect(again.ok).toBe(true);
+		expect(target.effectsOf('/lost-then-down')).toHaveLength(1);
+		expect((await getDeadLetters(store, [parked.id]))[0].status).toBe('replayed');
+	});
+});
