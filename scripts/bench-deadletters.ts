@@ -9,23 +9,16 @@
 import { type Execution, installN8n, type N8nProcess, packPackage, startN8n } from '../test/harness/n8n';
 import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
 import { median, openBenchStore } from './bench-support';
-import { connect, packageNode, storeCredential, trigger, webhookInto, webhookNode, workflow } from '../test/e2e/fixtures';
+import { codeNode, connect, packageNode, storeCredential, trigger, webhookInto, webhookNode, workflow } from '../test/e2e/fixtures';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 const STORED = Number(process.env.BENCH_STORED ?? 1_000_000);
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 
-const makeFailures = {
-	id: 'node-MakeFailures',
-	name: 'Make Failures',
-	type: 'n8n-nodes-base.code',
-	typeVersion: 2,
-	position: [260, 0],
-	parameters: {
-		jsCode:
-			'const { count, prefix } = $input.first().json.body;\nreturn Array.from({ length: count }, (_, i) => ({ json: { key: `${prefix}${i}`, lead: { email: `lead${i}@example.com`, phone: "0151 " + i }, error: { message: "Unprocessable Entity", description: "phone: invalid format", httpCode: "422" } } }));',
-	},
-};
+const makeFailures = codeNode(
+	'Make Failures',
+	'const { count, prefix } = $input.first().json.body;\nreturn Array.from({ length: count }, (_, i) => ({ json: { key: `${prefix}${i}`, lead: { email: `lead${i}@example.com`, phone: "0151 " + i }, error: { message: "Unprocessable Entity", description: "phone: invalid format", httpCode: "422" } } }));',
+);
 
 const postgresCredential = (settings: { host: string; port: number; database: string; user: string; password: string }) => ({
 	id: 'benchPostgres',

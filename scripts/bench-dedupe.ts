@@ -9,20 +9,13 @@
 import { installN8n, type N8nProcess, packPackage, startN8n } from '../test/harness/n8n';
 import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
 import { median, openBenchStore } from './bench-support';
-import { connect, storeCredential, storeCredentialRef, webhookNode, workflow } from '../test/e2e/fixtures';
+import { codeNode, connect, storeCredential, storeCredentialRef, webhookNode, workflow } from '../test/e2e/fixtures';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const BIG_HISTORIES = (process.env.BENCH_HISTORIES ?? '1000000,10000000').split(',').map(Number);
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 
-const makeItems = {
-	id: 'node-MakeItems',
-	name: 'Make Items',
-	type: 'n8n-nodes-base.code',
-	typeVersion: 2,
-	position: [260, 0],
-	parameters: { jsCode: 'const { count, prefix } = $input.first().json.body;\nreturn Array.from({ length: count }, (_, i) => ({ json: { id: `${prefix}${i}` } }));' },
-};
+const makeItems = codeNode('Make Items', 'const { count, prefix } = $input.first().json.body;\nreturn Array.from({ length: count }, (_, i) => ({ json: { id: `${prefix}${i}` } }));');
 
 const OURS = 'benchEventDedupe';
 const THEIRS = 'benchRemoveDuplicates';

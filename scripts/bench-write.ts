@@ -9,7 +9,7 @@ import { type Execution, installN8n, packPackage, startN8n } from '../test/harne
 import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
 import { median, openBenchStore } from './bench-support';
 import { TestTarget } from '../test/target/server';
-import { connect, packageNode, storeCredential, trigger, webhookNode, workflow } from '../test/e2e/fixtures';
+import { codeNode, connect, packageNode, storeCredential, trigger, webhookNode, workflow } from '../test/e2e/fixtures';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 1000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -17,14 +17,7 @@ const LATENCY_MS = Number(process.env.BENCH_TARGET_LATENCY_MS ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 
-const makeItems = {
-	id: 'node-MakeItems',
-	name: 'Make Items',
-	type: 'n8n-nodes-base.code',
-	typeVersion: 2,
-	position: [260, 0],
-	parameters: { jsCode: 'const { count, prefix } = $input.first().json.body;\nreturn Array.from({ length: count }, (_, i) => ({ json: { id: `${prefix}${i}`, name: `Lead ${i}`, email: `lead${i}@example.com` } }));' },
-};
+const makeItems = codeNode('Make Items', 'const { count, prefix } = $input.first().json.body;\nreturn Array.from({ length: count }, (_, i) => ({ json: { id: `${prefix}${i}`, name: `Lead ${i}`, email: `lead${i}@example.com` } }));');
 
 function workflows(url: string) {
 	return [

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { listHeartbeats, listPauses, pause, PauseScope, resume } from '../control';
-import { countDeadLetters, deadLetterStats, getDeadLetters, type ListFilter, listDeadLetters, updateDeadLetterStatus } from '../deadletter/park';
+import { countDeadLetters, deadLetterStats, getDeadLetters, heldByIntegration, type ListFilter, listDeadLetters, updateDeadLetterStatus, updateDeadLetterStatuses } from '../deadletter/park';
 import { ALL_STATUSES, type DeadLetterStatus, ErrorClass, OPEN_STATUSES } from '../deadletter/statuses';
 import { ReliabilityError } from '../errors';
 import type { Store } from '../store';
@@ -234,8 +234,12 @@ async function runAction(store: Store, action: string, body: Record<string, unkn
 			const statuses: DeadLetterStatus[] = filters.status === 'open' ? ['new', 'being_fixed'] : [filters.status as DeadLetterStatus];
 			if (!statuses.every((s) => s === 'new' || s === 'being_fixed')) throw new ActionRefused(`Items in status "${filters.status}" cannot be replayed in a batch`, 'Filter on new or being fixed (held items are released by resuming their integration).');
 			const rows = await listDeadLetters(store, { ...listFilter(filters, limit), statuses });
-			for (const row of rows) await updateDeadLetterStatus(store, { id: String(row.id), to: 'replay_requested', actor: operator, reason: note || 'batch replay from the console' });
-			return { message: `${rows.length} dead letter${rows.length === 1 ? '' : 's'} set to replay (by ${operator}).`, replayRequested: rows.length, count: rows.length };
+			const changed = await updateDeadLetterStatuses(
+				store,
+				rows.map((row) => String(row.id)),
+				{ to: 'replay_requested', actor: operator, reason: note || 'batch replay from the console' },
+			);
+			return { message: `${changed.length} dead letter${changed.length === 1 ? '' : 's'} set to replay (by ${operator}).`, replayRequested: changed.length, count: changed.length };
 		}
 		case 'pause':
 		case 'resume': {
@@ -336,7 +340,7 @@ ${rows.map(
 		: html`<p class="muted">No dead letters match.</p>`;
 	const batch =
 		matching > 0 && (filters.status === 'open' || filters.status === 'new' || filters.status === 'being_fixed')
-			? html`<form method="post" action="${query({ ...filterParams(filters) })}" class="batch">${hidden('action', 'batch_replay')}${hidden('token', context.token)}${Object.entries({ ...filterParams(filters) }).map(([k, v]) => (v ? hidden(k, v) : ''))}
+			? html`<form method="post" action="${query(filterParams(filters))}" class="batch">${hidden('action', 'batch_replay')}${hidden('token', context.token)}${Object.entries(filterParams(filters)).map(([k, v]) => (v ? hidden(k, v) : ''))}
 <input name="note" placeholder="note (optional)"> <button type="submit">Replay all matching (new and being fixed)</button></form>`
 			: '';
 	const content = html`<h1>Dead letters</h1><div class="chips">${chips}<span class="chip ${stats.oldestWaitSeconds && stats.oldestWaitSeconds > 86_400 ? 'alert' : ''}">oldest waiting <b>${duration(stats.oldestWaitSeconds)}</b></span></div>
@@ -390,12 +394,8 @@ ${open ? html`<h2>Actions</h2><div class="actions">${form('replay', 'Replay', fa
 }
 
 async function controlsPage(context: PageContext): Promise<Page> {
-	const [pauses, heartbeats, held] = await Promise.all([
-		listPauses(context.store),
-		listHeartbeats(context.store),
-		listDeadLetters(context.store, { statuses: ['held'], limit: 10_000 }),
-	]);
-	const heldBy = (name: string) => held.filter((r) => r.integration === name).length;
+	const [pauses, heartbeats, held] = await Promise.all([listPauses(context.store), listHeartbeats(context.store), heldByIntegration(context.store)]);
+	const heldBy = (name: string) => held.find((h) => h.integration === name)?.held ?? 0;
 	const pauseRows = pauses.map(
 		(p) => html`<tr class="pause" data-name="${p.name}"><td>${p.scope}</td><td>${p.name}</td><td>${p.paused ? html`<b class="state-down">paused</b>` : html`<span class="state-up">running</span>`}</td><td>${p.changedBy}</td><td>${p.reason ?? ''}</td><td>${p.changedAt}</td><td class="num">${p.scope === 'integration' ? heldBy(p.name) : ''}</td>
 <td>${p.paused ? html`<form method="post" action="${query({ view: 'controls' })}">${hidden('action', 'resume')}${hidden('token', context.token)}${hidden('scope', p.scope)}${hidden('name', p.name)}<input name="note" placeholder="why (optional)"> <button type="submit">Resume</button></form>` : ''}</td></tr>`,

@@ -1,4 +1,5 @@
 import { listHeartbeats, listPauses } from '../control';
+import { heldByIntegration } from '../deadletter/park';
 import type { Store } from '../store';
 
 /**
@@ -14,10 +15,6 @@ SELECT workflow_id, coalesce(workflow_name, '') AS workflow_name, step, error_cl
        extract(epoch FROM now() - min(parked_at))::float8 AS oldest_seconds
 FROM ${store.table('dead_letters')} WHERE is_open
 GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 3, 4, 5`;
-
-const heldSql = (store: Store): string => `
-SELECT coalesce(integration, '') AS integration, count(*)::int AS n
-FROM ${store.table('dead_letters')} WHERE status = 'held' GROUP BY 1 ORDER BY 1`;
 
 const perDaySql = (store: Store): string => `
 SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(parked)::int AS n FROM ${store.table('dead_letter_daily')}
@@ -50,7 +47,7 @@ export async function prometheusMetrics(store: Store, options: { days?: number }
 	const days = options.days ?? 7;
 	const [open, held, perDay, pauses, heartbeats] = await Promise.all([
 		store.query<{ workflow_id: string; workflow_name: string; step: string; error_class: string; status: string; n: number; oldest_seconds: number }>(openSql(store)),
-		store.query<{ integration: string; n: number }>(heldSql(store)),
+		heldByIntegration(store),
 		store.query<{ day: string; n: number }>(perDaySql(store), [days]),
 		listPauses(store),
 		listHeartbeats(store),
@@ -83,7 +80,7 @@ export async function prometheusMetrics(store: Store, options: { days?: number }
 	out.metric(
 		'reliability_held_items',
 		'Dead letters held because their integration is paused or its breaker is open, by integration.',
-		held.map((h) => [{ integration: h.integration }, h.n]),
+		held.map((h) => [{ integration: h.integration }, h.held]),
 	);
 	out.metric('reliability_paused', '1 while an integration or workflow is paused, 0 once resumed.', pauses.map((p) => [{ scope: p.scope, name: p.name }, p.paused ? 1 : 0]));
 	out.metric(

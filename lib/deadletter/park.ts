@@ -3,7 +3,7 @@ import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
 import type { Store } from '../store';
 import { maskSecrets } from './mask';
-import { closeSucceededSql, countSql, getByIdSql, getByKeySql, historySql, listSql, parkSql, purgeSql, statsSql, updateStatusSql } from './sql';
+import { closeSucceededSql, countSql, getByIdSql, getByKeySql, heldByIntegrationSql, historySql, listSql, parkSql, purgeSql, statsSql, updateStatusSql } from './sql';
 import { ALL_STATUSES, type DeadLetterStatus, type ErrorClass, STATUSES_NEEDING_REASON } from './statuses';
 
 /** What the caller knows about one failed item; the engine masks secrets and picks its identity. */
@@ -164,6 +164,11 @@ export async function countDeadLetters(store: Store, filter: ListFilter = {}): P
 	return row.n;
 }
 
+/** How many records are held, per integration (only integrations that hold any). */
+export async function heldByIntegration(store: Store): Promise<Array<{ integration: string; held: number }>> {
+	return await store.query<{ integration: string; held: number }>(heldByIntegrationSql(store));
+}
+
 /** A status change refused before anything was written (no actor, no reason, unknown status). */
 export class StatusChangeRefused extends ReliabilityError {}
 
@@ -176,23 +181,29 @@ export interface StatusChange {
 
 /** Changes a record's status and appends the audit event; refuses changes without who (and why). */
 export async function updateDeadLetterStatus(store: Store, change: StatusChange): Promise<{ id: string; from: DeadLetterStatus; to: DeadLetterStatus }> {
+	const [changed] = await updateDeadLetterStatuses(store, [change.id], change);
+	if (!changed) throw new StatusChangeRefused(`Dead letter ${change.id} does not exist`, 'Check the ID (Get or List shows the IDs that exist).');
+	return changed;
+}
+
+/**
+ * Changes many records' status in one statement, each with its audit event; refuses the change
+ * without who (and why). Ids that do not exist are left out of the result.
+ */
+export async function updateDeadLetterStatuses(store: Store, ids: string[], change: Omit<StatusChange, 'id'>): Promise<Array<{ id: string; from: DeadLetterStatus; to: DeadLetterStatus }>> {
+	const which = ids.length === 1 ? `dead letter ${ids[0]}` : `${ids.length} dead letters`;
 	if (!ALL_STATUSES.includes(change.to)) {
 		throw new StatusChangeRefused(`Status "${change.to}" is unknown`, `Use one of ${ALL_STATUSES.join(', ')}.`);
 	}
 	if (!change.actor?.trim()) {
-		throw new StatusChangeRefused(`Changing dead letter ${change.id} to ${change.to} needs an actor`, 'Say who makes the change (a name or e-mail), so the audit trail records it.');
+		throw new StatusChangeRefused(`Changing ${which} to ${change.to} needs an actor`, 'Say who makes the change (a name or e-mail), so the audit trail records it.');
 	}
 	if (STATUSES_NEEDING_REASON.includes(change.to) && !change.reason?.trim()) {
-		throw new StatusChangeRefused(`Marking dead letter ${change.id} ${change.to} needs a reason`, 'Say why (what was done, or why it is given up), so the audit trail records it.');
+		throw new StatusChangeRefused(`Marking ${which} ${change.to} needs a reason`, 'Say why (what was done, or why it is given up), so the audit trail records it.');
 	}
-	const rows = await store.query<{ id: string; from_status: DeadLetterStatus; to_status: DeadLetterStatus }>(updateStatusSql(store), [
-		change.id,
-		change.to,
-		change.actor.trim(),
-		change.reason?.trim() || null,
-	]);
-	if (rows.length === 0) throw new StatusChangeRefused(`Dead letter ${change.id} does not exist`, 'Check the ID (Get or List shows the IDs that exist).');
-	return { id: String(rows[0].id), from: rows[0].from_status, to: rows[0].to_status };
+	if (ids.length === 0) return [];
+	const rows = await store.query<{ id: string; from_status: DeadLetterStatus; to_status: DeadLetterStatus }>(updateStatusSql(store), [change.to, change.actor.trim(), change.reason?.trim() || null, ids]);
+	return rows.map((row) => ({ id: String(row.id), from: row.from_status, to: row.to_status }));
 }
 
 /**
@@ -201,8 +212,8 @@ export async function updateDeadLetterStatus(store: Store, change: StatusChange)
  */
 export async function closeSucceededDeadLetters(store: Store, done: { workflowId: string; step: string; keys: string[]; actor: string; reason: string }): Promise<number> {
 	if (done.keys.length === 0) return 0;
-	const [row] = await store.query<{ closed: number }>(closeSucceededSql(store), [done.keys, done.workflowId, done.step, done.actor, done.reason]);
-	return row.closed;
+	const rows = await store.query(closeSucceededSql(store), ['replayed', done.actor, done.reason, done.keys, done.workflowId, done.step]);
+	return rows.length;
 }
 
 /** Deletes closed records past retention and says how many; open records are never purged. */

@@ -88,43 +88,40 @@ export const countSql = (store: Store): string => `
 SELECT count(*)::int AS n FROM ${store.table('dead_letters')}${filterWhere}`;
 
 /**
- * Moves one record to a new status and writes the audit event in the same statement; returns
- * nothing when the record does not exist.
+ * Moves the records that `where` selects to status $1 and writes each one's audit event (actor
+ * $2, reason $3) in the same statement; the selection's own parameters start at $4. Returns one
+ * row per record changed.
  */
-export const updateStatusSql = (store: Store): string => `
+const statusChangeSql = (store: Store, where: string): string => `
 WITH before AS (
-	SELECT id, status FROM ${store.table('dead_letters')} WHERE id = $1 FOR UPDATE
+	SELECT id, status FROM ${store.table('dead_letters')} WHERE ${where} FOR UPDATE
 ), changed AS (
 	UPDATE ${store.table('dead_letters')} d
-	SET status = $2, updated_at = now(),
-	    closed_at = CASE WHEN $2 IN ('replayed', 'resolved', 'abandoned') THEN now() ELSE NULL END
+	SET status = $1, updated_at = now(),
+	    closed_at = CASE WHEN $1 IN ('replayed', 'resolved', 'abandoned') THEN now() ELSE NULL END
 	FROM before b WHERE d.id = b.id
 	RETURNING d.id, b.status AS from_status, d.status AS to_status
 ), audited AS (
 	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
-	SELECT id, $3, from_status, to_status, $4 FROM changed
+	SELECT id, $2, from_status, to_status, $3 FROM changed
 )
 SELECT id, from_status, to_status FROM changed`;
 
+/** Records by id ($4); ids that do not exist are simply not in the result. */
+export const updateStatusSql = (store: Store): string => statusChangeSql(store, 'id = ANY($4::bigint[])');
+
 /**
- * Closes the open records of items that have now succeeded (a later delivery of the same key,
- * at the same step of the same workflow), with an audit event each. Only records waiting for a
- * person or a resume: one taken by the Replay workflow or an operator is theirs to close.
+ * The open records of items that have now succeeded (a later delivery of key $4, at step $6 of
+ * workflow $5). Only records waiting for a person or a resume: one taken by the Replay workflow or
+ * an operator is theirs to close.
  */
-export const closeSucceededSql = (store: Store): string => `
-WITH before AS (
-	SELECT id, status FROM ${store.table('dead_letters')}
-	WHERE idempotency_key = ANY($1::text[]) AND workflow_id = $2 AND step = $3 AND status IN ('new', 'held')
-	FOR UPDATE
-), changed AS (
-	UPDATE ${store.table('dead_letters')} d SET status = 'replayed', updated_at = now(), closed_at = now()
-	FROM before b WHERE d.id = b.id
-	RETURNING d.id, b.status AS from_status
-), audited AS (
-	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
-	SELECT id, $4, from_status, 'replayed', $5 FROM changed
-)
-SELECT count(*)::int AS closed FROM changed`;
+export const closeSucceededSql = (store: Store): string =>
+	statusChangeSql(store, "idempotency_key = ANY($4::text[]) AND workflow_id = $5 AND step = $6 AND status IN ('new', 'held')");
+
+/** Held records (their integration paused or its breaker open), counted per integration. */
+export const heldByIntegrationSql = (store: Store): string => `
+SELECT coalesce(integration, '') AS integration, count(*)::int AS held
+FROM ${store.table('dead_letters')} WHERE status = 'held' GROUP BY 1 ORDER BY 1`;
 
 /** Removes closed records past retention (open ones are never purged), in bounded slices. */
 export const purgeSql = (store: Store): string => `

@@ -3,7 +3,7 @@ import { n8nVersionsUnderTest } from '../harness/paths';
 import { waitFor } from '../harness/ports';
 import { TestTarget } from '../target/server';
 import { adminQuery } from '../helpers/store';
-import { connect, type E2eContext, packageNode, startWithPackage, stopAndClean, webhookNode, workflow } from './fixtures';
+import { codeNode, connect, type E2eContext, packageNode, startWithPackage, stopAndClean, webhookNode, workflow } from './fixtures';
 
 jest.setTimeout(600_000);
 
@@ -21,14 +21,7 @@ const batchFlow = (url: string) =>
 		'Restart: a batch of writes',
 		[
 			webhookNode('restart-batch'),
-			{
-				id: 'node-Split',
-				name: 'Split',
-				type: 'n8n-nodes-base.code',
-				typeVersion: 2,
-				position: [260, 0],
-				parameters: { jsCode: 'return $input.first().json.body.orders.map((order) => ({ json: order }));' },
-			},
+			codeNode('Split', 'return $input.first().json.body.orders.map((order) => ({ json: order }));'),
 			packageNode(
 				'idempotentHttpWrite',
 				'Create Order',

@@ -1,7 +1,7 @@
 import { nodeOutputs } from '../harness/n8n';
 import { n8nVersionsUnderTest } from '../harness/paths';
 import { adminQuery } from '../helpers/store';
-import { connect, type E2eContext, startWithPackage, stopAndClean, storeCredentialRef, webhookNode, workflow } from './fixtures';
+import { codeNode, connect, type E2eContext, startWithPackage, stopAndClean, storeCredentialRef, webhookNode, workflow } from './fixtures';
 
 jest.setTimeout(600_000);
 
@@ -13,15 +13,6 @@ const dedupeNode = (parameters: Record<string, unknown>, name = 'Event Dedupe', 
 	position,
 	parameters,
 	credentials: storeCredentialRef,
-});
-
-const codeNode = (name: string, jsCode: string, position: [number, number]) => ({
-	id: `node-${name.replace(/\W/g, '')}`,
-	name,
-	type: 'n8n-nodes-base.code',
-	typeVersion: 2,
-	position,
-	parameters: { jsCode },
 });
 
 const ERROR_HANDLER = 'dedupeErrorHandler';

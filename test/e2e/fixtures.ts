@@ -36,6 +36,16 @@ export function webhookNode(path: string, position: [number, number] = [0, 0]): 
 	};
 }
 
+/** An n8n Code node running `jsCode` once for all items. */
+export const codeNode = (name: string, jsCode: string, position: [number, number] = [260, 0]) => ({
+	id: `node-${name.replace(/\W/g, '')}`,
+	name,
+	type: 'n8n-nodes-base.code',
+	typeVersion: 2,
+	position,
+	parameters: { jsCode },
+});
+
 export function connect(...chain: Array<[from: string, to: string, output?: number]>): Record<string, unknown> {
 	const connections: Record<string, { main: Array<Array<{ node: string; type: string; index: number }>> }> = {};
 	for (const [from, to, output = 0] of chain) {

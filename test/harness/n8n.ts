@@ -195,29 +195,14 @@ export class N8nProcess {
 	}
 
 	async start(timeoutMs = 180_000): Promise<void> {
-		const log = createWriteStream(this.logFile, { flags: 'a' });
-		this.child = spawn(this.install.node, [this.install.n8n, 'start'], { env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-		this.child.stdout?.pipe(log);
-		this.child.stderr?.pipe(log);
-		let exited: string | undefined;
-		this.child.once('exit', (code, signal) => (exited = `exited with ${code ?? signal}`));
-		await waitFor(
-			`n8n ${this.install.version} on port ${this.port} (log: ${this.logFile})`,
-			async () => {
-				if (exited) throw new Error(`n8n ${exited} before it was ready; see ${this.logFile}`);
-				// n8n 1.x answers /healthz, and serves a "starting up" page with status 200 on every
-				// path, before its REST routes are mounted; /rest/settings answers JSON only once the
-				// server is fully up.
-				const response = await fetch(`${this.baseUrl}/rest/settings`).catch(() => undefined);
-				if (!response?.ok) return undefined;
-				const body = (await response.json().catch(() => undefined)) as { data?: unknown } | undefined;
-				return body?.data ? true : undefined;
-			},
-			timeoutMs,
-			500,
-		).catch((error: Error) => {
-			if (exited) throw new Error(`n8n ${exited} before it was ready; see ${this.logFile}`);
-			throw error;
+		this.child = await spawnUntilReady(this.install, ['start'], this.env, this.logFile, `n8n ${this.install.version} on port ${this.port}`, timeoutMs, async () => {
+			// n8n 1.x answers /healthz, and serves a "starting up" page with status 200 on every
+			// path, before its REST routes are mounted; /rest/settings answers JSON only once the
+			// server is fully up.
+			const response = await fetch(`${this.baseUrl}/rest/settings`).catch(() => undefined);
+			if (!response?.ok) return false;
+			const body = (await response.json().catch(() => undefined)) as { data?: unknown } | undefined;
+			return Boolean(body?.data);
 		});
 	}
 
@@ -421,26 +406,12 @@ export class N8nWorker {
 	) {}
 
 	async start(timeoutMs = 180_000): Promise<void> {
-		const log = createWriteStream(this.logFile, { flags: 'a' });
-		this.child = spawn(this.install.node, [this.install.n8n, 'worker', `--concurrency=${this.concurrency}`], { env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-		this.child.stdout?.pipe(log);
-		this.child.stderr?.pipe(log);
-		let exited: string | undefined;
-		this.child.once('exit', (code, signal) => (exited = `exited with ${code ?? signal}`));
-		await waitFor(
-			`n8n worker ${this.name} (${this.install.version}, health port ${this.healthPort}, log: ${this.logFile})`,
-			async () => {
-				if (exited) throw new Error(`n8n worker ${this.name} ${exited} before it was ready; see ${this.logFile}`);
-				// /healthz answers as soon as the worker server listens; /healthz/readiness once
-				// the worker's database and Redis connections are up, so jobs can be taken.
-				const response = await fetch(`http://127.0.0.1:${this.healthPort}/healthz/readiness`).catch(() => undefined);
-				return response?.ok ? true : undefined;
-			},
-			timeoutMs,
-			500,
-		).catch((error: Error) => {
-			if (exited) throw new Error(`n8n worker ${this.name} ${exited} before it was ready; see ${this.logFile}`);
-			throw error;
+		const label = `n8n worker ${this.name} (${this.install.version}, health port ${this.healthPort})`;
+		this.child = await spawnUntilReady(this.install, ['worker', `--concurrency=${this.concurrency}`], this.env, this.logFile, label, timeoutMs, async () => {
+			// /healthz answers as soon as the worker server listens; /healthz/readiness once
+			// the worker's database and Redis connections are up, so jobs can be taken.
+			const response = await fetch(`http://127.0.0.1:${this.healthPort}/healthz/readiness`).catch(() => undefined);
+			return Boolean(response?.ok);
 		});
 	}
 
@@ -454,6 +425,36 @@ export class N8nWorker {
 		await killGroup(this.child);
 		this.child = undefined;
 	}
+}
+
+/**
+ * Spawns an n8n command in a process group of its own (so stop and kill reach its task runner
+ * too), its output appended to `logFile`, and waits until `ready` says so; fails early, naming
+ * the log, when the process exits first, and kills it when it is not ready in time.
+ */
+async function spawnUntilReady(install: N8nInstall, args: string[], env: NodeJS.ProcessEnv, logFile: string, label: string, timeoutMs: number, ready: () => Promise<boolean>): Promise<ChildProcess> {
+	const log = createWriteStream(logFile, { flags: 'a' });
+	const child = spawn(install.node, [install.n8n, ...args], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+	child.stdout?.pipe(log);
+	child.stderr?.pipe(log);
+	let exited: string | undefined;
+	child.once('exit', (code, signal) => (exited = `exited with ${code ?? signal}`));
+	const exitError = () => new Error(`${label} ${exited} before it was ready; see ${logFile}`);
+	await waitFor(
+		`${label} (log: ${logFile})`,
+		async () => {
+			if (exited) throw exitError();
+			return (await ready()) ? true : undefined;
+		},
+		timeoutMs,
+		500,
+	).catch(async (error: Error) => {
+		if (exited) throw exitError();
+		// Not ready in time: the process is ours and nobody else holds it, so stop it here.
+		await killGroup(child).catch(() => undefined);
+		throw error;
+	});
+	return child;
 }
 
 /** SIGTERM to a detached child's process group, SIGKILL when it has not exited after `graceMs`. */
