@@ -3,7 +3,11 @@ module.exports = {
 	root: true,
 	env: { node: true, es2022: true },
 	parser: '@typescript-eslint/parser',
-	parserOptions: { project: ['./tsconfig.json'], sourceType: 'module', extraFileExtensions: ['.json'] },
+	parserOptions: {
+		project: ['./tsconfig.json'],
+		sourceType: 'module',
+		extraFileExtensions: ['.json'],
+	},
 	ignorePatterns: ['.eslintrc.js', '**/*.js', '**/node_modules/**', '**/dist/**'],
 	overrides: [
 		{

@@ -15,7 +15,16 @@ module.exports = {
 	testTimeout: 120_000,
 	projects: [
 		{ ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
-		{ ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
-		{ ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], slowTestThreshold: 120 },
+		{
+			...common,
+			displayName: 'integration',
+			testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+		},
+		{
+			...common,
+			displayName: 'e2e',
+			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+			slowTestThreshold: 120,
+		},
 	],
 };

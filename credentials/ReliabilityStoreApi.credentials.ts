@@ -51,9 +51,21 @@ export class ReliabilityStoreApi implements ICredentialType {
 			type: 'options',
 			options: [
 				{ name: 'Disable', value: 'disable', description: 'Plain connection' },
-				{ name: 'Allow', value: 'allow', description: 'Plain connection, switching to TLS when the server requires it' },
-				{ name: 'Require', value: 'require', description: 'TLS without checking the certificate; fails when the server has no TLS' },
-				{ name: 'Verify', value: 'verify', description: 'TLS with the certificate checked against the CA below and the host name' },
+				{
+					name: 'Allow',
+					value: 'allow',
+					description: 'Plain connection, switching to TLS when the server requires it',
+				},
+				{
+					name: 'Require',
+					value: 'require',
+					description: 'TLS without checking the certificate; fails when the server has no TLS',
+				},
+				{
+					name: 'Verify',
+					value: 'verify',
+					description: 'TLS with the certificate checked against the CA below and the host name',
+				},
 			],
 			default: 'disable',
 		},

@@ -62,7 +62,16 @@ export interface DemoStats {
 	crmLost: number;
 }
 
-const noStats = (): DemoStats => ({ enrichCalls: 0, enrichTimeouts: 0, crmWrites: 0, crmUnavailable: 0, crmRejected: 0, crmReplayed: 0, crmCommitted: 0, crmLost: 0 });
+const noStats = (): DemoStats => ({
+	enrichCalls: 0,
+	enrichTimeouts: 0,
+	crmWrites: 0,
+	crmUnavailable: 0,
+	crmRejected: 0,
+	crmReplayed: 0,
+	crmCommitted: 0,
+	crmLost: 0,
+});
 
 export interface Contact {
 	id: number;
@@ -78,7 +87,12 @@ export interface Contact {
 export class DemoApi {
 	private server?: Server;
 	port = 0;
-	faults: Faults = { enrichTimeouts: 0, enrichDelayMs: 30_000, rejectLocalPhones: true, crmUnavailable: 0 };
+	faults: Faults = {
+		enrichTimeouts: 0,
+		enrichDelayMs: 30_000,
+		rejectLocalPhones: true,
+		crmUnavailable: 0,
+	};
 	contacts: Contact[] = [];
 	alerts: unknown[] = [];
 	enrichCalls = 0;
@@ -113,12 +127,18 @@ export class DemoApi {
 		this.effects = [];
 		this.stats = noStats();
 		this.savedByKey.clear();
-		this.faults = { enrichTimeouts: 0, enrichDelayMs: 30_000, rejectLocalPhones: true, crmUnavailable: 0 };
+		this.faults = {
+			enrichTimeouts: 0,
+			enrichDelayMs: 30_000,
+			rejectLocalPhones: true,
+			crmUnavailable: 0,
+		};
 	}
 
 	private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
 		const parsed = await readJson(request);
-		const body = parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : null;
+		const body =
+			parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : null;
 		const path = new URL(request.url ?? '/', 'http://demo').pathname;
 		const route = `${request.method} ${path}`;
 		if (route === 'POST /_faults') {
@@ -141,7 +161,11 @@ export class DemoApi {
 			}
 			const email = String(body?.email ?? '');
 			const domain = email.split('@')[1] ?? 'unknown';
-			return send(response, 200, { email, company: domain.split('.')[0].replace(/^./, (c) => c.toUpperCase()), size: 50 });
+			return send(response, 200, {
+				email,
+				company: domain.split('.')[0].replace(/^./, (c) => c.toUpperCase()),
+				size: 50,
+			});
 		}
 		if (route === 'GET /crm/contacts') return send(response, 200, this.contacts);
 		if (route === 'GET /crm/effects') return send(response, 200, this.effects);
@@ -164,7 +188,11 @@ export class DemoApi {
 	 * committed write is appended to the effect log. From the key check to the commit nothing
 	 * awaits, so two requests with one key cannot both commit.
 	 */
-	private upsertContact(request: IncomingMessage, response: ServerResponse, body: Record<string, unknown>): void {
+	private upsertContact(
+		request: IncomingMessage,
+		response: ServerResponse,
+		body: Record<string, unknown>,
+	): void {
 		const key = request.headers['idempotency-key'] as string | undefined;
 		this.stats.crmWrites++;
 		const unavailable = this.faults.crmUnavailable > 0 || this.draw(this.faults.crmUnavailableRate);
@@ -175,7 +203,11 @@ export class DemoApi {
 		}
 		// Decided before the work: the answer of this request will not reach the caller.
 		const lose = this.draw(this.faults.crmLostRate);
-		const answerOrDrop = (status: number, answer: unknown, headers: Record<string, string> = {}): void => {
+		const answerOrDrop = (
+			status: number,
+			answer: unknown,
+			headers: Record<string, string> = {},
+		): void => {
 			if (lose) {
 				this.stats.crmLost++;
 				return void request.socket.destroy();
@@ -187,7 +219,9 @@ export class DemoApi {
 			this.stats.crmReplayed++;
 			return answerOrDrop(saved.status, saved.body, { 'idempotent-replayed': 'true' });
 		}
-		const email = String(body.email ?? '').trim().toLowerCase();
+		const email = String(body.email ?? '')
+			.trim()
+			.toLowerCase();
 		if (!email) {
 			this.stats.crmRejected++;
 			return send(response, 422, { message: 'email: required' });
@@ -195,18 +229,43 @@ export class DemoApi {
 		const phone = body.phone === undefined ? undefined : String(body.phone);
 		if (phone && this.faults.rejectLocalPhones && !phone.startsWith('+')) {
 			this.stats.crmRejected++;
-			return send(response, 422, { message: `phone: invalid format "${phone}", expected +<country code><number>` });
+			return send(response, 422, {
+				message: `phone: invalid format "${phone}", expected +<country code><number>`,
+			});
 		}
 		const now = new Date().toISOString();
 		let contact = this.contacts.find((c) => c.email === email);
 		const created = !contact;
-		if (contact) Object.assign(contact, { name: body.name ?? contact.name, phone: phone ?? contact.phone, company: body.company ?? contact.company, updatedAt: now, writes: contact.writes + 1 });
+		if (contact)
+			Object.assign(contact, {
+				name: body.name ?? contact.name,
+				phone: phone ?? contact.phone,
+				company: body.company ?? contact.company,
+				updatedAt: now,
+				writes: contact.writes + 1,
+			});
 		else {
-			contact = { id: this.nextId++, email, name: body.name as string | undefined, phone, company: body.company as string | undefined, createdAt: now, updatedAt: now, writes: 1 };
+			contact = {
+				id: this.nextId++,
+				email,
+				name: body.name as string | undefined,
+				phone,
+				company: body.company as string | undefined,
+				createdAt: now,
+				updatedAt: now,
+				writes: 1,
+			};
 			this.contacts.push(contact);
 		}
 		this.stats.crmCommitted++;
-		this.effects.push({ seq: this.effects.length + 1, key, email, contactId: contact.id, created, at: now });
+		this.effects.push({
+			seq: this.effects.length + 1,
+			key,
+			email,
+			contactId: contact.id,
+			created,
+			at: now,
+		});
 		const answer = { status: 201, body: { ...contact } };
 		if (key) this.savedByKey.set(key, answer);
 		return answerOrDrop(answer.status, answer.body);

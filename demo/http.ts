@@ -15,7 +15,12 @@ export function readJson(request: IncomingMessage): Promise<unknown> {
 	});
 }
 
-export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+	response: ServerResponse,
+	status: number,
+	body: unknown,
+	headers: Record<string, string> = {},
+): void {
 	if (response.destroyed) return;
 	response.writeHead(status, { 'content-type': 'application/json', ...headers });
 	response.end(JSON.stringify(body));

@@ -4,7 +4,9 @@ export function canonicalJson(value: unknown): string {
 	if (value !== null && typeof value === 'object') {
 		return `{${Object.keys(value as object)
 			.sort()
-			.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`)
+			.map(
+				(key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
+			)
 			.join(',')}}`;
 	}
 	return JSON.stringify(value) ?? 'null';

@@ -6,10 +6,25 @@
  * one row by key for reference. Time is each node's own execution time in n8n's run data
  * (median of the repeats). Prints a table, and last a JSON line.
  */
-import { type Execution, installN8n, type N8nProcess, packPackage, startN8n } from '../test/harness/n8n';
+import {
+	type Execution,
+	installN8n,
+	type N8nProcess,
+	packPackage,
+	startN8n,
+} from '../test/harness/n8n';
 import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
 import { median, openBenchStore } from './bench-support';
-import { codeNode, connect, packageNode, storeCredential, trigger, webhookInto, webhookNode, workflow } from '../test/e2e/fixtures';
+import {
+	codeNode,
+	connect,
+	packageNode,
+	storeCredential,
+	trigger,
+	webhookInto,
+	webhookNode,
+	workflow,
+} from '../test/e2e/fixtures';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 const STORED = Number(process.env.BENCH_STORED ?? 1_000_000);
@@ -20,11 +35,24 @@ const makeFailures = codeNode(
 	'const { count, prefix } = $input.first().json.body;\nreturn Array.from({ length: count }, (_, i) => ({ json: { key: `${prefix}${i}`, lead: { email: `lead${i}@example.com`, phone: "0151 " + i }, error: { message: "Unprocessable Entity", description: "phone: invalid format", httpCode: "422" } } }));',
 );
 
-const postgresCredential = (settings: { host: string; port: number; database: string; user: string; password: string }) => ({
+const postgresCredential = (settings: {
+	host: string;
+	port: number;
+	database: string;
+	user: string;
+	password: string;
+}) => ({
 	id: 'benchPostgres',
 	name: 'Bench Postgres',
 	type: 'postgres',
-	data: { host: settings.host, port: settings.port, database: settings.database, user: settings.user, password: settings.password, ssl: 'disable' },
+	data: {
+		host: settings.host,
+		port: settings.port,
+		database: settings.database,
+		user: settings.user,
+		password: settings.password,
+		ssl: 'disable',
+	},
 });
 
 const postgresNode = (name: string, parameters: Record<string, unknown>) => ({
@@ -43,7 +71,20 @@ function workflows(schema: string) {
 		workflow(
 			'benchPark',
 			'Bench: park 10,000',
-			[webhookNode('bench-park'), makeFailures, packageNode('deadLetterPark', 'Timed', { operation: 'park', idempotencyKey: '={{ $json.key }}', parkOptions: { integration: 'bench', owner: 'sales-ops' } }, [520, 0])],
+			[
+				webhookNode('bench-park'),
+				makeFailures,
+				packageNode(
+					'deadLetterPark',
+					'Timed',
+					{
+						operation: 'park',
+						idempotencyKey: '={{ $json.key }}',
+						parkOptions: { integration: 'bench', owner: 'sales-ops' },
+					},
+					[520, 0],
+				),
+			],
 			connect(['Webhook', 'Make Failures'], ['Make Failures', 'Timed']),
 		),
 		workflow(
@@ -51,28 +92,73 @@ function workflows(schema: string) {
 			'Bench: Postgres node insert 10,000',
 			[
 				webhookNode('bench-pg-insert'),
-				{ ...makeFailures, parameters: { jsCode: (makeFailures.parameters.jsCode as string).replace('error: {', 'error_info: {') } },
-				postgresNode('Timed', { operation: 'insert', schema: table(schema), table: table('plain_letters'), columns: { mappingMode: 'autoMapInputData', value: {}, matchingColumns: [], schema: [] }, options: {} }),
+				{
+					...makeFailures,
+					parameters: {
+						jsCode: (makeFailures.parameters.jsCode as string).replace('error: {', 'error_info: {'),
+					},
+				},
+				postgresNode('Timed', {
+					operation: 'insert',
+					schema: table(schema),
+					table: table('plain_letters'),
+					columns: { mappingMode: 'autoMapInputData', value: {}, matchingColumns: [], schema: [] },
+					options: {},
+				}),
 			],
 			connect(['Webhook', 'Make Failures'], ['Make Failures', 'Timed']),
 		),
-		webhookInto('benchGetId', 'bench-get-id', packageNode('deadLetterPark', 'Timed', { operation: 'get', findBy: 'id', deadLetterId: '={{ $json.body.id }}' })),
-		webhookInto('benchGetKey', 'bench-get-key', packageNode('deadLetterPark', 'Timed', { operation: 'get', findBy: 'idempotencyKey', lookupKey: '={{ $json.body.key }}' })),
-		webhookInto('benchStats', 'bench-stats', packageNode('deadLetterPark', 'Timed', { operation: 'stats', days: 30 })),
+		webhookInto(
+			'benchGetId',
+			'bench-get-id',
+			packageNode('deadLetterPark', 'Timed', {
+				operation: 'get',
+				findBy: 'id',
+				deadLetterId: '={{ $json.body.id }}',
+			}),
+		),
+		webhookInto(
+			'benchGetKey',
+			'bench-get-key',
+			packageNode('deadLetterPark', 'Timed', {
+				operation: 'get',
+				findBy: 'idempotencyKey',
+				lookupKey: '={{ $json.body.key }}',
+			}),
+		),
+		webhookInto(
+			'benchStats',
+			'bench-stats',
+			packageNode('deadLetterPark', 'Timed', { operation: 'stats', days: 30 }),
+		),
 		webhookInto(
 			'benchPgSelect',
 			'bench-pg-select',
-			postgresNode('Timed', { operation: 'select', schema: table(schema), table: table('plain_letters'), where: { values: [{ column: 'key', value: '={{ $json.body.key }}' }] }, options: {} }),
+			postgresNode('Timed', {
+				operation: 'select',
+				schema: table(schema),
+				table: table('plain_letters'),
+				where: { values: [{ column: 'key', value: '={{ $json.body.key }}' }] },
+				options: {},
+			}),
 		),
 	];
 }
 
 const nodeTime = (run: Execution): number => {
-	if (run.status !== 'success') throw new Error(`run ${run.id} failed: ${JSON.stringify(run.data.resultData.error ?? run.data.resultData.runData.Timed?.[0]?.error)}`);
+	if (run.status !== 'success')
+		throw new Error(
+			`run ${run.id} failed: ${JSON.stringify(run.data.resultData.error ?? run.data.resultData.runData.Timed?.[0]?.error)}`,
+		);
 	return run.data.resultData.runData.Timed[0].executionTime;
 };
 
-async function timed(n8n: N8nProcess, id: string, path: string, body: (i: number) => unknown): Promise<number> {
+async function timed(
+	n8n: N8nProcess,
+	id: string,
+	path: string,
+	body: (i: number) => unknown,
+): Promise<number> {
 	const times: number[] = [];
 	for (let i = 0; i < REPEATS; i++) times.push(nodeTime(await trigger(n8n, id, path, body(i))));
 	return median(times);
@@ -82,14 +168,21 @@ async function main(): Promise<void> {
 	const version = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSIONS[0];
 	const bench = await openBenchStore('bench_dlq');
 	const { postgres, schema, admin } = bench;
-	await admin.query(`CREATE TABLE "${schema}".plain_letters (key text, lead jsonb, error_info jsonb)`);
+	await admin.query(
+		`CREATE TABLE "${schema}".plain_letters (key text, lead jsonb, error_info jsonb)`,
+	);
 	await admin.query(`CREATE INDEX ON "${schema}".plain_letters (key)`);
 
-	say(`n8n ${version}, Postgres ${postgres.settings.host}:${postgres.settings.port}, median of ${REPEATS} runs (park: 3)`);
+	say(
+		`n8n ${version}, Postgres ${postgres.settings.host}:${postgres.settings.port}, median of ${REPEATS} runs (park: 3)`,
+	);
 	const n8n = await startN8n({
 		install: await installN8n(version),
 		tarball: await packPackage(),
-		credentials: [storeCredential(schema, postgres.settings), postgresCredential(postgres.settings)],
+		credentials: [
+			storeCredential(schema, postgres.settings),
+			postgresCredential(postgres.settings),
+		],
 		workflows: workflows(schema),
 		activate: workflows(schema).map((w) => w.id),
 	});
@@ -98,11 +191,26 @@ async function main(): Promise<void> {
 		const parkTimes: number[] = [];
 		const insertTimes: number[] = [];
 		for (let i = 0; i < 3; i++) {
-			parkTimes.push(nodeTime(await trigger(n8n, 'benchPark', 'bench-park', { count: 10_000, prefix: `park${i}-` })));
-			insertTimes.push(nodeTime(await trigger(n8n, 'benchPgInsert', 'bench-pg-insert', { count: 10_000, prefix: `ins${i}-` })));
+			parkTimes.push(
+				nodeTime(
+					await trigger(n8n, 'benchPark', 'bench-park', { count: 10_000, prefix: `park${i}-` }),
+				),
+			);
+			insertTimes.push(
+				nodeTime(
+					await trigger(n8n, 'benchPgInsert', 'bench-pg-insert', {
+						count: 10_000,
+						prefix: `ins${i}-`,
+					}),
+				),
+			);
 		}
 		rows.push(['Dead Letter Park: park 10,000 items', 'empty store', median(parkTimes)]);
-		rows.push(["n8n Postgres node: insert the same 10,000 rows", 'plain table', median(insertTimes)]);
+		rows.push([
+			'n8n Postgres node: insert the same 10,000 rows',
+			'plain table',
+			median(insertTimes),
+		]);
 
 		const started = Date.now();
 		await admin.query(
@@ -115,24 +223,49 @@ async function main(): Promise<void> {
 			[STORED],
 		);
 		await admin.query(`VACUUM ANALYZE "${schema}".dead_letters`);
-		say(`  seeded ${STORED.toLocaleString('en')} dead letters in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-		const { rows: ids } = await admin.query<{ id: string; idempotency_key: string }>(`SELECT id, idempotency_key FROM "${schema}".dead_letters ORDER BY random() LIMIT $1`, [REPEATS]);
-		for (let i = 0; i < 3; i++) await admin.query(`INSERT INTO "${schema}".plain_letters SELECT 'seed-' || g, '{}'::jsonb, '{}'::jsonb FROM generate_series($1::int, $2::int) g`, [i * 333_334 + 1, Math.min(STORED, (i + 1) * 333_334)]);
+		say(
+			`  seeded ${STORED.toLocaleString('en')} dead letters in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+		);
+		const { rows: ids } = await admin.query<{ id: string; idempotency_key: string }>(
+			`SELECT id, idempotency_key FROM "${schema}".dead_letters ORDER BY random() LIMIT $1`,
+			[REPEATS],
+		);
+		for (let i = 0; i < 3; i++)
+			await admin.query(
+				`INSERT INTO "${schema}".plain_letters SELECT 'seed-' || g, '{}'::jsonb, '{}'::jsonb FROM generate_series($1::int, $2::int) g`,
+				[i * 333_334 + 1, Math.min(STORED, (i + 1) * 333_334)],
+			);
 		await admin.query(`VACUUM ANALYZE "${schema}".plain_letters`);
 
 		const getId = await timed(n8n, 'benchGetId', 'bench-get-id', (i) => ({ id: ids[i].id }));
-		const getKey = await timed(n8n, 'benchGetKey', 'bench-get-key', (i) => ({ key: ids[i].idempotency_key }));
+		const getKey = await timed(n8n, 'benchGetKey', 'bench-get-key', (i) => ({
+			key: ids[i].idempotency_key,
+		}));
 		const stats = await timed(n8n, 'benchStats', 'bench-stats', () => ({}));
-		const pgSelect = await timed(n8n, 'benchPgSelect', 'bench-pg-select', (i) => ({ key: ids[i].idempotency_key }));
+		const pgSelect = await timed(n8n, 'benchPgSelect', 'bench-pg-select', (i) => ({
+			key: ids[i].idempotency_key,
+		}));
 		const stored = `${STORED.toLocaleString('en')} stored`;
-		rows.push(['Dead Letter Park: get by ID', stored, getId], ['Dead Letter Park: get by idempotency key', stored, getKey], ['Dead Letter Park: stats', stored, stats], ['n8n Postgres node: select one row by key', `${STORED.toLocaleString('en')} rows`, pgSelect]);
+		rows.push(
+			['Dead Letter Park: get by ID', stored, getId],
+			['Dead Letter Park: get by idempotency key', stored, getKey],
+			['Dead Letter Park: stats', stored, stats],
+			['n8n Postgres node: select one row by key', `${STORED.toLocaleString('en')} rows`, pgSelect],
+		);
 
 		say('');
 		say('| operation | data | node time (ms) |');
 		say('|---|---|---:|');
 		for (const [operation, data, ms] of rows) say(`| ${operation} | ${data} | ${ms} |`);
 		say('');
-		say(JSON.stringify({ bench: 'deadletters', park_10k_s: Number((median(parkTimes) / 1000).toFixed(2)), get_ms: Math.max(getId, getKey), stats_ms: stats }));
+		say(
+			JSON.stringify({
+				bench: 'deadletters',
+				park_10k_s: Number((median(parkTimes) / 1000).toFixed(2)),
+				get_ms: Math.max(getId, getKey),
+				stats_ms: stats,
+			}),
+		);
 	} finally {
 		await n8n.stop();
 		await bench.close();
@@ -140,6 +273,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-	process.stderr.write(`bench:deadletters failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+	process.stderr.write(
+		`bench:deadletters failed: ${error instanceof Error ? error.stack : String(error)}\n`,
+	);
 	process.exit(1);
 });

@@ -3,7 +3,8 @@ import { Client } from 'pg';
 import { Store } from '../lib/store';
 import { clientConfig, ensurePostgres, type RunningPostgres } from '../test/harness/postgres';
 
-export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+export const median = (values: number[]): number =>
+	[...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 export interface BenchStore {
 	postgres: RunningPostgres;

@@ -15,7 +15,13 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { Client } from 'pg';
 import { type CrmEffect, DemoApi } from '../demo/api';
-import { installN8n, type N8nInstall, type N8nProcess, packPackage, startN8n } from '../test/harness/n8n';
+import {
+	installN8n,
+	type N8nInstall,
+	type N8nProcess,
+	packPackage,
+	startN8n,
+} from '../test/harness/n8n';
 import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
 import { clientConfig, ensurePostgres, type PgSettings } from '../test/harness/postgres';
 import { bundledToActivate, bundledWorkflows } from '../test/e2e/bundled';
@@ -108,8 +114,15 @@ function seeded(seed: number): () => number {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The leads, and the order they are posted in: one unit is posted at once (a pair: a duplicate at the same moment). */
-function plan(items: number, tag: string, random: () => number, localPhoneRate: number, duplicateRate: number): { leads: Lead[]; units: Lead[][]; sameMoment: number; later: number } {
-	const digits = (n: number): string => Array.from({ length: n }, () => Math.floor(random() * 10)).join('');
+function plan(
+	items: number,
+	tag: string,
+	random: () => number,
+	localPhoneRate: number,
+	duplicateRate: number,
+): { leads: Lead[]; units: Lead[][]; sameMoment: number; later: number } {
+	const digits = (n: number): string =>
+		Array.from({ length: n }, () => Math.floor(random() * 10)).join('');
 	const leads: Lead[] = Array.from({ length: items }, (_, i) => {
 		const local = random() < localPhoneRate;
 		return {
@@ -151,7 +164,12 @@ async function countExecutions(n8n: N8nProcess, filter: Record<string, unknown>)
 
 /** Posts one delivery as a webhook sender does: until n8n accepts it (200), a few times. */
 async function deliver(n8n: N8nProcess, lead: Lead): Promise<void> {
-	const body = { submissionId: lead.submissionId, email: lead.email, name: lead.name, phone: lead.phone };
+	const body = {
+		submissionId: lead.submissionId,
+		email: lead.email,
+		name: lead.name,
+		phone: lead.phone,
+	};
 	let last = '';
 	for (let attempt = 1; attempt <= 10; attempt++) {
 		try {
@@ -163,7 +181,9 @@ async function deliver(n8n: N8nProcess, lead: Lead): Promise<void> {
 		}
 		await sleep(500 * attempt);
 	}
-	throw new Error(`n8n did not accept the webhook of ${lead.submissionId} after 10 attempts: ${last}`);
+	throw new Error(
+		`n8n did not accept the webhook of ${lead.submissionId} after 10 attempts: ${last}`,
+	);
 }
 
 export async function runCampaign(options: CampaignOptions): Promise<CampaignResult> {
@@ -182,22 +202,41 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 	const random = seeded(seed);
 	const tag = randomBytes(3).toString('hex');
 	const schema = `campaign_${tag}_${process.pid}`;
-	const { leads, units, sameMoment, later } = plan(items, tag, random, localPhoneRate, duplicateRate);
+	const { leads, units, sameMoment, later } = plan(
+		items,
+		tag,
+		random,
+		localPhoneRate,
+		duplicateRate,
+	);
 	const deliveries = units.reduce((sum, unit) => sum + unit.length, 0);
 
 	const demo = await new DemoApi(seeded(seed ^ 0x5eed)).start();
 	// Every request to the enrichment service and the CRM may fail transiently: an enrichment call
 	// hangs past the node's 2 s timeout, a CRM write answers 503. Some CRM answers are lost after
 	// the upsert was committed.
-	demo.faults = { ...demo.faults, rejectLocalPhones: true, enrichTimeoutRate: faultRate, enrichDelayMs: 3_000, crmUnavailableRate: faultRate, crmLostRate: lostRate };
+	demo.faults = {
+		...demo.faults,
+		rejectLocalPhones: true,
+		enrichTimeoutRate: faultRate,
+		enrichDelayMs: 3_000,
+		crmUnavailableRate: faultRate,
+		crmLostRate: lostRate,
+	};
 	const admin = new Client(clientConfig(options.postgres));
 	await admin.connect();
 	let n8n: N8nProcess | undefined;
 	let keepUserFolder = false;
 	try {
-		say(`campaign: ${items} leads through the worked example in n8n ${options.install.version} (seed ${seed}, store schema ${schema})`);
-		say(`  faults: ${pct(faultRate)} of enrichment calls time out and ${pct(faultRate)} of CRM writes answer 503, ${pct(lostRate)} of CRM answers lost after commit, ${pct(localPhoneRate)} of leads with a local phone (CRM 422)`);
-		say(`  deliveries: ${deliveries} webhooks (${sameMoment} leads posted twice at the same moment, ${later} again later), ${senders} senders, n8n runs up to ${n8nConcurrency} executions at once`);
+		say(
+			`campaign: ${items} leads through the worked example in n8n ${options.install.version} (seed ${seed}, store schema ${schema})`,
+		);
+		say(
+			`  faults: ${pct(faultRate)} of enrichment calls time out and ${pct(faultRate)} of CRM writes answer 503, ${pct(lostRate)} of CRM answers lost after commit, ${pct(localPhoneRate)} of leads with a local phone (CRM 422)`,
+		);
+		say(
+			`  deliveries: ${deliveries} webhooks (${sameMoment} leads posted twice at the same moment, ${later} again later), ${senders} senders, n8n runs up to ${n8nConcurrency} executions at once`,
+		);
 		n8n = await startN8n({
 			install: options.install,
 			tarball: options.tarball,
@@ -212,7 +251,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			},
 		});
 		const instance = n8n;
-		say(`  n8n started after ${Math.round((Date.now() - started) / 1000)} s (${instance.baseUrl}, log ${instance.logFile})`);
+		say(
+			`  n8n started after ${Math.round((Date.now() - started) / 1000)} s (${instance.baseUrl}, log ${instance.logFile})`,
+		);
 
 		// Progress: how many executions of the lead workflow have finished, polled in the background.
 		let finished = 0;
@@ -222,12 +263,17 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		const poller = (async () => {
 			let lastReport = Date.now();
 			while (polling) {
-				const now = await countExecutions(instance, { workflowId: LEAD_WORKFLOW, status: FINISHED }).catch(() => finished);
+				const now = await countExecutions(instance, {
+					workflowId: LEAD_WORKFLOW,
+					status: FINISHED,
+				}).catch(() => finished);
 				if (now !== finished) lastProgressAt = Date.now();
 				finished = now;
 				if (Date.now() - lastReport >= 15_000) {
 					lastReport = Date.now();
-					say(`  [${Math.round((Date.now() - started) / 1000)} s] posted ${posted}/${deliveries}, finished ${finished}, CRM contacts ${demo.contacts.length}`);
+					say(
+						`  [${Math.round((Date.now() - started) / 1000)} s] posted ${posted}/${deliveries}, finished ${finished}, CRM contacts ${demo.contacts.length}`,
+					);
 				}
 				await sleep(1_000);
 			}
@@ -242,7 +288,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 				Array.from({ length: senders }, async () => {
 					while (next < units.length) {
 						while (posted - finished > maxBacklog) {
-							if (Date.now() - lastProgressAt > stallMs) throw new Error(`no execution finished for ${Math.round(stallMs / 1000)} s with ${posted - finished} posted and unfinished; see ${instance.logFile}`);
+							if (Date.now() - lastProgressAt > stallMs)
+								throw new Error(
+									`no execution finished for ${Math.round(stallMs / 1000)} s with ${posted - finished} posted and unfinished; see ${instance.logFile}`,
+								);
 							await sleep(200);
 						}
 						const unit = units[next++];
@@ -252,7 +301,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 					}
 				}),
 			);
-			say(`  all ${deliveries} deliveries accepted after ${Math.round((Date.now() - started) / 1000)} s; waiting for every execution to finish`);
+			say(
+				`  all ${deliveries} deliveries accepted after ${Math.round((Date.now() - started) / 1000)} s; waiting for every execution to finish`,
+			);
 
 			// Settled: every accepted delivery has a finished execution, nothing runs or waits in n8n,
 			// and no write is in progress in the store.
@@ -260,11 +311,17 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 				const unfinished = await countExecutions(instance, { status: UNFINISHED });
 				// An unknown outcome stays in_progress with its lease ended (to be reconciled by the next
 				// claim); only a live lease is a write still under way.
-				const [{ open }] = (await admin.query<{ open: string }>(`SELECT count(*) AS open FROM "${schema}".idempotency_keys WHERE status = 'in_progress' AND lease_until > now()`)).rows;
+				const [{ open }] = (
+					await admin.query<{ open: string }>(
+						`SELECT count(*) AS open FROM "${schema}".idempotency_keys WHERE status = 'in_progress' AND lease_until > now()`,
+					)
+				).rows;
 				settled = finished >= deliveries && unfinished === 0 && Number(open) === 0;
 				if (settled) break;
 				if (Date.now() - lastProgressAt > stallMs) {
-					say(`  no execution finished for ${Math.round(stallMs / 1000)} s (finished ${finished}/${deliveries}, ${unfinished} unfinished, ${open} writes in progress): counting as it stands`);
+					say(
+						`  no execution finished for ${Math.round(stallMs / 1000)} s (finished ${finished}/${deliveries}, ${unfinished} unfinished, ${open} writes in progress): counting as it stands`,
+					);
 					break;
 				}
 				await sleep(2_000);
@@ -301,15 +358,36 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		await demo.stop().catch(() => undefined);
 		await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
 		await admin.end().catch(() => undefined);
-		if (n8n && keepUserFolder) say(`  n8n's user folder (its executions, its log) kept for inspection: ${n8n.userFolder}`);
-		else if (n8n && !process.env.RELIABILITY_KEEP_RUNS) rmSync(n8n.userFolder, { recursive: true, force: true });
+		if (n8n && keepUserFolder)
+			say(`  n8n's user folder (its executions, its log) kept for inspection: ${n8n.userFolder}`);
+		else if (n8n && !process.env.RELIABILITY_KEEP_RUNS)
+			rmSync(n8n.userFolder, { recursive: true, force: true });
 	}
 }
 
-type Counted = Pick<CampaignResult, 'done' | 'parked' | 'lost' | 'duplicated' | 'doneAndParked' | 'doneAndParkedBy' | 'misrouted' | 'strayEffects' | 'parkedBy' | 'findings' | 'notes'>;
+type Counted = Pick<
+	CampaignResult,
+	| 'done'
+	| 'parked'
+	| 'lost'
+	| 'duplicated'
+	| 'doneAndParked'
+	| 'doneAndParkedBy'
+	| 'misrouted'
+	| 'strayEffects'
+	| 'parkedBy'
+	| 'findings'
+	| 'notes'
+>;
 
 /** Reads the destinations and puts every lead in exactly one of done, parked, lost, duplicated. */
-async function count(input: { leads: Lead[]; demo: DemoApi; admin: Client; schema: string; n8n: N8nProcess }): Promise<Counted> {
+async function count(input: {
+	leads: Lead[];
+	demo: DemoApi;
+	admin: Client;
+	schema: string;
+	n8n: N8nProcess;
+}): Promise<Counted> {
 	const { leads, demo, admin, schema, n8n } = input;
 	const byEmail = new Map(leads.map((lead) => [lead.email, lead]));
 	const bySubmission = new Map(leads.map((lead) => [lead.submissionId, lead]));
@@ -325,24 +403,53 @@ async function count(input: { leads: Lead[]; demo: DemoApi; admin: Client; schem
 		}
 		effects.set(lead.submissionId, [...(effects.get(lead.submissionId) ?? []), effect]);
 	}
-	const inCrm = new Set(demo.contacts.map((c) => byEmail.get(c.email)?.submissionId).filter((id): id is string => id !== undefined));
+	const inCrm = new Set(
+		demo.contacts
+			.map((c) => byEmail.get(c.email)?.submissionId)
+			.filter((id): id is string => id !== undefined),
+	);
 
 	// Dead letters name their lead by idempotency key: <submission>:enrich, <submission>:crm-upsert,
 	// <submission> (invalid at the door), or execution:<id> (the error handler, for a failed run).
-	const rows = (await admin.query<{ idempotency_key: string | null; step: string; error_class: string; error_status: number | null; execution_id: string | null }>(`SELECT idempotency_key, step, error_class, error_status, execution_id FROM "${schema}".dead_letters`)).rows;
+	const rows = (
+		await admin.query<{
+			idempotency_key: string | null;
+			step: string;
+			error_class: string;
+			error_status: number | null;
+			execution_id: string | null;
+		}>(
+			`SELECT idempotency_key, step, error_class, error_status, execution_id FROM "${schema}".dead_letters`,
+		)
+	).rows;
 	const parkedLeads = new Map<string, string[]>();
 	const parkedBy: Record<string, number> = {};
 	for (const row of rows) {
 		const reason = `${row.step}: ${row.error_class}${row.error_status ? ` ${row.error_status}` : ''}`;
 		let submission = row.idempotency_key ?? '';
 		if (submission.endsWith(UPSERT_SUFFIX)) submission = submission.slice(0, -UPSERT_SUFFIX.length);
-		else if (submission.endsWith(ENRICH_SUFFIX)) submission = submission.slice(0, -ENRICH_SUFFIX.length);
-		else if (submission.startsWith('execution:')) submission = (await submissionOfExecution(n8n, submission.slice('execution:'.length))) ?? submission;
+		else if (submission.endsWith(ENRICH_SUFFIX))
+			submission = submission.slice(0, -ENRICH_SUFFIX.length);
+		else if (submission.startsWith('execution:'))
+			submission =
+				(await submissionOfExecution(n8n, submission.slice('execution:'.length))) ?? submission;
 		if (!bySubmission.has(submission)) continue;
 		parkedLeads.set(submission, [...(parkedLeads.get(submission) ?? []), reason]);
 	}
 
-	const counted: Counted = { done: 0, parked: 0, lost: 0, duplicated: 0, doneAndParked: 0, doneAndParkedBy: {}, misrouted: 0, strayEffects, parkedBy, findings: [], notes: [] };
+	const counted: Counted = {
+		done: 0,
+		parked: 0,
+		lost: 0,
+		duplicated: 0,
+		doneAndParked: 0,
+		doneAndParkedBy: {},
+		misrouted: 0,
+		strayEffects,
+		parkedBy,
+		findings: [],
+		notes: [],
+	};
 	const lost: Lead[] = [];
 	const duplicated: Lead[] = [];
 	const doneAndParked: Lead[] = [];
@@ -371,11 +478,19 @@ async function count(input: { leads: Lead[]; demo: DemoApi; admin: Client; schem
 			lost.push(lead);
 		}
 	}
-	for (const lead of lost.slice(0, 10)) counted.findings.push(`lost ${lead.submissionId}: ${await trace(admin, schema, n8n, lead)}`);
-	for (const lead of doneAndParked.slice(0, 3)) counted.notes.push(`done and parked ${lead.submissionId}: ${await trace(admin, schema, n8n, lead)}`);
+	for (const lead of lost.slice(0, 10))
+		counted.findings.push(`lost ${lead.submissionId}: ${await trace(admin, schema, n8n, lead)}`);
+	for (const lead of doneAndParked.slice(0, 3))
+		counted.notes.push(
+			`done and parked ${lead.submissionId}: ${await trace(admin, schema, n8n, lead)}`,
+		);
 	for (const lead of duplicated.slice(0, 10)) {
-		const list = (effects.get(lead.submissionId) ?? []).map((e) => `#${e.seq} key ${e.key ?? '(none)'} at ${e.at}`).join('; ');
-		counted.findings.push(`duplicated ${lead.submissionId}: effects ${list}; ${await trace(admin, schema, n8n, lead)}`);
+		const list = (effects.get(lead.submissionId) ?? [])
+			.map((e) => `#${e.seq} key ${e.key ?? '(none)'} at ${e.at}`)
+			.join('; ');
+		counted.findings.push(
+			`duplicated ${lead.submissionId}: effects ${list}; ${await trace(admin, schema, n8n, lead)}`,
+		);
 	}
 	return counted;
 }
@@ -390,12 +505,31 @@ async function submissionOfExecution(n8n: N8nProcess, id: string): Promise<strin
 
 /** Where a lead's trail ends in the store: its claim, its write records and their executions. */
 async function trace(admin: Client, schema: string, n8n: N8nProcess, lead: Lead): Promise<string> {
-	const claims = (await admin.query<{ status: string; execution_id: string | null }>(`SELECT status, execution_id FROM "${schema}".processed_events WHERE consumer = $1 AND event_id = $2`, [CONSUMER, lead.submissionId])).rows;
-	const keys = (await admin.query<{ scope: string; key: string; status: string; attempts: number; last_error: string | null; execution_id: string | null; response_status: number | null }>(
-		`SELECT scope, key, status, attempts, last_error, execution_id, response_status FROM "${schema}".idempotency_keys WHERE key LIKE $1 ORDER BY created_at`,
-		[`${lead.submissionId}:%`],
-	)).rows;
-	const executions = new Set([...claims.map((c) => c.execution_id), ...keys.map((k) => k.execution_id)].filter((id): id is string => !!id));
+	const claims = (
+		await admin.query<{ status: string; execution_id: string | null }>(
+			`SELECT status, execution_id FROM "${schema}".processed_events WHERE consumer = $1 AND event_id = $2`,
+			[CONSUMER, lead.submissionId],
+		)
+	).rows;
+	const keys = (
+		await admin.query<{
+			scope: string;
+			key: string;
+			status: string;
+			attempts: number;
+			last_error: string | null;
+			execution_id: string | null;
+			response_status: number | null;
+		}>(
+			`SELECT scope, key, status, attempts, last_error, execution_id, response_status FROM "${schema}".idempotency_keys WHERE key LIKE $1 ORDER BY created_at`,
+			[`${lead.submissionId}:%`],
+		)
+	).rows;
+	const executions = new Set(
+		[...claims.map((c) => c.execution_id), ...keys.map((k) => k.execution_id)].filter(
+			(id): id is string => !!id,
+		),
+	);
 	const runs: string[] = [];
 	for (const id of executions) {
 		const execution = await n8n.execution(id).catch(() => undefined);
@@ -404,45 +538,99 @@ async function trace(admin: Client, schema: string, n8n: N8nProcess, lead: Lead)
 			continue;
 		}
 		const nodes = Object.keys(execution.data.resultData.runData).join(' > ');
-		runs.push(`execution ${id}: ${execution.status}, ran ${nodes}${execution.data.resultData.error ? `, error "${execution.data.resultData.error.message}"` : ''}`);
+		runs.push(
+			`execution ${id}: ${execution.status}, ran ${nodes}${execution.data.resultData.error ? `, error "${execution.data.resultData.error.message}"` : ''}`,
+		);
 	}
-	const claimText = claims.length ? claims.map((c) => `claim ${c.status} by execution ${c.execution_id}`).join(', ') : 'no claim';
-	const keyText = keys.map((k) => `${k.key} ${k.status} after ${k.attempts} attempts${k.response_status ? ` (${k.response_status})` : ''}${k.last_error ? ` "${k.last_error}"` : ''}`).join(', ');
+	const claimText = claims.length
+		? claims.map((c) => `claim ${c.status} by execution ${c.execution_id}`).join(', ')
+		: 'no claim';
+	const keyText = keys
+		.map(
+			(k) =>
+				`${k.key} ${k.status} after ${k.attempts} attempts${k.response_status ? ` (${k.response_status})` : ''}${k.last_error ? ` "${k.last_error}"` : ''}`,
+		)
+		.join(', ');
 	return [claimText, keyText || 'no write records', ...runs].join('; ');
 }
 
 const pct = (share: number): string => `${Math.round(share * 1000) / 10}%`;
 
 /** The campaign's report: the counts, what went into them, and last the JSON line. */
-export function report(result: CampaignResult, say: (line: string) => void = (line) => void process.stdout.write(`${line}\n`)): void {
+export function report(
+	result: CampaignResult,
+	say: (line: string) => void = (line) => void process.stdout.write(`${line}\n`),
+): void {
 	const f = result.faults;
 	say('');
-	say(`faults injected: ${f.enrichTimeouts} of ${f.enrichCalls} enrichment calls timed out; ${f.crmUnavailable} of ${f.crmWrites} CRM writes answered 503, ${f.crmLost} answers lost after commit, ${f.crmRejected} rejected (422), ${f.crmReplayed} answered from the saved response of their key`);
-	say(`executions of the worked example: ${result.executions.finished} finished of ${result.deliveries} deliveries (${Object.entries(result.executions.byStatus).map(([status, n]) => `${status} ${n}`).join(', ')}); unfinished in n8n: ${result.executions.unfinished}`);
-	const also = Object.entries(result.doneAndParkedBy).map(([why, n]) => `${why} ${n}`).join(', ');
-	say(`done:       ${result.done} (in the CRM exactly once${result.doneAndParked ? `; ${result.doneAndParked} of them also parked after a lost answer: ${also}` : ''})`);
-	say(`parked:     ${result.parked} (in dead letters, not in the CRM${Object.keys(result.parkedBy).length ? `: ${Object.entries(result.parkedBy).sort((a, b) => b[1] - a[1]).map(([why, n]) => `${why} ${n}`).join(', ')}` : ''})`);
+	say(
+		`faults injected: ${f.enrichTimeouts} of ${f.enrichCalls} enrichment calls timed out; ${f.crmUnavailable} of ${f.crmWrites} CRM writes answered 503, ${f.crmLost} answers lost after commit, ${f.crmRejected} rejected (422), ${f.crmReplayed} answered from the saved response of their key`,
+	);
+	say(
+		`executions of the worked example: ${result.executions.finished} finished of ${result.deliveries} deliveries (${Object.entries(
+			result.executions.byStatus,
+		)
+			.map(([status, n]) => `${status} ${n}`)
+			.join(', ')}); unfinished in n8n: ${result.executions.unfinished}`,
+	);
+	const also = Object.entries(result.doneAndParkedBy)
+		.map(([why, n]) => `${why} ${n}`)
+		.join(', ');
+	say(
+		`done:       ${result.done} (in the CRM exactly once${result.doneAndParked ? `; ${result.doneAndParked} of them also parked after a lost answer: ${also}` : ''})`,
+	);
+	say(
+		`parked:     ${result.parked} (in dead letters, not in the CRM${
+			Object.keys(result.parkedBy).length
+				? `: ${Object.entries(result.parkedBy)
+						.sort((a, b) => b[1] - a[1])
+						.map(([why, n]) => `${why} ${n}`)
+						.join(', ')}`
+				: ''
+		})`,
+	);
 	say(`lost:       ${result.lost} (neither in the CRM nor parked)`);
 	say(`duplicated: ${result.duplicated} (upsert took effect more than once)`);
-	if (result.misrouted) say(`misrouted:  ${result.misrouted} leads with a local phone in the CRM although it rejects them`);
-	if (result.strayEffects) say(`stray:      ${result.strayEffects} effects at the CRM that belong to no lead of the campaign`);
+	if (result.misrouted)
+		say(
+			`misrouted:  ${result.misrouted} leads with a local phone in the CRM although it rejects them`,
+		);
+	if (result.strayEffects)
+		say(
+			`stray:      ${result.strayEffects} effects at the CRM that belong to no lead of the campaign`,
+		);
 	if (!result.settled) say('NOT SETTLED: counted while executions were still unfinished');
 	for (const finding of result.findings) say(`  ${finding}`);
 	for (const note of result.notes) say(`  note: ${note}`);
 	say(`wall time: ${Math.round(result.wallMs / 1000)} s`);
-	say(JSON.stringify({ bench: 'campaign', items: result.items, lost: result.lost, duplicated: result.duplicated, parked: result.parked }));
+	say(
+		JSON.stringify({
+			bench: 'campaign',
+			items: result.items,
+			lost: result.lost,
+			duplicated: result.duplicated,
+			parked: result.parked,
+		}),
+	);
 }
 
 /** Items from `--items N`, `--items=N` or CAMPAIGN_ITEMS; default 10,000. */
 function itemsFromArgs(argv: string[]): number {
 	const at = argv.findIndex((arg) => arg === '--items' || arg.startsWith('--items='));
-	const raw = at < 0 ? process.env.CAMPAIGN_ITEMS : argv[at].includes('=') ? argv[at].split('=')[1] : argv[at + 1];
+	const raw =
+		at < 0
+			? process.env.CAMPAIGN_ITEMS
+			: argv[at].includes('=')
+				? argv[at].split('=')[1]
+				: argv[at + 1];
 	const items = Number(raw ?? 10_000);
-	if (!Number.isInteger(items) || items < 1) throw new Error(`--items must be a positive whole number, got ${raw}`);
+	if (!Number.isInteger(items) || items < 1)
+		throw new Error(`--items must be a positive whole number, got ${raw}`);
 	return items;
 }
 
-const envNumber = (name: string): number | undefined => (process.env[name] === undefined ? undefined : Number(process.env[name]));
+const envNumber = (name: string): number | undefined =>
+	process.env[name] === undefined ? undefined : Number(process.env[name]);
 
 async function main(): Promise<void> {
 	const items = itemsFromArgs(process.argv.slice(2));
@@ -471,7 +659,9 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
 	main().catch((error: unknown) => {
-		process.stderr.write(`campaign failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+		process.stderr.write(
+			`campaign failed: ${error instanceof Error ? error.stack : String(error)}\n`,
+		);
 		process.exit(1);
 	});
 }

@@ -8,6 +8,8 @@ const schema = process.argv[2] ?? process.env.RELIABILITY_SCHEMA ?? DEFAULT_SCHE
 try {
 	process.stdout.write(migrationScript(schema));
 } catch (error) {
-	process.stderr.write(`${error instanceof Error ? error.message : String(error)}${(error as { hint?: string }).hint ? `. ${(error as { hint?: string }).hint}` : ""}\n`);
+	process.stderr.write(
+		`${error instanceof Error ? error.message : String(error)}${(error as { hint?: string }).hint ? `. ${(error as { hint?: string }).hint}` : ''}\n`,
+	);
 	process.exit(1);
 }

@@ -1,6 +1,7 @@
 import type { RunningPostgres } from './harness/postgres';
 
 export default async function globalTeardown(): Promise<void> {
-	const started = (globalThis as { __reliabilityPostgres?: RunningPostgres[] }).__reliabilityPostgres ?? [];
+	const started =
+		(globalThis as { __reliabilityPostgres?: RunningPostgres[] }).__reliabilityPostgres ?? [];
 	await Promise.all(started.map((pg) => pg.stop()));
 }

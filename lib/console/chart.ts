@@ -4,11 +4,19 @@ import { html, type Html } from './html';
  * Parked-per-day as an inline SVG bar chart: one bar per UTC day of the window (days without
  * parks are drawn as empty slots, so gaps read as quiet days), the highest count on the axis.
  */
-export function parkedPerDayChart(perDay: Array<{ day: string; parked: number }>, days: number, today: Date = new Date()): Html {
+export function parkedPerDayChart(
+	perDay: Array<{ day: string; parked: number }>,
+	days: number,
+	today: Date = new Date(),
+): Html {
 	const counts = new Map(perDay.map((d) => [d.day, d.parked]));
 	const slots: Array<{ day: string; parked: number }> = [];
 	for (let i = days - 1; i >= 0; i--) {
-		const day = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - i)).toISOString().slice(0, 10);
+		const day = new Date(
+			Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - i),
+		)
+			.toISOString()
+			.slice(0, 10);
 		slots.push({ day, parked: counts.get(day) ?? 0 });
 	}
 	const width = 640;

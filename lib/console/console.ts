@@ -1,7 +1,21 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { listHeartbeats, listPauses, pause, PauseScope, resume } from '../control';
-import { countDeadLetters, deadLetterStats, getDeadLetters, heldByIntegration, type ListFilter, listDeadLetters, updateDeadLetterStatus, updateDeadLetterStatuses } from '../deadletter/park';
-import { ALL_STATUSES, type DeadLetterStatus, ErrorClass, OPEN_STATUSES } from '../deadletter/statuses';
+import {
+	countDeadLetters,
+	deadLetterStats,
+	getDeadLetters,
+	heldByIntegration,
+	type ListFilter,
+	listDeadLetters,
+	updateDeadLetterStatus,
+	updateDeadLetterStatuses,
+} from '../deadletter/park';
+import {
+	ALL_STATUSES,
+	type DeadLetterStatus,
+	ErrorClass,
+	OPEN_STATUSES,
+} from '../deadletter/statuses';
 import { ReliabilityError } from '../errors';
 import type { Store } from '../store';
 import { parkedPerDayChart } from './chart';
@@ -55,12 +69,19 @@ const STATUS_LABELS: Record<string, string> = {
 	held: 'held',
 };
 
-const str = (value: unknown): string => (value === undefined || value === null ? '' : Array.isArray(value) ? str(value[0]) : String(value)).trim();
+const str = (value: unknown): string =>
+	(value === undefined || value === null
+		? ''
+		: Array.isArray(value)
+			? str(value[0])
+			: String(value)
+	).trim();
 
 function header(headers: Record<string, unknown> | undefined, name: string): string {
 	if (!headers) return '';
 	const wanted = name.toLowerCase();
-	for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === wanted) return str(value);
+	for (const [key, value] of Object.entries(headers))
+		if (key.toLowerCase() === wanted) return str(value);
 	return '';
 }
 
@@ -82,8 +103,14 @@ export function operatorOf(request: ConsoleRequest, options: ConsoleOptions = {}
 
 /** The form token: a hash of the request's own credentials, which another site cannot read. */
 export function actionToken(request: ConsoleRequest, options: ConsoleOptions = {}): string {
-	const credentials = [header(request.headers, 'authorization'), options.operatorHeader ? header(request.headers, options.operatorHeader) : ''].join('\n');
-	return createHash('sha256').update(`reliability-console\n${credentials}`).digest('hex').slice(0, 40);
+	const credentials = [
+		header(request.headers, 'authorization'),
+		options.operatorHeader ? header(request.headers, options.operatorHeader) : '',
+	].join('\n');
+	return createHash('sha256')
+		.update(`reliability-console\n${credentials}`)
+		.digest('hex')
+		.slice(0, 40);
 }
 
 function tokenMatches(given: string, expected: string): boolean {
@@ -117,7 +144,12 @@ function filtersOf(source: Record<string, unknown>): Filters {
 function listFilter(filters: Filters, limit: number): ListFilter {
 	const hours = Number(filters.ageHours);
 	return {
-		statuses: filters.status === 'open' ? OPEN_STATUSES : filters.status === 'all' ? undefined : [filters.status as DeadLetterStatus],
+		statuses:
+			filters.status === 'open'
+				? OPEN_STATUSES
+				: filters.status === 'all'
+					? undefined
+					: [filters.status as DeadLetterStatus],
 		workflowId: filters.workflow || undefined,
 		step: filters.step || undefined,
 		errorClass: filters.reason || undefined,
@@ -128,7 +160,15 @@ function listFilter(filters: Filters, limit: number): ListFilter {
 	};
 }
 
-const filterParams = (f: Filters) => ({ status: f.status === 'open' ? undefined : f.status, workflow: f.workflow, step: f.step, reason: f.reason, owner: f.owner, age: f.ageHours, search: f.search });
+const filterParams = (f: Filters) => ({
+	status: f.status === 'open' ? undefined : f.status,
+	workflow: f.workflow,
+	step: f.step,
+	reason: f.reason,
+	owner: f.owner,
+	age: f.ageHours,
+	search: f.search,
+});
 
 class ActionRefused extends ReliabilityError {}
 
@@ -147,43 +187,89 @@ interface PageContext {
 }
 
 /** Serves one console request: an action first (when the body names one), then the page. */
-export async function handleConsoleRequest(store: Store, request: ConsoleRequest, options: ConsoleOptions = {}): Promise<ConsoleResponse> {
+export async function handleConsoleRequest(
+	store: Store,
+	request: ConsoleRequest,
+	options: ConsoleOptions = {},
+): Promise<ConsoleResponse> {
 	const operator = operatorOf(request, options);
 	const token = actionToken(request, options);
 	const q = (request.query ?? {}) as Record<string, unknown>;
-	const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
+	const body = (
+		typeof request.body === 'object' && request.body !== null ? request.body : {}
+	) as Record<string, unknown>;
 	const action = str(body.action) || null;
 	const context: PageContext = { store, request, options, operator, token };
 	let statusCode = 200;
 	let replayRequested = 0;
 	if (action) {
 		try {
-			if (!operator) throw new ActionRefused('Actions need a signed-in operator', 'Sign in through the webhook authentication (Basic auth user name) or configure the operator header.');
-			if (!tokenMatches(str(body.token), token)) throw new ActionRefused('The form is out of date or came from another page', 'Reload the page and try again.');
+			if (!operator)
+				throw new ActionRefused(
+					'Actions need a signed-in operator',
+					'Sign in through the webhook authentication (Basic auth user name) or configure the operator header.',
+				);
+			if (!tokenMatches(str(body.token), token))
+				throw new ActionRefused(
+					'The form is out of date or came from another page',
+					'Reload the page and try again.',
+				);
 			const done = await runAction(store, action, body, operator, options);
 			// Post, redirect, get: the page after an action is a GET, so reloading it posts nothing.
 			// The message is chosen by the action's name and counts, never taken as text from the URL.
-			const location = query({ ...stringParams(q), done: action, n: done.count, done_id: str(body.id) || undefined });
-			return { statusCode: 303, contentType: 'text/html; charset=utf-8', body: html`<!doctype html><p><a href="${location}">${done.message}</a></p>`.value, replayRequested: done.replayRequested, operator, action, location };
+			const location = query({
+				...stringParams(q),
+				done: action,
+				n: done.count,
+				done_id: str(body.id) || undefined,
+			});
+			return {
+				statusCode: 303,
+				contentType: 'text/html; charset=utf-8',
+				body: html`<!doctype html><p><a href="${location}">${done.message}</a></p>`.value,
+				replayRequested: done.replayRequested,
+				operator,
+				action,
+				location,
+			};
 		} catch (error) {
 			statusCode = error instanceof ActionRefused || error instanceof ReliabilityError ? 422 : 500;
 			const hint = error instanceof ReliabilityError && error.hint ? ` ${error.hint}` : '';
-			context.flash = { kind: 'error', text: `${error instanceof Error ? error.message : String(error)}.${hint}` };
+			context.flash = {
+				kind: 'error',
+				text: `${error instanceof Error ? error.message : String(error)}.${hint}`,
+			};
 		}
 	}
 	context.flash ??= doneMessage(q, operator);
 	const view = str(q.view) || 'list';
 	const page = await renderView(view, q, context).catch((error: unknown) => {
 		statusCode = 500;
-		return { html: layout(context, 'Error', view, html`<p class="flash error">${error instanceof Error ? error.message : String(error)}</p>`) } as Page;
+		return {
+			html: layout(
+				context,
+				'Error',
+				view,
+				html`<p class="flash error">${error instanceof Error ? error.message : String(error)}</p>`,
+			),
+		} as Page;
 	});
 	if (page.notFound) statusCode = 404;
-	return { statusCode, contentType: 'text/html; charset=utf-8', body: page.html.value, replayRequested, operator, action, location: '' };
+	return {
+		statusCode,
+		contentType: 'text/html; charset=utf-8',
+		body: page.html.value,
+		replayRequested,
+		operator,
+		action,
+		location: '',
+	};
 }
 
 function stringParams(q: Record<string, unknown>): Record<string, string> {
 	const out: Record<string, string> = {};
-	for (const [key, value] of Object.entries(q)) if (!['done', 'n', 'done_id'].includes(key)) out[key] = str(value);
+	for (const [key, value] of Object.entries(q))
+		if (!['done', 'n', 'done_id'].includes(key)) out[key] = str(value);
 	return out;
 }
 
@@ -206,17 +292,40 @@ function doneMessage(q: Record<string, unknown>, operator: string | null): Flash
 	return texts[done] ? { kind: 'ok', text: texts[done] } : undefined;
 }
 
-async function runAction(store: Store, action: string, body: Record<string, unknown>, operator: string, options: ConsoleOptions): Promise<{ message: string; replayRequested: number; count: number }> {
+async function runAction(
+	store: Store,
+	action: string,
+	body: Record<string, unknown>,
+	operator: string,
+	options: ConsoleOptions,
+): Promise<{ message: string; replayRequested: number; count: number }> {
 	const note = str(body.note);
 	const id = str(body.id);
 	const statusChange = async (to: DeadLetterStatus, verb: string) => {
-		if (!/^\d+$/.test(id)) throw new ActionRefused(`No dead letter chosen to ${verb}`, 'Open an item and use its buttons.');
+		if (!/^\d+$/.test(id))
+			throw new ActionRefused(
+				`No dead letter chosen to ${verb}`,
+				'Open an item and use its buttons.',
+			);
 		const [current] = await getDeadLetters(store, [id]);
-		if (!current) throw new ActionRefused(`Dead letter ${id} does not exist`, 'Go back to the list.');
-		if (!OPEN_STATUSES.includes(current.status)) throw new ActionRefused(`Dead letter ${id} is already ${STATUS_LABELS[current.status]}`, 'Closed items take no more actions.');
-		if ((to === 'resolved' || to === 'abandoned') && !note) throw new ActionRefused(`To ${verb} dead letter ${id}, write a note`, 'Say what was done, or why it is given up; the note goes into its history.');
+		if (!current)
+			throw new ActionRefused(`Dead letter ${id} does not exist`, 'Go back to the list.');
+		if (!OPEN_STATUSES.includes(current.status))
+			throw new ActionRefused(
+				`Dead letter ${id} is already ${STATUS_LABELS[current.status]}`,
+				'Closed items take no more actions.',
+			);
+		if ((to === 'resolved' || to === 'abandoned') && !note)
+			throw new ActionRefused(
+				`To ${verb} dead letter ${id}, write a note`,
+				'Say what was done, or why it is given up; the note goes into its history.',
+			);
 		await updateDeadLetterStatus(store, { id, to, actor: operator, reason: note || undefined });
-		return { message: `Dead letter ${id}: ${STATUS_LABELS[to]} (by ${operator}).`, replayRequested: to === 'replay_requested' ? 1 : 0, count: 1 };
+		return {
+			message: `Dead letter ${id}: ${STATUS_LABELS[to]} (by ${operator}).`,
+			replayRequested: to === 'replay_requested' ? 1 : 0,
+			count: 1,
+		};
 	};
 	switch (action) {
 		case 'replay':
@@ -231,15 +340,28 @@ async function runAction(store: Store, action: string, body: Record<string, unkn
 			const filters = filtersOf(body);
 			const limit = options.batchLimit ?? 1000;
 			// Only items waiting for a person: held ones wait for their integration to resume.
-			const statuses: DeadLetterStatus[] = filters.status === 'open' ? ['new', 'being_fixed'] : [filters.status as DeadLetterStatus];
-			if (!statuses.every((s) => s === 'new' || s === 'being_fixed')) throw new ActionRefused(`Items in status "${filters.status}" cannot be replayed in a batch`, 'Filter on new or being fixed (held items are released by resuming their integration).');
+			const statuses: DeadLetterStatus[] =
+				filters.status === 'open' ? ['new', 'being_fixed'] : [filters.status as DeadLetterStatus];
+			if (!statuses.every((s) => s === 'new' || s === 'being_fixed'))
+				throw new ActionRefused(
+					`Items in status "${filters.status}" cannot be replayed in a batch`,
+					'Filter on new or being fixed (held items are released by resuming their integration).',
+				);
 			const rows = await listDeadLetters(store, { ...listFilter(filters, limit), statuses });
 			const changed = await updateDeadLetterStatuses(
 				store,
 				rows.map((row) => String(row.id)),
-				{ to: 'replay_requested', actor: operator, reason: note || 'batch replay from the console' },
+				{
+					to: 'replay_requested',
+					actor: operator,
+					reason: note || 'batch replay from the console',
+				},
 			);
-			return { message: `${changed.length} dead letter${changed.length === 1 ? '' : 's'} set to replay (by ${operator}).`, replayRequested: changed.length, count: changed.length };
+			return {
+				message: `${changed.length} dead letter${changed.length === 1 ? '' : 's'} set to replay (by ${operator}).`,
+				replayRequested: changed.length,
+				count: changed.length,
+			};
 		}
 		case 'pause':
 		case 'resume': {
@@ -247,10 +369,18 @@ async function runAction(store: Store, action: string, body: Record<string, unkn
 			const name = str(body.name);
 			if (action === 'pause') {
 				await pause(store, scope as PauseScope, name, operator, note);
-				return { message: `${scope} ${name} paused (by ${operator}): its writes are held.`, replayRequested: 0, count: 0 };
+				return {
+					message: `${scope} ${name} paused (by ${operator}): its writes are held.`,
+					replayRequested: 0,
+					count: 0,
+				};
 			}
 			const state = await resume(store, scope as PauseScope, name, operator, note);
-			return { message: `${scope} ${name} resumed (by ${operator}); ${state.released} held item${state.released === 1 ? '' : 's'} set to replay.`, replayRequested: state.released, count: state.released };
+			return {
+				message: `${scope} ${name} resumed (by ${operator}); ${state.released} held item${state.released === 1 ? '' : 's'} set to replay.`,
+				replayRequested: state.released,
+				count: state.released,
+			};
 		}
 		default:
 			throw new ActionRefused(`Unknown action "${action}"`, 'Use the buttons on the page.');
@@ -262,7 +392,11 @@ interface Page {
 	notFound?: boolean;
 }
 
-async function renderView(view: string, q: Record<string, unknown>, context: PageContext): Promise<Page> {
+async function renderView(
+	view: string,
+	q: Record<string, unknown>,
+	context: PageContext,
+): Promise<Page> {
 	switch (view) {
 		case 'item':
 			return await itemPage(str(q.id), context);
@@ -306,17 +440,25 @@ function layout(context: PageContext, title: string, view: string, content: Html
 		['list', 'Dead letters'],
 		['controls', 'Pauses & heartbeats'],
 		['stats', 'Stats'],
-	].map(([v, label]) => html`<a href="${query({ view: v })}" class="${v === view ? 'on' : ''}">${label}</a>`);
-	const flash = context.flash ? html`<div class="flash ${context.flash.kind}" role="status">${context.flash.text}</div>` : '';
+	].map(
+		([v, label]) =>
+			html`<a href="${query({ view: v })}" class="${v === view ? 'on' : ''}">${label}</a>`,
+	);
+	const flash = context.flash
+		? html`<div class="flash ${context.flash.kind}" role="status">${context.flash.text}</div>`
+		: '';
 	return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex">
 <title>${title} · ${context.options.title ?? 'Reliability console'}</title><style>${STYLE}</style></head>
 <body><header><strong>${context.options.title ?? 'Reliability console'}</strong><nav>${nav}</nav><span class="who">${context.operator ? html`signed in as <b class="operator">${context.operator}</b>` : 'not signed in'}</span></header>
 <main>${flash}${content}</main></body></html>`;
 }
 
-const hidden = (name: string, value: string) => html`<input type="hidden" name="${name}" value="${value}">`;
-const statusBadge = (status: unknown) => html`<span class="status ${String(status)}">${STATUS_LABELS[String(status)] ?? String(status)}</span>`;
-const ageOf = (at: unknown): number | null => (at ? (Date.now() - new Date(at as string).getTime()) / 1000 : null);
+const hidden = (name: string, value: string) =>
+	html`<input type="hidden" name="${name}" value="${value}">`;
+const statusBadge = (status: unknown) =>
+	html`<span class="status ${String(status)}">${STATUS_LABELS[String(status)] ?? String(status)}</span>`;
+const ageOf = (at: unknown): number | null =>
+	at ? (Date.now() - new Date(at as string).getTime()) / 1000 : null;
 const truncate = (text: unknown, max = 120): string => {
 	const s = text === null || text === undefined ? '' : String(text);
 	return s.length > max ? `${s.slice(0, max - 1)}…` : s;
@@ -324,22 +466,43 @@ const truncate = (text: unknown, max = 120): string => {
 
 async function listPage(filters: Filters, context: PageContext): Promise<Page> {
 	const { store } = context;
-	if (filters.status !== 'open' && filters.status !== 'all' && !ALL_STATUSES.includes(filters.status as DeadLetterStatus)) filters.status = 'open';
+	if (
+		filters.status !== 'open' &&
+		filters.status !== 'all' &&
+		!ALL_STATUSES.includes(filters.status as DeadLetterStatus)
+	)
+		filters.status = 'open';
 	const filter = listFilter(filters, LIST_LIMIT);
-	const [rows, matching, stats] = await Promise.all([listDeadLetters(store, filter), countDeadLetters(store, filter), deadLetterStats(store, { days: 1, topReasons: 0 })]);
-	const chips = OPEN_STATUSES.map((s) => html`<a class="chip" href="${query({ status: s })}">${STATUS_LABELS[s]} <b>${stats.openByStatus[s] ?? 0}</b></a>`);
+	const [rows, matching, stats] = await Promise.all([
+		listDeadLetters(store, filter),
+		countDeadLetters(store, filter),
+		deadLetterStats(store, { days: 1, topReasons: 0 }),
+	]);
+	const chips = OPEN_STATUSES.map(
+		(s) =>
+			html`<a class="chip" href="${query({ status: s })}">${STATUS_LABELS[s]} <b>${stats.openByStatus[s] ?? 0}</b></a>`,
+	);
 	const select = (name: string, value: string, options: Array<[string, string]>) =>
 		html`<select name="${name}">${options.map(([v, label]) => html`<option value="${v}"${v === value ? html` selected` : ''}>${label}</option>`)}</select>`;
-	const statusOptions: Array<[string, string]> = [['open', 'open (all open)'], ...ALL_STATUSES.map((s): [string, string] => [s, STATUS_LABELS[s]]), ['all', 'all']];
-	const reasonOptions: Array<[string, string]> = [['', 'any reason'], ...Object.values(ErrorClass).map((c): [string, string] => [c, c.replace('_', ' ')])];
+	const statusOptions: Array<[string, string]> = [
+		['open', 'open (all open)'],
+		...ALL_STATUSES.map((s): [string, string] => [s, STATUS_LABELS[s]]),
+		['all', 'all'],
+	];
+	const reasonOptions: Array<[string, string]> = [
+		['', 'any reason'],
+		...Object.values(ErrorClass).map((c): [string, string] => [c, c.replace('_', ' ')]),
+	];
 	const table = rows.length
 		? html`<table class="dead-letters"><thead><tr><th>#</th><th>Waiting</th><th>Workflow</th><th>Step</th><th>Reason</th><th>Message</th><th>Owner</th><th>Status</th><th class="num">Attempts</th></tr></thead><tbody>
 ${rows.map(
-	(r) => html`<tr data-id="${String(r.id)}"><td><a href="${query({ view: 'item', id: String(r.id) })}">${String(r.id)}</a></td><td>${duration(ageOf(r.parked_at))}</td><td>${str(r.workflow_name) || str(r.workflow_id)}</td><td>${str(r.step)}</td><td>${str(r.error_class)}</td><td>${truncate(r.error_message)}</td><td>${str(r.owner)}</td><td>${statusBadge(r.status)}</td><td class="num">${str(r.attempts)}</td></tr>`,
+	(r) =>
+		html`<tr data-id="${String(r.id)}"><td><a href="${query({ view: 'item', id: String(r.id) })}">${String(r.id)}</a></td><td>${duration(ageOf(r.parked_at))}</td><td>${str(r.workflow_name) || str(r.workflow_id)}</td><td>${str(r.step)}</td><td>${str(r.error_class)}</td><td>${truncate(r.error_message)}</td><td>${str(r.owner)}</td><td>${statusBadge(r.status)}</td><td class="num">${str(r.attempts)}</td></tr>`,
 )}</tbody></table>`
 		: html`<p class="muted">No dead letters match.</p>`;
 	const batch =
-		matching > 0 && (filters.status === 'open' || filters.status === 'new' || filters.status === 'being_fixed')
+		matching > 0 &&
+		(filters.status === 'open' || filters.status === 'new' || filters.status === 'being_fixed')
 			? html`<form method="post" action="${query(filterParams(filters))}" class="batch">${hidden('action', 'batch_replay')}${hidden('token', context.token)}${Object.entries(filterParams(filters)).map(([k, v]) => (v ? hidden(k, v) : ''))}
 <input name="note" placeholder="note (optional)"> <button type="submit">Replay all matching (new and being fixed)</button></form>`
 			: '';
@@ -360,11 +523,21 @@ ${table}${batch}`;
 
 async function itemPage(id: string, context: PageContext): Promise<Page> {
 	const [record] = /^\d+$/.test(id) ? await getDeadLetters(context.store, [id]) : [];
-	if (!record) return { html: layout(context, 'Not found', 'list', html`<h1>Dead letter ${id} not found</h1><p><a href="${query({ view: 'list' })}">Back to the list</a></p>`), notFound: true };
+	if (!record)
+		return {
+			html: layout(
+				context,
+				'Not found',
+				'list',
+				html`<h1>Dead letter ${id} not found</h1><p><a href="${query({ view: 'list' })}">Back to the list</a></p>`,
+			),
+			notFound: true,
+		};
 	const r = record as Record<string, unknown> & typeof record;
 	const payload = JSON.stringify(r.payload, null, 2);
 	const runLink = str(r.run_link);
-	const field = (label: string, value: unknown) => html`<dt>${label}</dt><dd>${value === null || value === undefined || value === '' ? '–' : String(value)}</dd>`;
+	const field = (label: string, value: unknown) =>
+		html`<dt>${label}</dt><dd>${value === null || value === undefined || value === '' ? '–' : String(value)}</dd>`;
 	const form = (action: string, label: string, noteRequired: boolean, cls = '') =>
 		html`<form method="post" action="${query({ view: 'item', id })}" class="action-${action}">${hidden('action', action)}${hidden('id', id)}${hidden('token', context.token)}
 <textarea name="note" rows="2" placeholder="${noteRequired ? 'note (required)' : 'note (optional)'}"${noteRequired ? html` required` : ''}></textarea><button type="submit" class="${cls}">${label}</button></form>`;
@@ -394,14 +567,21 @@ ${open ? html`<h2>Actions</h2><div class="actions">${form('replay', 'Replay', fa
 }
 
 async function controlsPage(context: PageContext): Promise<Page> {
-	const [pauses, heartbeats, held] = await Promise.all([listPauses(context.store), listHeartbeats(context.store), heldByIntegration(context.store)]);
+	const [pauses, heartbeats, held] = await Promise.all([
+		listPauses(context.store),
+		listHeartbeats(context.store),
+		heldByIntegration(context.store),
+	]);
 	const heldBy = (name: string) => held.find((h) => h.integration === name)?.held ?? 0;
 	const pauseRows = pauses.map(
-		(p) => html`<tr class="pause" data-name="${p.name}"><td>${p.scope}</td><td>${p.name}</td><td>${p.paused ? html`<b class="state-down">paused</b>` : html`<span class="state-up">running</span>`}</td><td>${p.changedBy}</td><td>${p.reason ?? ''}</td><td>${p.changedAt}</td><td class="num">${p.scope === 'integration' ? heldBy(p.name) : ''}</td>
+		(
+			p,
+		) => html`<tr class="pause" data-name="${p.name}"><td>${p.scope}</td><td>${p.name}</td><td>${p.paused ? html`<b class="state-down">paused</b>` : html`<span class="state-up">running</span>`}</td><td>${p.changedBy}</td><td>${p.reason ?? ''}</td><td>${p.changedAt}</td><td class="num">${p.scope === 'integration' ? heldBy(p.name) : ''}</td>
 <td>${p.paused ? html`<form method="post" action="${query({ view: 'controls' })}">${hidden('action', 'resume')}${hidden('token', context.token)}${hidden('scope', p.scope)}${hidden('name', p.name)}<input name="note" placeholder="why (optional)"> <button type="submit">Resume</button></form>` : ''}</td></tr>`,
 	);
 	const beatRows = heartbeats.map(
-		(h) => html`<tr class="heartbeat" data-name="${h.name}"><td>${h.name}</td><td class="state-${h.state}">${h.state}</td><td>${h.lastBeatAt} (${duration(ageOf(h.lastBeatAt))} ago)</td><td>${h.dueAt}</td><td>${h.cron ?? (h.periodSeconds ? `every ${duration(h.periodSeconds)}` : '')}</td><td>${duration(h.graceSeconds)}</td></tr>`,
+		(h) =>
+			html`<tr class="heartbeat" data-name="${h.name}"><td>${h.name}</td><td class="state-${h.state}">${h.state}</td><td>${h.lastBeatAt} (${duration(ageOf(h.lastBeatAt))} ago)</td><td>${h.dueAt}</td><td>${h.cron ?? (h.periodSeconds ? `every ${duration(h.periodSeconds)}` : '')}</td><td>${duration(h.graceSeconds)}</td></tr>`,
 	);
 	const content = html`<h1>Pauses</h1>
 <form method="post" action="${query({ view: 'controls' })}" class="filters pause-form">${hidden('action', 'pause')}${hidden('token', context.token)}
@@ -425,8 +605,17 @@ async function statsPage(context: PageContext): Promise<Page> {
 <div class="chips"><span class="chip">open <b>${stats.openCount}</b></span><span class="chip">parked in ${days} days <b class="parked-total">${total}</b></span><span class="chip">oldest waiting <b>${duration(stats.oldestWaitSeconds)}</b></span><span class="chip">median wait <b>${duration(stats.medianWaitSeconds)}</b></span><span class="chip">mean time to close <b>${duration(stats.averageResolutionSeconds)}</b></span></div>
 <h2>Parked per day</h2>${parkedPerDayChart(stats.parkedPerDay, days)}
 <h2>Top reasons (${days} days)</h2>${stats.topReasons.length ? html`<table class="top-reasons"><thead><tr><th>Reason</th><th class="num">Parked</th></tr></thead><tbody>${stats.topReasons.map((r) => html`<tr><td>${r.reason}</td><td class="num">${r.count}</td></tr>`)}</tbody></table>` : html`<p class="muted">Nothing parked.</p>`}
-${group('Open by workflow', stats.openByWorkflow.map((r): [string, number] => [r.workflow_id, r.open]))}
-${group('Open by step', stats.openByStep.map((r): [string, number] => [r.step, r.open]))}
-${group('Open by owner', stats.openByOwner.map((r): [string, number] => [r.owner, r.open]))}`;
+${group(
+	'Open by workflow',
+	stats.openByWorkflow.map((r): [string, number] => [r.workflow_id, r.open]),
+)}
+${group(
+	'Open by step',
+	stats.openByStep.map((r): [string, number] => [r.step, r.open]),
+)}
+${group(
+	'Open by owner',
+	stats.openByOwner.map((r): [string, number] => [r.owner, r.open]),
+)}`;
 	return { html: layout(context, 'Stats', 'stats', content) };
 }

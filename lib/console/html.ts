@@ -10,7 +10,13 @@ export class Html {
 	}
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ESCAPES: Record<string, string> = {
+	'&': '&amp;',
+	'<': '&lt;',
+	'>': '&gt;',
+	'"': '&quot;',
+	"'": '&#39;',
+};
 
 export function escapeHtml(value: unknown): string {
 	if (value === null || value === undefined) return '';
@@ -41,7 +47,8 @@ export const raw = (markup: string): Html => new Html(markup);
 /** A query string from parameters, empty values left out. */
 export function query(params: Record<string, string | number | undefined | null>): string {
 	const search = new URLSearchParams();
-	for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
+	for (const [key, value] of Object.entries(params))
+		if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
 	const text = search.toString();
 	return text ? `?${text}` : '?';
 }

@@ -21,21 +21,24 @@ SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(parked)::int AS n FROM ${store.tab
 WHERE day > (now() AT TIME ZONE 'UTC')::date - $1::int GROUP BY day HAVING sum(parked) > 0 ORDER BY day`;
 
 /** A label value escaped as the format requires: backslash, double quote and newline. */
-export const escapeLabel = (value: string): string => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+export const escapeLabel = (value: string): string =>
+	value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
 const labels = (pairs: Record<string, string>): string =>
 	`{${Object.entries(pairs)
 		.map(([k, v]) => `${k}="${escapeLabel(v)}"`)
 		.join(',')}}`;
 
-const number = (n: number): string => (Number.isFinite(n) ? String(Math.round(n * 1000) / 1000) : 'NaN');
+const number = (n: number): string =>
+	Number.isFinite(n) ? String(Math.round(n * 1000) / 1000) : 'NaN';
 
 class Exposition {
 	private readonly lines: string[] = [];
 
 	metric(name: string, help: string, samples: Array<[Record<string, string>, number]>): void {
 		this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
-		for (const [pairs, value] of samples) this.lines.push(`${name}${Object.keys(pairs).length ? labels(pairs) : ''} ${number(value)}`);
+		for (const [pairs, value] of samples)
+			this.lines.push(`${name}${Object.keys(pairs).length ? labels(pairs) : ''} ${number(value)}`);
 	}
 
 	toString(): string {
@@ -43,10 +46,21 @@ class Exposition {
 	}
 }
 
-export async function prometheusMetrics(store: Store, options: { days?: number } = {}): Promise<string> {
+export async function prometheusMetrics(
+	store: Store,
+	options: { days?: number } = {},
+): Promise<string> {
 	const days = options.days ?? 7;
 	const [open, held, perDay, pauses, heartbeats] = await Promise.all([
-		store.query<{ workflow_id: string; workflow_name: string; step: string; error_class: string; status: string; n: number; oldest_seconds: number }>(openSql(store)),
+		store.query<{
+			workflow_id: string;
+			workflow_name: string;
+			step: string;
+			error_class: string;
+			status: string;
+			n: number;
+			oldest_seconds: number;
+		}>(openSql(store)),
 		heldByIntegration(store),
 		store.query<{ day: string; n: number }>(perDaySql(store), [days]),
 		listPauses(store),
@@ -56,21 +70,44 @@ export async function prometheusMetrics(store: Store, options: { days?: number }
 	out.metric(
 		'reliability_dead_letters_open',
 		'Open dead letters (new, being fixed, replay requested, held) by workflow, step, reason and status.',
-		open.map((r) => [{ workflow_id: r.workflow_id, workflow: r.workflow_name, step: r.step, reason: r.error_class, status: r.status }, r.n]),
+		open.map((r) => [
+			{
+				workflow_id: r.workflow_id,
+				workflow: r.workflow_name,
+				step: r.step,
+				reason: r.error_class,
+				status: r.status,
+			},
+			r.n,
+		]),
 	);
-	out.metric('reliability_dead_letters_open_total', 'All open dead letters.', [[{}, open.reduce((sum, r) => sum + r.n, 0)]]);
+	out.metric('reliability_dead_letters_open_total', 'All open dead letters.', [
+		[{}, open.reduce((sum, r) => sum + r.n, 0)],
+	]);
 	// Oldest per workflow and step, over the items waiting for a person (held ones wait for a resume).
-	const oldest = new Map<string, { workflow_id: string; workflow: string; step: string; seconds: number }>();
+	const oldest = new Map<
+		string,
+		{ workflow_id: string; workflow: string; step: string; seconds: number }
+	>();
 	for (const r of open) {
 		if (r.status === 'held') continue;
 		const key = JSON.stringify([r.workflow_id, r.step]);
 		const seen = oldest.get(key);
-		if (!seen || r.oldest_seconds > seen.seconds) oldest.set(key, { workflow_id: r.workflow_id, workflow: r.workflow_name, step: r.step, seconds: r.oldest_seconds });
+		if (!seen || r.oldest_seconds > seen.seconds)
+			oldest.set(key, {
+				workflow_id: r.workflow_id,
+				workflow: r.workflow_name,
+				step: r.step,
+				seconds: r.oldest_seconds,
+			});
 	}
 	out.metric(
 		'reliability_dead_letters_oldest_age_seconds',
 		'Age of the oldest open dead letter waiting for a person (held items excluded), by workflow and step.',
-		[...oldest.values()].map((o) => [{ workflow_id: o.workflow_id, workflow: o.workflow, step: o.step }, o.seconds]),
+		[...oldest.values()].map((o) => [
+			{ workflow_id: o.workflow_id, workflow: o.workflow, step: o.step },
+			o.seconds,
+		]),
 	);
 	out.metric(
 		'reliability_dead_letters_parked_per_day',
@@ -82,16 +119,28 @@ export async function prometheusMetrics(store: Store, options: { days?: number }
 		'Dead letters held because their integration is paused or its breaker is open, by integration.',
 		held.map((h) => [{ integration: h.integration }, h.held]),
 	);
-	out.metric('reliability_paused', '1 while an integration or workflow is paused, 0 once resumed.', pauses.map((p) => [{ scope: p.scope, name: p.name }, p.paused ? 1 : 0]));
+	out.metric(
+		'reliability_paused',
+		'1 while an integration or workflow is paused, 0 once resumed.',
+		pauses.map((p) => [{ scope: p.scope, name: p.name }, p.paused ? 1 : 0]),
+	);
 	out.metric(
 		'reliability_heartbeat_state',
 		'1 for the state each heartbeat is in now (up, late or down), 0 for the others.',
-		heartbeats.flatMap((h) => (['up', 'late', 'down'] as const).map((state): [Record<string, string>, number] => [{ name: h.name, state }, h.state === state ? 1 : 0])),
+		heartbeats.flatMap((h) =>
+			(['up', 'late', 'down'] as const).map((state): [Record<string, string>, number] => [
+				{ name: h.name, state },
+				h.state === state ? 1 : 0,
+			]),
+		),
 	);
 	out.metric(
 		'reliability_heartbeats',
 		'How many heartbeats are up, late and down.',
-		(['up', 'late', 'down'] as const).map((state) => [{ state }, heartbeats.filter((h) => h.state === state).length]),
+		(['up', 'late', 'down'] as const).map((state) => [
+			{ state },
+			heartbeats.filter((h) => h.state === state).length,
+		]),
 	);
 	out.metric(
 		'reliability_heartbeat_last_beat_timestamp_seconds',

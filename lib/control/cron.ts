@@ -19,11 +19,26 @@ function field(text: string, min: number, max: number, name: string): Set<number
 	const values = new Set<number>();
 	for (const part of text.split(',')) {
 		const match = /^(\*|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/.exec(part.trim());
-		if (!match) throw new ConfigurationError(`Cron ${name} "${part}" is not understood`, 'Use numbers, ranges (1-5), lists (1,15), steps (*/5) or *.');
+		if (!match)
+			throw new ConfigurationError(
+				`Cron ${name} "${part}" is not understood`,
+				'Use numbers, ranges (1-5), lists (1,15), steps (*/5) or *.',
+			);
 		const from = match[1] === '*' ? min : Number(match[2]);
-		const to = match[1] === '*' ? max : match[3] !== undefined ? Number(match[3]) : match[4] !== undefined ? max : from;
+		const to =
+			match[1] === '*'
+				? max
+				: match[3] !== undefined
+					? Number(match[3])
+					: match[4] !== undefined
+						? max
+						: from;
 		const step = match[4] !== undefined ? Number(match[4]) : 1;
-		if (from < min || to > max || from > to || step < 1) throw new ConfigurationError(`Cron ${name} "${part}" is out of range ${min}-${max}`, `Use values from ${min} to ${max}.`);
+		if (from < min || to > max || from > to || step < 1)
+			throw new ConfigurationError(
+				`Cron ${name} "${part}" is out of range ${min}-${max}`,
+				`Use values from ${min} to ${max}.`,
+			);
 		for (let v = from; v <= to; v += step) values.add(name === 'day of week' && v === 7 ? 0 : v);
 	}
 	return values;
@@ -31,7 +46,11 @@ function field(text: string, min: number, max: number, name: string): Set<number
 
 export function parseCron(expression: string): Cron {
 	const parts = expression.trim().split(/\s+/);
-	if (parts.length !== 5) throw new ConfigurationError(`Cron "${expression}" needs five fields`, 'Write minute hour day-of-month month day-of-week, for example "0 6 * * 1-5" (UTC).');
+	if (parts.length !== 5)
+		throw new ConfigurationError(
+			`Cron "${expression}" needs five fields`,
+			'Write minute hour day-of-month month day-of-week, for example "0 6 * * 1-5" (UTC).',
+		);
 	return {
 		minutes: field(parts[0], 0, 59, 'minute'),
 		hours: field(parts[1], 0, 23, 'hour'),

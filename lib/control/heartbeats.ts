@@ -49,27 +49,64 @@ const reportSql = (store: Store): string => `
 UPDATE ${store.table('heartbeats')} SET reported_state = $2, reported_at = now()
 WHERE name = $1 AND reported_state = $3 RETURNING name`;
 
-type HeartbeatRow = { name: string; period_seconds: number | null; cron: string | null; grace_seconds: number; last_beat_at: Date; reported_state?: HeartbeatState; db_now: Date };
+type HeartbeatRow = {
+	name: string;
+	period_seconds: number | null;
+	cron: string | null;
+	grace_seconds: number;
+	last_beat_at: Date;
+	reported_state?: HeartbeatState;
+	db_now: Date;
+};
 
 export function heartbeatStatus(row: HeartbeatRow): HeartbeatStatus {
-	const dueAt = row.cron ? nextCronTime(parseCron(row.cron), row.last_beat_at) : new Date(row.last_beat_at.getTime() + row.period_seconds! * 1000);
+	const dueAt = row.cron
+		? nextCronTime(parseCron(row.cron), row.last_beat_at)
+		: new Date(row.last_beat_at.getTime() + row.period_seconds! * 1000);
 	const downAt = new Date(dueAt.getTime() + row.grace_seconds * 1000);
 	const now = row.db_now.getTime();
-	const state: HeartbeatState = now <= dueAt.getTime() ? 'up' : now <= downAt.getTime() ? 'late' : 'down';
-	return { name: row.name, state, lastBeatAt: row.last_beat_at, dueAt, downAt, periodSeconds: row.period_seconds, cron: row.cron, graceSeconds: row.grace_seconds };
+	const state: HeartbeatState =
+		now <= dueAt.getTime() ? 'up' : now <= downAt.getTime() ? 'late' : 'down';
+	return {
+		name: row.name,
+		state,
+		lastBeatAt: row.last_beat_at,
+		dueAt,
+		downAt,
+		periodSeconds: row.period_seconds,
+		cron: row.cron,
+		graceSeconds: row.grace_seconds,
+	};
 }
 
 /** Records a beat (and the schedule it promises); returns the heartbeat's status after it. */
 export async function beat(store: Store, request: BeatRequest): Promise<HeartbeatStatus> {
 	const name = request.name?.trim();
-	if (!name) throw new ConfigurationError('A heartbeat needs a name', 'Name it after the scheduled workflow, for example "nightly invoice import".');
+	if (!name)
+		throw new ConfigurationError(
+			'A heartbeat needs a name',
+			'Name it after the scheduled workflow, for example "nightly invoice import".',
+		);
 	const hasPeriod = request.periodSeconds !== undefined && request.periodSeconds > 0;
 	const cron = request.cron?.trim() || undefined;
-	if (!hasPeriod && !cron) throw new ConfigurationError(`Heartbeat "${name}" needs a period or a cron`, 'Say how often it beats: a period in seconds, or the cron of its schedule.');
+	if (!hasPeriod && !cron)
+		throw new ConfigurationError(
+			`Heartbeat "${name}" needs a period or a cron`,
+			'Say how often it beats: a period in seconds, or the cron of its schedule.',
+		);
 	if (cron) parseCron(cron);
 	const grace = request.graceSeconds ?? 0;
-	if (!Number.isFinite(grace) || grace < 0) throw new ConfigurationError(`Heartbeat "${name}" has a negative grace`, 'Use 0 or more seconds.');
-	const [row] = await store.query<HeartbeatRow>(beatSql(store), [name, hasPeriod ? Math.round(request.periodSeconds!) : null, cron ?? null, Math.round(grace)]);
+	if (!Number.isFinite(grace) || grace < 0)
+		throw new ConfigurationError(
+			`Heartbeat "${name}" has a negative grace`,
+			'Use 0 or more seconds.',
+		);
+	const [row] = await store.query<HeartbeatRow>(beatSql(store), [
+		name,
+		hasPeriod ? Math.round(request.periodSeconds!) : null,
+		cron ?? null,
+		Math.round(grace),
+	]);
 	return heartbeatStatus(row);
 }
 
@@ -80,7 +117,10 @@ export async function listHeartbeats(store: Store): Promise<HeartbeatStatus[]> {
 }
 
 /** Every heartbeat's current state, and the changes not reported before (each reported once). */
-export async function checkHeartbeats(store: Store, names?: string[]): Promise<{ heartbeats: HeartbeatStatus[]; changes: HeartbeatChange[] }> {
+export async function checkHeartbeats(
+	store: Store,
+	names?: string[],
+): Promise<{ heartbeats: HeartbeatStatus[]; changes: HeartbeatChange[] }> {
 	const rows = await store.query<HeartbeatRow>(allSql(store), [names?.length ? names : null]);
 	const heartbeats = rows.map(heartbeatStatus);
 	const changes: HeartbeatChange[] = [];
@@ -89,7 +129,11 @@ export async function checkHeartbeats(store: Store, names?: string[]): Promise<{
 		if (status.state === previous) continue;
 		const won = await store.query(reportSql(store), [status.name, status.state, previous]);
 		if (won.length === 0) continue;
-		changes.push({ ...status, event: status.state === 'up' ? 'recovered' : status.state, previousState: previous });
+		changes.push({
+			...status,
+			event: status.state === 'up' ? 'recovered' : status.state,
+			previousState: previous,
+		});
 	}
 	return { heartbeats, changes };
 }

@@ -48,32 +48,90 @@ SELECT scope, name, paused, changed_by, reason, changed_at FROM ${store.table('p
 WHERE ($1::text IS NULL OR scope = $1) AND ($2::text IS NULL OR name = $2) AND ($3::boolean IS NULL OR paused = $3)
 ORDER BY scope, name`;
 
-type PauseRow = { scope: PauseScope; name: string; paused: boolean; changed_by: string; reason: string | null; changed_at: Date };
-const toState = (row: PauseRow): PauseState => ({ scope: row.scope, name: row.name, paused: row.paused, changedBy: row.changed_by, reason: row.reason, changedAt: row.changed_at });
+type PauseRow = {
+	scope: PauseScope;
+	name: string;
+	paused: boolean;
+	changed_by: string;
+	reason: string | null;
+	changed_at: Date;
+};
+const toState = (row: PauseRow): PauseState => ({
+	scope: row.scope,
+	name: row.name,
+	paused: row.paused,
+	changedBy: row.changed_by,
+	reason: row.reason,
+	changedAt: row.changed_at,
+});
 
 function check(scope: string, name: string, actor: string): void {
-	if (!Object.values(PauseScope).includes(scope as PauseScope)) throw new PauseChangeRefused(`Pause scope "${scope}" is unknown`, 'Use integration or workflow.');
-	if (!name.trim()) throw new PauseChangeRefused(`Pausing or resuming needs the ${scope}'s name`, `Set the ${scope} name.`);
-	if (!actor.trim()) throw new PauseChangeRefused(`Pausing or resuming ${scope} "${name}" needs an actor`, 'Say who makes the change, so it is on record.');
+	if (!Object.values(PauseScope).includes(scope as PauseScope))
+		throw new PauseChangeRefused(
+			`Pause scope "${scope}" is unknown`,
+			'Use integration or workflow.',
+		);
+	if (!name.trim())
+		throw new PauseChangeRefused(
+			`Pausing or resuming needs the ${scope}'s name`,
+			`Set the ${scope} name.`,
+		);
+	if (!actor.trim())
+		throw new PauseChangeRefused(
+			`Pausing or resuming ${scope} "${name}" needs an actor`,
+			'Say who makes the change, so it is on record.',
+		);
 }
 
-export async function pause(store: Store, scope: PauseScope, name: string, actor: string, reason: string): Promise<PauseState> {
+export async function pause(
+	store: Store,
+	scope: PauseScope,
+	name: string,
+	actor: string,
+	reason: string,
+): Promise<PauseState> {
 	check(scope, name, actor);
-	if (!reason.trim()) throw new PauseChangeRefused(`Pausing ${scope} "${name}" needs a reason`, 'Say why (for example "supplier outage, ticket 4711").');
-	const [row] = await store.query<PauseRow>(setPauseSql(store), [scope, name.trim(), true, actor.trim(), reason.trim()]);
+	if (!reason.trim())
+		throw new PauseChangeRefused(
+			`Pausing ${scope} "${name}" needs a reason`,
+			'Say why (for example "supplier outage, ticket 4711").',
+		);
+	const [row] = await store.query<PauseRow>(setPauseSql(store), [
+		scope,
+		name.trim(),
+		true,
+		actor.trim(),
+		reason.trim(),
+	]);
 	return toState(row);
 }
 
 /** Resumes; for an integration, releases its held items to replay and says how many. */
-export async function resume(store: Store, scope: PauseScope, name: string, actor: string, reason: string): Promise<PauseState & { released: number }> {
+export async function resume(
+	store: Store,
+	scope: PauseScope,
+	name: string,
+	actor: string,
+	reason: string,
+): Promise<PauseState & { released: number }> {
 	check(scope, name, actor);
 	const client = await store.pool.connect();
 	try {
 		await client.query('BEGIN');
-		const { rows } = await client.query<PauseRow>(setPauseSql(store), [scope, name.trim(), false, actor.trim(), reason.trim() || null]);
+		const { rows } = await client.query<PauseRow>(setPauseSql(store), [
+			scope,
+			name.trim(),
+			false,
+			actor.trim(),
+			reason.trim() || null,
+		]);
 		let released = 0;
 		if (scope === PauseScope.integration) {
-			const result = await client.query<{ released: number }>(releaseHeldSql(store), [name.trim(), actor.trim(), `${scope} ${name.trim()} resumed${reason.trim() ? `: ${reason.trim()}` : ''}`]);
+			const result = await client.query<{ released: number }>(releaseHeldSql(store), [
+				name.trim(),
+				actor.trim(),
+				`${scope} ${name.trim()} resumed${reason.trim() ? `: ${reason.trim()}` : ''}`,
+			]);
 			released = result.rows[0].released;
 		}
 		await client.query('COMMIT');
@@ -86,12 +144,23 @@ export async function resume(store: Store, scope: PauseScope, name: string, acto
 	}
 }
 
-export async function listPauses(store: Store, filter: { scope?: PauseScope; name?: string; paused?: boolean } = {}): Promise<PauseState[]> {
-	const rows = await store.query<PauseRow>(getPausesSql(store), [filter.scope ?? null, filter.name ?? null, filter.paused ?? null]);
+export async function listPauses(
+	store: Store,
+	filter: { scope?: PauseScope; name?: string; paused?: boolean } = {},
+): Promise<PauseState[]> {
+	const rows = await store.query<PauseRow>(getPausesSql(store), [
+		filter.scope ?? null,
+		filter.name ?? null,
+		filter.paused ?? null,
+	]);
 	return rows.map(toState);
 }
 
-export async function isPaused(store: Store, scope: PauseScope, name: string): Promise<PauseState | undefined> {
+export async function isPaused(
+	store: Store,
+	scope: PauseScope,
+	name: string,
+): Promise<PauseState | undefined> {
 	const [state] = await listPauses(store, { scope, name, paused: true });
 	return state;
 }

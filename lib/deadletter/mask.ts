@@ -6,7 +6,10 @@ export const ALWAYS_MASKED = ['authorization', 'cookie', 'proxy-authorization'];
 export const MASK = '***masked***';
 
 export function maskSecrets<T>(value: T, extraFields: string[] = []): T {
-	const masked = new Set([...ALWAYS_MASKED, ...extraFields.map((f) => f.trim().toLowerCase()).filter(Boolean)]);
+	const masked = new Set([
+		...ALWAYS_MASKED,
+		...extraFields.map((f) => f.trim().toLowerCase()).filter(Boolean),
+	]);
 	const walk = (node: unknown): unknown => {
 		if (Array.isArray(node)) return node.map(walk);
 		if (node === null || typeof node !== 'object') return node;

@@ -3,8 +3,25 @@ import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
 import type { Store } from '../store';
 import { maskSecrets } from './mask';
-import { closeSucceededSql, countSql, getByIdSql, getByKeySql, heldByIntegrationSql, historySql, listSql, parkSql, purgeSql, statsSql, updateStatusSql } from './sql';
-import { ALL_STATUSES, type DeadLetterStatus, type ErrorClass, STATUSES_NEEDING_REASON } from './statuses';
+import {
+	closeSucceededSql,
+	countSql,
+	getByIdSql,
+	getByKeySql,
+	heldByIntegrationSql,
+	historySql,
+	listSql,
+	parkSql,
+	purgeSql,
+	statsSql,
+	updateStatusSql,
+} from './sql';
+import {
+	ALL_STATUSES,
+	type DeadLetterStatus,
+	type ErrorClass,
+	STATUSES_NEEDING_REASON,
+} from './statuses';
 
 /** What the caller knows about one failed item; the engine masks secrets and picks its identity. */
 export interface ParkRequest {
@@ -46,13 +63,19 @@ export interface ParkResult {
 }
 
 const itemKeyOf = (request: ParkRequest, maskedPayload: unknown): string =>
-	request.idempotencyKey ? `key:${request.idempotencyKey}` : `payload:${createHash('sha256').update(canonicalJson(maskedPayload)).digest('hex')}`;
+	request.idempotencyKey
+		? `key:${request.idempotencyKey}`
+		: `payload:${createHash('sha256').update(canonicalJson(maskedPayload)).digest('hex')}`;
 
 /**
  * Parks a batch of items in one statement; the results come back in input order. The same item
  * twice in one batch is one record (its later failure wins).
  */
-export async function parkItems(store: Store, requests: ParkRequest[], options: ParkOptions = {}): Promise<ParkResult[]> {
+export async function parkItems(
+	store: Store,
+	requests: ParkRequest[],
+	options: ParkOptions = {},
+): Promise<ParkResult[]> {
 	if (requests.length === 0) return [];
 	const rows = requests.map((request, ord) => {
 		const payload = maskSecrets(request.payload ?? null, options.maskFields);
@@ -81,15 +104,29 @@ export async function parkItems(store: Store, requests: ParkRequest[], options: 
 			retention_days: request.retentionDays ?? 90,
 		};
 	});
-	const identity = (row: (typeof rows)[number]): string => JSON.stringify([row.workflow_id, row.step, row.item_key]);
+	const identity = (row: (typeof rows)[number]): string =>
+		JSON.stringify([row.workflow_id, row.step, row.item_key]);
 	const last = new Map<string, (typeof rows)[number]>();
 	for (const row of rows) last.set(identity(row), row);
 	const unique = [...last.values()];
-	const result = await store.query<{ id: string; status: DeadLetterStatus; failure_count: number; inserted: boolean; ord: number }>(parkSql(store), [JSON.stringify(unique)]);
-	const byIdentity = new Map(result.map((r) => [identity(unique.find((u) => u.ord === r.ord)!), r]));
+	const result = await store.query<{
+		id: string;
+		status: DeadLetterStatus;
+		failure_count: number;
+		inserted: boolean;
+		ord: number;
+	}>(parkSql(store), [JSON.stringify(unique)]);
+	const byIdentity = new Map(
+		result.map((r) => [identity(unique.find((u) => u.ord === r.ord)!), r]),
+	);
 	return rows.map((row) => {
 		const r = byIdentity.get(identity(row))!;
-		return { id: String(r.id), status: r.status, failureCount: r.failure_count, created: r.inserted };
+		return {
+			id: String(r.id),
+			status: r.status,
+			failureCount: r.failure_count,
+			created: r.inserted,
+		};
 	});
 }
 
@@ -101,18 +138,38 @@ export interface DeadLetterEvent {
 	reason: string | null;
 }
 
-export type DeadLetterRecord = Record<string, unknown> & { id: string; status: DeadLetterStatus; history: DeadLetterEvent[] };
+export type DeadLetterRecord = Record<string, unknown> & {
+	id: string;
+	status: DeadLetterStatus;
+	history: DeadLetterEvent[];
+};
 
-async function withHistory(store: Store, rows: Array<Record<string, unknown>>): Promise<DeadLetterRecord[]> {
+async function withHistory(
+	store: Store,
+	rows: Array<Record<string, unknown>>,
+): Promise<DeadLetterRecord[]> {
 	if (rows.length === 0) return [];
-	const events = await store.query<{ dead_letter_id: string; at: Date; actor: string; from_status: string | null; to_status: string; reason: string | null }>(historySql(store), [rows.map((r) => r.id)]);
+	const events = await store.query<{
+		dead_letter_id: string;
+		at: Date;
+		actor: string;
+		from_status: string | null;
+		to_status: string;
+		reason: string | null;
+	}>(historySql(store), [rows.map((r) => r.id)]);
 	return rows.map((row) => ({
 		...row,
 		id: String(row.id),
 		status: row.status as DeadLetterStatus,
 		history: events
 			.filter((e) => String(e.dead_letter_id) === String(row.id))
-			.map((e) => ({ at: e.at, actor: e.actor, fromStatus: e.from_status, toStatus: e.to_status, reason: e.reason })),
+			.map((e) => ({
+				at: e.at,
+				actor: e.actor,
+				fromStatus: e.from_status,
+				toStatus: e.to_status,
+				reason: e.reason,
+			})),
 	}));
 }
 
@@ -122,7 +179,10 @@ export async function getDeadLetters(store: Store, ids: string[]): Promise<DeadL
 }
 
 /** Records that carry an idempotency key (newest first), with their audit history. */
-export async function getDeadLettersByKey(store: Store, keys: string[]): Promise<DeadLetterRecord[]> {
+export async function getDeadLettersByKey(
+	store: Store,
+	keys: string[],
+): Promise<DeadLetterRecord[]> {
 	return await withHistory(store, await store.query(getByKeySql(store), [keys]));
 }
 
@@ -141,7 +201,9 @@ export interface ListFilter {
 }
 
 function filterValues(filter: ListFilter): unknown[] {
-	const olderThan = filter.olderThanMinutes ? new Date(Date.now() - filter.olderThanMinutes * 60_000) : null;
+	const olderThan = filter.olderThanMinutes
+		? new Date(Date.now() - filter.olderThanMinutes * 60_000)
+		: null;
 	return [
 		filter.statuses?.length ? filter.statuses : null,
 		filter.workflowId || null,
@@ -154,7 +216,10 @@ function filterValues(filter: ListFilter): unknown[] {
 	];
 }
 
-export async function listDeadLetters(store: Store, filter: ListFilter = {}): Promise<Array<Record<string, unknown>>> {
+export async function listDeadLetters(
+	store: Store,
+	filter: ListFilter = {},
+): Promise<Array<Record<string, unknown>>> {
 	return await store.query(listSql(store), [...filterValues(filter), filter.limit ?? 100]);
 }
 
@@ -165,7 +230,9 @@ export async function countDeadLetters(store: Store, filter: ListFilter = {}): P
 }
 
 /** How many records are held, per integration (only integrations that hold any). */
-export async function heldByIntegration(store: Store): Promise<Array<{ integration: string; held: number }>> {
+export async function heldByIntegration(
+	store: Store,
+): Promise<Array<{ integration: string; held: number }>> {
 	return await store.query<{ integration: string; held: number }>(heldByIntegrationSql(store));
 }
 
@@ -180,9 +247,16 @@ export interface StatusChange {
 }
 
 /** Changes a record's status and appends the audit event; refuses changes without who (and why). */
-export async function updateDeadLetterStatus(store: Store, change: StatusChange): Promise<{ id: string; from: DeadLetterStatus; to: DeadLetterStatus }> {
+export async function updateDeadLetterStatus(
+	store: Store,
+	change: StatusChange,
+): Promise<{ id: string; from: DeadLetterStatus; to: DeadLetterStatus }> {
 	const [changed] = await updateDeadLetterStatuses(store, [change.id], change);
-	if (!changed) throw new StatusChangeRefused(`Dead letter ${change.id} does not exist`, 'Check the ID (Get or List shows the IDs that exist).');
+	if (!changed)
+		throw new StatusChangeRefused(
+			`Dead letter ${change.id} does not exist`,
+			'Check the ID (Get or List shows the IDs that exist).',
+		);
 	return changed;
 }
 
@@ -190,19 +264,36 @@ export async function updateDeadLetterStatus(store: Store, change: StatusChange)
  * Changes many records' status in one statement, each with its audit event; refuses the change
  * without who (and why). Ids that do not exist are left out of the result.
  */
-export async function updateDeadLetterStatuses(store: Store, ids: string[], change: Omit<StatusChange, 'id'>): Promise<Array<{ id: string; from: DeadLetterStatus; to: DeadLetterStatus }>> {
+export async function updateDeadLetterStatuses(
+	store: Store,
+	ids: string[],
+	change: Omit<StatusChange, 'id'>,
+): Promise<Array<{ id: string; from: DeadLetterStatus; to: DeadLetterStatus }>> {
 	const which = ids.length === 1 ? `dead letter ${ids[0]}` : `${ids.length} dead letters`;
 	if (!ALL_STATUSES.includes(change.to)) {
-		throw new StatusChangeRefused(`Status "${change.to}" is unknown`, `Use one of ${ALL_STATUSES.join(', ')}.`);
+		throw new StatusChangeRefused(
+			`Status "${change.to}" is unknown`,
+			`Use one of ${ALL_STATUSES.join(', ')}.`,
+		);
 	}
 	if (!change.actor?.trim()) {
-		throw new StatusChangeRefused(`Changing ${which} to ${change.to} needs an actor`, 'Say who makes the change (a name or e-mail), so the audit trail records it.');
+		throw new StatusChangeRefused(
+			`Changing ${which} to ${change.to} needs an actor`,
+			'Say who makes the change (a name or e-mail), so the audit trail records it.',
+		);
 	}
 	if (STATUSES_NEEDING_REASON.includes(change.to) && !change.reason?.trim()) {
-		throw new StatusChangeRefused(`Marking ${which} ${change.to} needs a reason`, 'Say why (what was done, or why it is given up), so the audit trail records it.');
+		throw new StatusChangeRefused(
+			`Marking ${which} ${change.to} needs a reason`,
+			'Say why (what was done, or why it is given up), so the audit trail records it.',
+		);
 	}
 	if (ids.length === 0) return [];
-	const rows = await store.query<{ id: string; from_status: DeadLetterStatus; to_status: DeadLetterStatus }>(updateStatusSql(store), [change.to, change.actor.trim(), change.reason?.trim() || null, ids]);
+	const rows = await store.query<{
+		id: string;
+		from_status: DeadLetterStatus;
+		to_status: DeadLetterStatus;
+	}>(updateStatusSql(store), [change.to, change.actor.trim(), change.reason?.trim() || null, ids]);
 	return rows.map((row) => ({ id: String(row.id), from: row.from_status, to: row.to_status }));
 }
 
@@ -210,9 +301,19 @@ export async function updateDeadLetterStatuses(store: Store, ids: string[], chan
  * Closes the open records (new or held) of items whose key has since succeeded at the same step
  * of the same workflow, so the review queue does not show work that is done. Returns how many.
  */
-export async function closeSucceededDeadLetters(store: Store, done: { workflowId: string; step: string; keys: string[]; actor: string; reason: string }): Promise<number> {
+export async function closeSucceededDeadLetters(
+	store: Store,
+	done: { workflowId: string; step: string; keys: string[]; actor: string; reason: string },
+): Promise<number> {
 	if (done.keys.length === 0) return 0;
-	const rows = await store.query(closeSucceededSql(store), ['replayed', done.actor, done.reason, done.keys, done.workflowId, done.step]);
+	const rows = await store.query(closeSucceededSql(store), [
+		'replayed',
+		done.actor,
+		done.reason,
+		done.keys,
+		done.workflowId,
+		done.step,
+	]);
 	return rows.length;
 }
 
@@ -241,8 +342,15 @@ export interface DeadLetterStats {
 	openByOwner: Array<{ owner: string; open: number }>;
 }
 
-export async function deadLetterStats(store: Store, options: { days?: number; workflowId?: string; topReasons?: number } = {}): Promise<DeadLetterStats> {
-	const [row] = await store.query<Record<string, unknown>>(statsSql(store), [options.days ?? 30, options.workflowId || null, options.topReasons ?? 5]);
+export async function deadLetterStats(
+	store: Store,
+	options: { days?: number; workflowId?: string; topReasons?: number } = {},
+): Promise<DeadLetterStats> {
+	const [row] = await store.query<Record<string, unknown>>(statsSql(store), [
+		options.days ?? 30,
+		options.workflowId || null,
+		options.topReasons ?? 5,
+	]);
 	return {
 		parkedPerDay: row.parked_per_day as DeadLetterStats['parkedPerDay'],
 		openByStatus: row.open_by_status as Record<string, number>,

@@ -108,7 +108,8 @@ WITH before AS (
 SELECT id, from_status, to_status FROM changed`;
 
 /** Records by id ($4); ids that do not exist are simply not in the result. */
-export const updateStatusSql = (store: Store): string => statusChangeSql(store, 'id = ANY($4::bigint[])');
+export const updateStatusSql = (store: Store): string =>
+	statusChangeSql(store, 'id = ANY($4::bigint[])');
 
 /**
  * The open records of items that have now succeeded (a later delivery of key $4, at step $6 of
@@ -116,7 +117,10 @@ export const updateStatusSql = (store: Store): string => statusChangeSql(store, 
  * an operator is theirs to close.
  */
 export const closeSucceededSql = (store: Store): string =>
-	statusChangeSql(store, "idempotency_key = ANY($4::text[]) AND workflow_id = $5 AND step = $6 AND status IN ('new', 'held')");
+	statusChangeSql(
+		store,
+		"idempotency_key = ANY($4::text[]) AND workflow_id = $5 AND step = $6 AND status IN ('new', 'held')",
+	);
 
 /** Held records (their integration paused or its breaker open), counted per integration. */
 export const heldByIntegrationSql = (store: Store): string => `

@@ -1,5 +1,11 @@
 import type { Store } from '../store';
-import { type ClaimContext, ClaimMode, type ClaimRequest, type ClaimResult, DuplicateReason } from './outcomes';
+import {
+	type ClaimContext,
+	ClaimMode,
+	type ClaimRequest,
+	type ClaimResult,
+	DuplicateReason,
+} from './outcomes';
 import {
 	advanceVersionsSql,
 	claimEventsSql,
@@ -16,12 +22,21 @@ import {
  * statement (plus one for entity versions when ordering is on), inside one transaction so an
  * event rejected as stale is never left claimed.
  */
-export async function claimEvents(store: Store, context: ClaimContext, requests: ClaimRequest[]): Promise<ClaimResult[]> {
+export async function claimEvents(
+	store: Store,
+	context: ClaimContext,
+	requests: ClaimRequest[],
+): Promise<ClaimResult[]> {
 	const results = new Map<number, ClaimResult>();
 	const firstByEvent = new Map<string, ClaimRequest>();
 	for (const request of requests) {
 		if (firstByEvent.has(request.eventId)) {
-			results.set(request.index, { index: request.index, eventId: request.eventId, outcome: 'duplicate', reason: DuplicateReason.inBatch });
+			results.set(request.index, {
+				index: request.index,
+				eventId: request.eventId,
+				outcome: 'duplicate',
+				reason: DuplicateReason.inBatch,
+			});
 		} else {
 			firstByEvent.set(request.eventId, request);
 		}
@@ -32,7 +47,12 @@ export async function claimEvents(store: Store, context: ClaimContext, requests:
 		const client = await store.pool.connect();
 		try {
 			await client.query('BEGIN');
-			const claimed = await client.query<{ event_id: string; claimed: boolean; existing_status: string | null; claimed_by: string | null }>(claimEventsSql(store), [
+			const claimed = await client.query<{
+				event_id: string;
+				claimed: boolean;
+				existing_status: string | null;
+				claimed_by: string | null;
+			}>(claimEventsSql(store), [
 				context.consumer,
 				candidates.map((c) => c.eventId),
 				candidates.map((c) => c.entityKey ?? null),
@@ -53,7 +73,8 @@ export async function claimEvents(store: Store, context: ClaimContext, requests:
 						index: request.index,
 						eventId: request.eventId,
 						outcome: 'duplicate',
-						reason: row.existing_status === 'done' ? DuplicateReason.done : DuplicateReason.inProgress,
+						reason:
+							row.existing_status === 'done' ? DuplicateReason.done : DuplicateReason.inProgress,
 						claimedBy: row.claimed_by,
 					});
 				}
@@ -70,7 +91,14 @@ export async function claimEvents(store: Store, context: ClaimContext, requests:
 			client.release();
 		}
 	}
-	return requests.map((request) => results.get(request.index) ?? { index: request.index, eventId: request.eventId, outcome: 'new' });
+	return requests.map(
+		(request) =>
+			results.get(request.index) ?? {
+				index: request.index,
+				eventId: request.eventId,
+				outcome: 'new',
+			},
+	);
 }
 
 /**
@@ -98,12 +126,26 @@ async function applyOrdering(
 		results.set(
 			request.index,
 			request.version === against
-				? { index: request.index, eventId: request.eventId, outcome: 'duplicate', reason: DuplicateReason.sameVersion }
-				: { index: request.index, eventId: request.eventId, outcome: 'stale', lastVersion: against },
+				? {
+						index: request.index,
+						eventId: request.eventId,
+						outcome: 'duplicate',
+						reason: DuplicateReason.sameVersion,
+					}
+				: {
+						index: request.index,
+						eventId: request.eventId,
+						outcome: 'stale',
+						lastVersion: against,
+					},
 		);
 	};
 	const newest = [...newestByEntity.values()];
-	const { rows } = await client.query<{ entity_key: string; advanced: boolean; current_version: string | null }>(advanceVersionsSql(store), [
+	const { rows } = await client.query<{
+		entity_key: string;
+		advanced: boolean;
+		current_version: string | null;
+	}>(advanceVersionsSql(store), [
 		context.consumer,
 		newest.map((r) => r.entityKey),
 		newest.map((r) => r.version),
@@ -122,14 +164,22 @@ async function applyOrdering(
 		}
 	}
 	for (const request of ordered) {
-		if (newestByEntity.get(request.entityKey!) !== request) reject(request, current.get(request.entityKey!)!);
+		if (newestByEntity.get(request.entityKey!) !== request)
+			reject(request, current.get(request.entityKey!)!);
 	}
 	return rejected;
 }
 
 /** Marks events done (lease mode); returns the IDs that were open and are now done. */
-export async function completeEvents(store: Store, consumer: string, eventIds: string[]): Promise<string[]> {
-	const rows = await store.query<{ event_id: string }>(completeEventsSql(store), [consumer, eventIds]);
+export async function completeEvents(
+	store: Store,
+	consumer: string,
+	eventIds: string[],
+): Promise<string[]> {
+	const rows = await store.query<{ event_id: string }>(completeEventsSql(store), [
+		consumer,
+		eventIds,
+	]);
 	return rows.map((row) => row.event_id);
 }
 
@@ -143,13 +193,24 @@ export async function releaseExecutionClaims(store: Store, executionId: string):
 	return rows[0].released;
 }
 
-export async function releaseEvents(store: Store, consumer: string, eventIds: string[]): Promise<string[]> {
-	const rows = await store.query<{ event_id: string }>(releaseEventsSql(store), [consumer, eventIds]);
+export async function releaseEvents(
+	store: Store,
+	consumer: string,
+	eventIds: string[],
+): Promise<string[]> {
+	const rows = await store.query<{ event_id: string }>(releaseEventsSql(store), [
+		consumer,
+		eventIds,
+	]);
 	return rows.map((row) => row.event_id);
 }
 
 /** Deletes events past retention (one consumer, or all when null); returns how many. */
-export async function purgeExpiredEvents(store: Store, consumer: string | null, sliceSize = 10_000): Promise<number> {
+export async function purgeExpiredEvents(
+	store: Store,
+	consumer: string | null,
+	sliceSize = 10_000,
+): Promise<number> {
 	let total = 0;
 	for (;;) {
 		await store.ready();

@@ -47,5 +47,11 @@ export interface ClaimContext {
 
 export type ClaimResult =
 	| { index: number; eventId: string; outcome: 'new' }
-	| { index: number; eventId: string; outcome: 'duplicate'; reason: DuplicateReason; claimedBy?: string | null }
+	| {
+			index: number;
+			eventId: string;
+			outcome: 'duplicate';
+			reason: DuplicateReason;
+			claimedBy?: string | null;
+	  }
 	| { index: number; eventId: string; outcome: 'stale'; lastVersion: number };

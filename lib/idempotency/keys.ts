@@ -13,7 +13,10 @@ export interface BusinessIdentity {
 }
 
 export const businessKey = (identity: BusinessIdentity): string =>
-	createHash('sha256').update([identity.source, identity.recordId, identity.action, identity.version].join(':')).digest('hex').slice(0, 48);
+	createHash('sha256')
+		.update([identity.source, identity.recordId, identity.action, identity.version].join(':'))
+		.digest('hex')
+		.slice(0, 48);
 
 export interface RequestShape {
 	method: string;
@@ -27,8 +30,15 @@ export interface RequestShape {
  */
 export const requestFingerprint = (request: RequestShape): string =>
 	createHash('sha256')
-		.update(canonicalJson({ method: request.method.toUpperCase(), url: request.url, body: request.body ?? null }))
+		.update(
+			canonicalJson({
+				method: request.method.toUpperCase(),
+				url: request.url,
+				body: request.body ?? null,
+			}),
+		)
 		.digest('hex');
 
 /** How the key travels: plain as Stripe expects, or as an RFC 8941 string as the IETF draft has it. */
-export const headerValue = (key: string, quoting: 'plain' | 'quoted'): string => (quoting === 'quoted' ? `"${key.replace(/["\\]/g, '\\$&')}"` : key);
+export const headerValue = (key: string, quoting: 'plain' | 'quoted'): string =>
+	quoting === 'quoted' ? `"${key.replace(/["\\]/g, '\\$&')}"` : key;

@@ -27,7 +27,10 @@ export const DEFAULT_POLICY: RetryPolicy = {
 export type ResponseClass = 'success' | 'transient' | 'permanent';
 
 /** 2xx succeeds; the retry-on list is transient; everything else (the never-retry list, other 4xx, 3xx) is permanent. */
-export function classifyStatus(status: number, policy: Pick<RetryPolicy, 'retryOn' | 'neverRetry'>): ResponseClass {
+export function classifyStatus(
+	status: number,
+	policy: Pick<RetryPolicy, 'retryOn' | 'neverRetry'>,
+): ResponseClass {
 	if (status >= 200 && status < 300) return 'success';
 	if (policy.neverRetry.includes(status)) return 'permanent';
 	if (policy.retryOn.includes(status)) return 'transient';
@@ -35,13 +38,20 @@ export function classifyStatus(status: number, policy: Pick<RetryPolicy, 'retryO
 }
 
 /** Full jitter: a random delay between 0 and min(maxDelay, base * 2^(attempt-1)), attempt counted from 1. */
-export function nextDelayMs(attempt: number, policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs'>, random: () => number = Math.random): number {
+export function nextDelayMs(
+	attempt: number,
+	policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs'>,
+	random: () => number = Math.random,
+): number {
 	const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
 	return Math.floor(random() * cap);
 }
 
 /** Retry-After as milliseconds from now: delta seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+export function parseRetryAfter(
+	value: string | string[] | undefined,
+	nowMs: number,
+): number | undefined {
 	const text = Array.isArray(value) ? value[0] : value;
 	if (!text) return undefined;
 	const trimmed = text.trim();
@@ -60,18 +70,35 @@ export type RetryDecision =
  * After a transient failure on `attempt` (counted from 1): wait and retry, park as rate limited
  * (the server asked for longer than the deadline allows), or stop (attempts or deadline spent).
  */
-export function decideRetry(input: { attempt: number; startedAtMs: number; nowMs: number; retryAfterMs?: number }, policy: RetryPolicy, random: () => number = Math.random): RetryDecision {
+export function decideRetry(
+	input: { attempt: number; startedAtMs: number; nowMs: number; retryAfterMs?: number },
+	policy: RetryPolicy,
+	random: () => number = Math.random,
+): RetryDecision {
 	const remaining = policy.deadlineMs - (input.nowMs - input.startedAtMs);
 	if (policy.honourRetryAfter && input.retryAfterMs !== undefined) {
-		if (input.retryAfterMs > remaining) return { kind: 'rate_limited', retryAt: new Date(input.nowMs + input.retryAfterMs) };
-		if (input.attempt >= policy.maxAttempts) return { kind: 'exhausted', reason: `gave up after ${input.attempt} attempts` };
+		if (input.retryAfterMs > remaining)
+			return { kind: 'rate_limited', retryAt: new Date(input.nowMs + input.retryAfterMs) };
+		if (input.attempt >= policy.maxAttempts)
+			return { kind: 'exhausted', reason: `gave up after ${input.attempt} attempts` };
 		return { kind: 'retry', delayMs: input.retryAfterMs };
 	}
-	if (input.attempt >= policy.maxAttempts) return { kind: 'exhausted', reason: `gave up after ${input.attempt} attempts` };
+	if (input.attempt >= policy.maxAttempts)
+		return { kind: 'exhausted', reason: `gave up after ${input.attempt} attempts` };
 	const delay = nextDelayMs(input.attempt, policy, random);
-	if (delay >= remaining) return { kind: 'exhausted', reason: `deadline of ${Math.round(policy.deadlineMs / 1000)} s reached after ${input.attempt} attempts` };
+	if (delay >= remaining)
+		return {
+			kind: 'exhausted',
+			reason: `deadline of ${Math.round(policy.deadlineMs / 1000)} s reached after ${input.attempt} attempts`,
+		};
 	return { kind: 'retry', delayMs: delay };
 }
 
 /** Node's socket errors that mean the request never reached the target: safe to retry as transient. */
-export const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+export const NOT_SENT_CODES = new Set([
+	'ECONNREFUSED',
+	'ENOTFOUND',
+	'EAI_AGAIN',
+	'EHOSTUNREACH',
+	'ENETUNREACH',
+]);

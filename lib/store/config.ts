@@ -30,24 +30,44 @@ export function toStoreConfig(data: Record<string, unknown>): StoreConfig {
 		return value === undefined || value === null ? fallback : String(value);
 	};
 	const host = text('host', 'localhost').trim();
-	if (!host) throw new ConfigurationError('The Reliability Store credential has no host', 'Set Host to the Postgres server name or address.');
+	if (!host)
+		throw new ConfigurationError(
+			'The Reliability Store credential has no host',
+			'Set Host to the Postgres server name or address.',
+		);
 	const port = Number(data.port ?? 5432);
 	if (!Number.isInteger(port) || port < 1 || port > 65535) {
-		throw new ConfigurationError(`Port ${JSON.stringify(data.port)} is not a TCP port`, 'Set Port to a number from 1 to 65535 (Postgres listens on 5432 by default).');
+		throw new ConfigurationError(
+			`Port ${JSON.stringify(data.port)} is not a TCP port`,
+			'Set Port to a number from 1 to 65535 (Postgres listens on 5432 by default).',
+		);
 	}
 	const database = text('database', 'postgres').trim();
-	if (!database) throw new ConfigurationError('The Reliability Store credential has no database', 'Set Database to the database that holds the store.');
+	if (!database)
+		throw new ConfigurationError(
+			'The Reliability Store credential has no database',
+			'Set Database to the database that holds the store.',
+		);
 	const ssl = text('ssl', 'disable') as SslMode;
 	if (!SslModes.includes(ssl)) {
-		throw new ConfigurationError(`SSL mode "${ssl}" is unknown`, `Choose one of ${SslModes.join(', ')}.`);
+		throw new ConfigurationError(
+			`SSL mode "${ssl}" is unknown`,
+			`Choose one of ${SslModes.join(', ')}.`,
+		);
 	}
 	const ca = text('ca').trim() || undefined;
 	if (ssl === 'verify' && !ca) {
-		throw new ConfigurationError('SSL mode "verify" needs the certificate authority', 'Paste the PEM of the CA that signed the server certificate into CA Certificate.');
+		throw new ConfigurationError(
+			'SSL mode "verify" needs the certificate authority',
+			'Paste the PEM of the CA that signed the server certificate into CA Certificate.',
+		);
 	}
 	const maxConnections = Number(data.maxConnections ?? DEFAULT_MAX_CONNECTIONS);
 	if (!Number.isInteger(maxConnections) || maxConnections < 1 || maxConnections > 1000) {
-		throw new ConfigurationError(`Max connections ${JSON.stringify(data.maxConnections)} is out of range`, 'Use a whole number from 1 to 1000.');
+		throw new ConfigurationError(
+			`Max connections ${JSON.stringify(data.maxConnections)} is out of range`,
+			'Use a whole number from 1 to 1000.',
+		);
 	}
 	return {
 		host,
@@ -65,7 +85,19 @@ export function toStoreConfig(data: Record<string, unknown>): StoreConfig {
 /** A stable hash of every field that changes the connection: one pool per distinct credential. */
 export const storeKey = (config: StoreConfig): string =>
 	createHash('sha256')
-		.update(JSON.stringify([config.host, config.port, config.database, config.user, config.password, config.ssl, config.ca ?? '', config.schema, config.maxConnections]))
+		.update(
+			JSON.stringify([
+				config.host,
+				config.port,
+				config.database,
+				config.user,
+				config.password,
+				config.ssl,
+				config.ca ?? '',
+				config.schema,
+				config.maxConnections,
+			]),
+		)
 		.digest('hex');
 
 /**
@@ -73,14 +105,22 @@ export const storeKey = (config: StoreConfig): string =>
  * server refuses a plain connection (the caller retries with `tls: true`); require speaks TLS
  * without checking the certificate; verify checks it against the given CA and the host name.
  */
-export function toPoolConfig(config: StoreConfig, overrides: Partial<PoolConfig> = {}, tls = config.ssl !== 'allow' && config.ssl !== 'disable'): PoolConfig {
+export function toPoolConfig(
+	config: StoreConfig,
+	overrides: Partial<PoolConfig> = {},
+	tls = config.ssl !== 'allow' && config.ssl !== 'disable',
+): PoolConfig {
 	return {
 		host: config.host,
 		port: config.port,
 		database: config.database,
 		user: config.user,
 		password: config.password,
-		ssl: !tls ? false : config.ssl === 'verify' ? { ca: config.ca, rejectUnauthorized: true } : { rejectUnauthorized: false },
+		ssl: !tls
+			? false
+			: config.ssl === 'verify'
+				? { ca: config.ca, rejectUnauthorized: true }
+				: { rejectUnauthorized: false },
 		max: config.maxConnections,
 		connectionTimeoutMillis: 10_000,
 		idleTimeoutMillis: 30_000,

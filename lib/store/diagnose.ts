@@ -25,14 +25,22 @@ export async function diagnoseStore(data: Record<string, unknown>): Promise<Diag
 	let client: Client;
 	try {
 		client = await connect(config, false).catch(async (error: unknown) => {
-			if (config.ssl !== 'allow' || sqlStateOf(error) !== SqlState.invalidAuthorization) throw error;
+			if (config.ssl !== 'allow' || sqlStateOf(error) !== SqlState.invalidAuthorization)
+				throw error;
 			return await connect(config, true);
 		});
 	} catch (error) {
 		return { ok: false, message: connectFailure(error, config) };
 	}
 	try {
-		const { rows } = await client.query<{ version: string; user: string; database: string; schema_exists: boolean; can_create_schema: boolean; can_create_in_schema: boolean | null }>(
+		const { rows } = await client.query<{
+			version: string;
+			user: string;
+			database: string;
+			schema_exists: boolean;
+			can_create_schema: boolean;
+			can_create_in_schema: boolean | null;
+		}>(
 			`SELECT current_setting('server_version') AS version,
 			        current_user AS user,
 			        current_database() AS database,
@@ -52,7 +60,10 @@ export async function diagnoseStore(data: Record<string, unknown>): Promise<Diag
 					message: `${server}: user "${found.user}" may not create schema "${config.schema}" (missing CREATE privilege on database "${found.database}"). Run as an administrator: GRANT CREATE ON DATABASE ${quoteLiteralIdent(found.database)} TO ${quoteLiteralIdent(found.user)}; or create the schema with the SQL of "npm run migrate:sql" and grant USAGE, CREATE on it.`,
 				};
 			}
-			return { ok: true, message: `${server}, schema ${config.schema} absent: it will be created on first use` };
+			return {
+				ok: true,
+				message: `${server}, schema ${config.schema} absent: it will be created on first use`,
+			};
 		}
 		const applied = await appliedMigrationId(client, config.schema);
 		if (applied < latest && !found.can_create_in_schema) {
@@ -62,7 +73,10 @@ export async function diagnoseStore(data: Record<string, unknown>): Promise<Diag
 			};
 		}
 		const pending = applied < latest ? `: the rest is applied on first use` : '';
-		return { ok: true, message: `${server}, schema ${config.schema} at migration ${applied} of ${latest}${pending}` };
+		return {
+			ok: true,
+			message: `${server}, schema ${config.schema} at migration ${applied} of ${latest}${pending}`,
+		};
 	} catch (error) {
 		return { ok: false, message: `Connected, but the check failed: ${describe(error)}` };
 	} finally {
@@ -72,7 +86,9 @@ export async function diagnoseStore(data: Record<string, unknown>): Promise<Diag
 
 async function connect(config: StoreConfig, tlsFallback: boolean): Promise<Client> {
 	const options = { connectionTimeoutMillis: 8_000 };
-	const client = new Client(tlsFallback ? toPoolConfig(config, options, true) : toPoolConfig(config, options));
+	const client = new Client(
+		tlsFallback ? toPoolConfig(config, options, true) : toPoolConfig(config, options),
+	);
 	client.on('error', () => undefined);
 	await client.connect();
 	return client;
@@ -99,12 +115,15 @@ function connectFailure(error: unknown, config: StoreConfig): string {
 		case 'ENETUNREACH':
 			return `${where} unreachable: ${code}. Check Host, Port and any firewall between n8n and Postgres.`;
 	}
-	if (/timeout/i.test(text)) return `${where} unreachable: no answer within 8 seconds. Check Host, Port and any firewall between n8n and Postgres.`;
-	if (/SSL|certificate|self[- ]signed/i.test(text)) return `TLS to ${where} failed: ${text}. Check SSL and CA Certificate.`;
+	if (/timeout/i.test(text))
+		return `${where} unreachable: no answer within 8 seconds. Check Host, Port and any firewall between n8n and Postgres.`;
+	if (/SSL|certificate|self[- ]signed/i.test(text))
+		return `TLS to ${where} failed: ${text}. Check SSL and CA Certificate.`;
 	return `Could not connect to ${where}: ${text}`;
 }
 
 function describe(error: unknown): string {
-	if (isReliabilityError(error)) return error.hint ? `${error.message}. ${error.hint}` : error.message;
+	if (isReliabilityError(error))
+		return error.hint ? `${error.message}. ${error.hint}` : error.message;
 	return error instanceof Error ? error.message : String(error);
 }

@@ -32,7 +32,8 @@ export function loadMigrations(): Migration[] {
 			}))
 			.sort((a, b) => a.id - b.id);
 		cached.forEach((migration, index) => {
-			if (migration.id !== index + 1) throw new Error(`Migration ${migration.id} is out of sequence: expected ${index + 1}`);
+			if (migration.id !== index + 1)
+				throw new Error(`Migration ${migration.id} is out of sequence: expected ${index + 1}`);
 		});
 	}
 	return cached;
@@ -55,13 +56,18 @@ CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.migrations (
 );`;
 
 /** The migration level of a schema: 0 when the schema or its migrations table does not exist. */
-export async function appliedMigrationId(db: Pool | PoolClient | Client, schema: string): Promise<number> {
+export async function appliedMigrationId(
+	db: Pool | PoolClient | Client,
+	schema: string,
+): Promise<number> {
 	const { rows } = await db.query<{ exists: boolean }>(
 		`SELECT to_regclass($1) IS NOT NULL AS exists`,
 		[`${quoteIdent(schema)}.migrations`],
 	);
 	if (!rows[0].exists) return 0;
-	const result = await db.query<{ id: number | null }>(`SELECT max(id) AS id FROM ${quoteIdent(schema)}.migrations`);
+	const result = await db.query<{ id: number | null }>(
+		`SELECT max(id) AS id FROM ${quoteIdent(schema)}.migrations`,
+	);
 	return result.rows[0].id ?? 0;
 }
 
@@ -81,7 +87,10 @@ export async function migrate(pool: Pool, schema: string): Promise<number[]> {
 				await client.query('BEGIN');
 				try {
 					await client.query(renderMigration(migration, schema));
-					await client.query(`INSERT INTO ${quoteIdent(schema)}.migrations (id, name) VALUES ($1, $2)`, [migration.id, migration.name]);
+					await client.query(
+						`INSERT INTO ${quoteIdent(schema)}.migrations (id, name) VALUES ($1, $2)`,
+						[migration.id, migration.name],
+					);
 					await client.query('COMMIT');
 				} catch (error) {
 					await client.query('ROLLBACK');

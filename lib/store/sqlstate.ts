@@ -12,7 +12,9 @@ export const SqlState = {
 } as const;
 
 export const sqlStateOf = (error: unknown): string | undefined =>
-	typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
+	typeof error === 'object' &&
+	error !== null &&
+	typeof (error as { code?: unknown }).code === 'string'
 		? (error as { code: string }).code
 		: undefined;
 

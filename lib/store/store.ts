@@ -42,7 +42,8 @@ export class Store {
 			await migrate(this.pool, this.schema);
 		} catch (error) {
 			// SSL "allow": the server refused the plain connection, so speak TLS from now on.
-			if (this.config.ssl !== 'allow' || sqlStateOf(error) !== SqlState.invalidAuthorization) throw error;
+			if (this.config.ssl !== 'allow' || sqlStateOf(error) !== SqlState.invalidAuthorization)
+				throw error;
 			const plain = this.pool;
 			this.pool = createPool(this.config, true);
 			void plain.end().catch(() => undefined);
@@ -81,16 +82,36 @@ export function toStoreError(error: unknown, config: StoreConfig): unknown {
 	if (code && NETWORK_ERROR_CODES.has(code)) {
 		// The socket code stays out of the message: n8n replaces messages that contain one with its
 		// own generic text, and this one must say which store failed.
-		return new StoreUnavailableError(`Reliability store unreachable at ${where}: ${NETWORK_ERROR_WORDS[code] ?? 'network error'}`, `Check that Postgres is running and that host and port in the Reliability Store credential are right (${code}).`, { cause: error });
+		return new StoreUnavailableError(
+			`Reliability store unreachable at ${where}: ${NETWORK_ERROR_WORDS[code] ?? 'network error'}`,
+			`Check that Postgres is running and that host and port in the Reliability Store credential are right (${code}).`,
+			{ cause: error },
+		);
 	}
 	if (code === SqlState.invalidPassword || code === SqlState.invalidAuthorization) {
-		return new StoreUnavailableError(`Reliability store refused the login of "${config.user}" at ${where}`, 'Check user and password in the Reliability Store credential.', { cause: error });
+		return new StoreUnavailableError(
+			`Reliability store refused the login of "${config.user}" at ${where}`,
+			'Check user and password in the Reliability Store credential.',
+			{ cause: error },
+		);
 	}
-	if (code === SqlState.cannotConnectNow || code === SqlState.adminShutdown || code === SqlState.invalidCatalogName) {
-		return new StoreUnavailableError(`Reliability store at ${where} is not available (SQLSTATE ${code})`, 'Postgres is starting, stopping, or the database does not exist.', { cause: error });
+	if (
+		code === SqlState.cannotConnectNow ||
+		code === SqlState.adminShutdown ||
+		code === SqlState.invalidCatalogName
+	) {
+		return new StoreUnavailableError(
+			`Reliability store at ${where} is not available (SQLSTATE ${code})`,
+			'Postgres is starting, stopping, or the database does not exist.',
+			{ cause: error },
+		);
 	}
 	if (error instanceof Error && /timeout|Connection terminated/i.test(error.message) && !code) {
-		return new StoreUnavailableError(`Reliability store at ${where} did not answer: ${error.message}`, 'Check that Postgres is reachable from n8n.', { cause: error });
+		return new StoreUnavailableError(
+			`Reliability store at ${where} did not answer: ${error.message}`,
+			'Check that Postgres is reachable from n8n.',
+			{ cause: error },
+		);
 	}
 	return error;
 }

@@ -21,10 +21,31 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		options: [
-			{ name: 'Claim', value: 'claim', action: 'Claim events', description: 'Route each event to New the first time its ID is seen, else to Duplicate' },
-			{ name: 'Complete', value: 'complete', action: 'Complete events', description: 'Mark claimed events done (claim mode "lease until complete")' },
-			{ name: 'Release', value: 'release', action: 'Release claims', description: 'Free the claims of a failed execution, or of given events, so a redelivery is new again' },
-			{ name: 'Purge', value: 'purge', action: 'Purge expired events', description: 'Delete event IDs past their retention' },
+			{
+				name: 'Claim',
+				value: 'claim',
+				action: 'Claim events',
+				description: 'Route each event to New the first time its ID is seen, else to Duplicate',
+			},
+			{
+				name: 'Complete',
+				value: 'complete',
+				action: 'Complete events',
+				description: 'Mark claimed events done (claim mode "lease until complete")',
+			},
+			{
+				name: 'Release',
+				value: 'release',
+				action: 'Release claims',
+				description:
+					'Free the claims of a failed execution, or of given events, so a redelivery is new again',
+			},
+			{
+				name: 'Purge',
+				value: 'purge',
+				action: 'Purge expired events',
+				description: 'Delete event IDs past their retention',
+			},
 		],
 		default: 'claim',
 	},
@@ -34,7 +55,8 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		required: true,
 		default: '={{ $json.id }}',
-		description: 'The ID the sender gives the event; the same event delivered again carries the same ID',
+		description:
+			'The ID the sender gives the event; the same event delivered again carries the same ID',
 		displayOptions: { show: { operation: ['claim', 'complete'] } },
 	},
 	{
@@ -43,7 +65,8 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		placeholder: 'this workflow',
-		description: 'Event IDs are unique per consumer. Empty means this workflow, so two workflows may each process the same event once.',
+		description:
+			'Event IDs are unique per consumer. Empty means this workflow, so two workflows may each process the same event once.',
 		displayOptions: { show: { operation: ['claim', 'complete', 'release', 'purge'] } },
 	},
 	{
@@ -54,12 +77,14 @@ const properties: INodeProperties[] = [
 			{
 				name: 'Done at Claim, Released on Failure',
 				value: 'doneAtClaim',
-				description: 'The event counts as processed once claimed; the bundled error workflow (or Release) frees the claims of a failed execution',
+				description:
+					'The event counts as processed once claimed; the bundled error workflow (or Release) frees the claims of a failed execution',
 			},
 			{
 				name: 'Lease Until Complete',
 				value: 'leaseUntilComplete',
-				description: 'The claim holds for the lease; a Complete step marks it done; an expired lease (a crashed worker) is claimable again',
+				description:
+					'The claim holds for the lease; a Complete step marks it done; an expired lease (a crashed worker) is claimable again',
 			},
 		],
 		default: 'doneAtClaim',
@@ -88,7 +113,8 @@ const properties: INodeProperties[] = [
 		name: 'checkOrder',
 		type: 'boolean',
 		default: false,
-		description: 'Whether to route events older than the last processed version of their entity to Stale',
+		description:
+			'Whether to route events older than the last processed version of their entity to Stale',
 		displayOptions: claimOnly,
 	},
 	{
@@ -106,7 +132,8 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		placeholder: 'e.g. the updated_at of the object',
-		description: "The object's own version or updated-at (a number or a date), not the time the event was sent",
+		description:
+			"The object's own version or updated-at (a number or a date), not the time the event was sent",
 		displayOptions: { show: { operation: ['claim'], checkOrder: [true] } },
 	},
 	{
@@ -114,7 +141,8 @@ const properties: INodeProperties[] = [
 		name: 'validate',
 		type: 'boolean',
 		default: false,
-		description: 'Whether to check required fields here, at the first step, so a schema change fails loudly',
+		description:
+			'Whether to check required fields here, at the first step, so a schema change fails loudly',
 		displayOptions: claimOnly,
 	},
 	{
@@ -130,7 +158,14 @@ const properties: INodeProperties[] = [
 				displayName: 'Field',
 				name: 'field',
 				values: [
-					{ displayName: 'Path', name: 'path', type: 'string', default: '', placeholder: 'contact.email', description: 'Dot path into the item JSON' },
+					{
+						displayName: 'Path',
+						name: 'path',
+						type: 'string',
+						default: '',
+						placeholder: 'contact.email',
+						description: 'Dot path into the item JSON',
+					},
 					{
 						displayName: 'Type',
 						name: 'type',
@@ -165,7 +200,12 @@ const properties: INodeProperties[] = [
 		name: 'releaseBy',
 		type: 'options',
 		options: [
-			{ name: 'Execution ID', value: 'execution', description: 'Every claim the execution made (the error workflow passes the failed execution)' },
+			{
+				name: 'Execution ID',
+				value: 'execution',
+				description:
+					'Every claim the execution made (the error workflow passes the failed execution)',
+			},
 			{ name: 'Event ID', value: 'event', description: 'The claims of the given events' },
 		],
 		default: 'execution',
@@ -176,7 +216,8 @@ const properties: INodeProperties[] = [
 		name: 'executionId',
 		type: 'string',
 		default: '={{ $json.execution?.id }}',
-		description: 'The execution whose claims to release; in an Error Trigger workflow, the failed execution',
+		description:
+			'The execution whose claims to release; in an Error Trigger workflow, the failed execution',
 		displayOptions: { show: { operation: ['release'], releaseBy: ['execution'] } },
 	},
 	{
@@ -206,7 +247,8 @@ export const description: INodeTypeDescription = {
 	group: ['transform'],
 	version: 1,
 	subtitle: '={{ $parameter.operation }}',
-	description: 'Process each event once: claims event IDs in Postgres, atomically across executions and workers',
+	description:
+		'Process each event once: claims event IDs in Postgres, atomically across executions and workers',
 	defaults: { name: 'Event Dedupe' },
 	inputs: ['main'],
 	outputs: outputsExpression,

@@ -40,7 +40,8 @@ const properties: INodeProperties[] = [
 			{ name: 'Query Auth', value: 'httpQueryAuth' },
 		],
 		default: 'none',
-		description: 'N8n\'s generic credential types; n8n lets only its own HTTP Request node use every predefined type',
+		description:
+			"N8n's generic credential types; n8n lets only its own HTTP Request node use every predefined type",
 	},
 	{
 		displayName: 'Send Query Parameters',
@@ -56,7 +57,16 @@ const properties: INodeProperties[] = [
 		placeholder: 'Add Parameter',
 		default: {},
 		displayOptions: { show: { sendQuery: [true] } },
-		options: [{ displayName: 'Parameter', name: 'parameter', values: [{ displayName: 'Name', name: 'name', type: 'string', default: '' }, { displayName: 'Value', name: 'value', type: 'string', default: '' }] }],
+		options: [
+			{
+				displayName: 'Parameter',
+				name: 'parameter',
+				values: [
+					{ displayName: 'Name', name: 'name', type: 'string', default: '' },
+					{ displayName: 'Value', name: 'value', type: 'string', default: '' },
+				],
+			},
+		],
 	},
 	{
 		displayName: 'Send Headers',
@@ -72,7 +82,16 @@ const properties: INodeProperties[] = [
 		placeholder: 'Add Header',
 		default: {},
 		displayOptions: { show: { sendHeaders: [true] } },
-		options: [{ displayName: 'Header', name: 'parameter', values: [{ displayName: 'Name', name: 'name', type: 'string', default: '' }, { displayName: 'Value', name: 'value', type: 'string', default: '' }] }],
+		options: [
+			{
+				displayName: 'Header',
+				name: 'parameter',
+				values: [
+					{ displayName: 'Name', name: 'name', type: 'string', default: '' },
+					{ displayName: 'Value', name: 'value', type: 'string', default: '' },
+				],
+			},
+		],
 	},
 	{
 		displayName: 'Send Body',
@@ -97,7 +116,8 @@ const properties: INodeProperties[] = [
 		name: 'jsonBody',
 		type: 'json',
 		default: '={{ $json }}',
-		description: 'The body; part of the request fingerprint, so the same key must always carry the same body',
+		description:
+			'The body; part of the request fingerprint, so the same key must always carry the same body',
 		displayOptions: { show: { sendBody: [true], contentType: ['json'] } },
 	},
 	{
@@ -108,7 +128,16 @@ const properties: INodeProperties[] = [
 		placeholder: 'Add Parameter',
 		default: {},
 		displayOptions: { show: { sendBody: [true], contentType: ['form-urlencoded'] } },
-		options: [{ displayName: 'Parameter', name: 'parameter', values: [{ displayName: 'Name', name: 'name', type: 'string', default: '' }, { displayName: 'Value', name: 'value', type: 'string', default: '' }] }],
+		options: [
+			{
+				displayName: 'Parameter',
+				name: 'parameter',
+				values: [
+					{ displayName: 'Name', name: 'name', type: 'string', default: '' },
+					{ displayName: 'Value', name: 'value', type: 'string', default: '' },
+				],
+			},
+		],
 	},
 	{
 		displayName: 'Raw Content Type',
@@ -130,7 +159,8 @@ const properties: INodeProperties[] = [
 		type: 'number',
 		typeOptions: { minValue: 1 },
 		default: 10_000,
-		description: 'How long to wait for an answer; a timeout after the request was sent is an unknown outcome',
+		description:
+			'How long to wait for an answer; a timeout after the request was sent is an unknown outcome',
 	},
 
 	// Idempotency
@@ -140,15 +170,24 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		placeholder: 'e.g. crm',
-		description: 'The system this writes to. Keys are unique per integration by default; pausing it (Reliability Control) holds the writes.',
+		description:
+			'The system this writes to. Keys are unique per integration by default; pausing it (Reliability Control) holds the writes.',
 	},
 	{
 		displayName: 'Key Mode',
 		name: 'keyMode',
 		type: 'options',
 		options: [
-			{ name: 'Business Identity', value: 'business', description: 'A hash of source, record, action and version' },
-			{ name: 'Custom', value: 'custom', description: 'Any expression that is the same on every retry and replay' },
+			{
+				name: 'Business Identity',
+				value: 'business',
+				description: 'A hash of source, record, action and version',
+			},
+			{
+				name: 'Custom',
+				value: 'custom',
+				description: 'Any expression that is the same on every retry and replay',
+			},
 		],
 		default: 'business',
 	},
@@ -189,7 +228,8 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		placeholder: "e.g. {{ 'invoice:' + $json.number + ':post' }}",
-		description: 'Never the execution ID, the item index, a time or a random value: a retry must produce the same key',
+		description:
+			'Never the execution ID, the item index, a time or a random value: a retry must produce the same key',
 		displayOptions: { show: { keyMode: ['custom'] } },
 	},
 	{
@@ -199,7 +239,12 @@ const properties: INodeProperties[] = [
 		placeholder: 'Add Option',
 		default: {},
 		options: [
-			{ displayName: 'Header Name', name: 'headerName', type: 'string', default: 'Idempotency-Key' },
+			{
+				displayName: 'Header Name',
+				name: 'headerName',
+				type: 'string',
+				default: 'Idempotency-Key',
+			},
 			{
 				displayName: 'Header Value',
 				name: 'quoting',
@@ -210,10 +255,36 @@ const properties: INodeProperties[] = [
 				],
 				default: 'plain',
 			},
-			{ displayName: 'Retention (Days)', name: 'retentionDays', type: 'number', default: 30, description: 'How long a key is remembered; longer than any sender retries or replays' },
-			{ displayName: 'Saved Body Limit (KB)', name: 'maxSavedBodyKb', type: 'number', default: 64, description: 'Largest response body saved for replays' },
-			{ displayName: 'Scope', name: 'scope', type: 'string', default: '', description: 'Keys are unique per scope; empty means the integration (or this workflow and node when there is none)' },
-			{ displayName: 'Send Key to Target', name: 'sendKey', type: 'boolean', default: true, description: 'Whether to send the key as a header; turn off for targets that reject unknown headers' },
+			{
+				displayName: 'Retention (Days)',
+				name: 'retentionDays',
+				type: 'number',
+				default: 30,
+				description: 'How long a key is remembered; longer than any sender retries or replays',
+			},
+			{
+				displayName: 'Saved Body Limit (KB)',
+				name: 'maxSavedBodyKb',
+				type: 'number',
+				default: 64,
+				description: 'Largest response body saved for replays',
+			},
+			{
+				displayName: 'Scope',
+				name: 'scope',
+				type: 'string',
+				default: '',
+				description:
+					'Keys are unique per scope; empty means the integration (or this workflow and node when there is none)',
+			},
+			{
+				displayName: 'Send Key to Target',
+				name: 'sendKey',
+				type: 'boolean',
+				default: true,
+				description:
+					'Whether to send the key as a header; turn off for targets that reject unknown headers',
+			},
 		],
 	},
 
@@ -226,15 +297,63 @@ const properties: INodeProperties[] = [
 		default: {},
 		options: [
 			{ displayName: 'Base Delay (Seconds)', name: 'baseDelaySeconds', type: 'number', default: 2 },
-			{ displayName: 'Circuit Breaker Cool-Down (Seconds)', name: 'breakerCoolDownSeconds', type: 'number', default: 60 },
-			{ displayName: 'Circuit Breaker Threshold', name: 'breakerThreshold', type: 'number', default: 0, description: 'Consecutive transient failures of the integration that open its breaker; while open, items are held. 0 turns it off.' },
-			{ displayName: 'Concurrency', name: 'concurrency', type: 'number', typeOptions: { minValue: 1 }, default: 5, description: 'Items of a run written at once' },
-			{ displayName: 'Deadline (Seconds)', name: 'deadlineSeconds', type: 'number', default: 120, description: 'Budget for each item, retries included; then it is parked' },
-			{ displayName: 'Honour Retry-After', name: 'honourRetryAfter', type: 'boolean', default: true },
-			{ displayName: 'Max Attempts', name: 'maxAttempts', type: 'number', typeOptions: { minValue: 1 }, default: 5 },
+			{
+				displayName: 'Circuit Breaker Cool-Down (Seconds)',
+				name: 'breakerCoolDownSeconds',
+				type: 'number',
+				default: 60,
+			},
+			{
+				displayName: 'Circuit Breaker Threshold',
+				name: 'breakerThreshold',
+				type: 'number',
+				default: 0,
+				description:
+					'Consecutive transient failures of the integration that open its breaker; while open, items are held. 0 turns it off.',
+			},
+			{
+				displayName: 'Concurrency',
+				name: 'concurrency',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: 5,
+				description: 'Items of a run written at once',
+			},
+			{
+				displayName: 'Deadline (Seconds)',
+				name: 'deadlineSeconds',
+				type: 'number',
+				default: 120,
+				description: 'Budget for each item, retries included; then it is parked',
+			},
+			{
+				displayName: 'Honour Retry-After',
+				name: 'honourRetryAfter',
+				type: 'boolean',
+				default: true,
+			},
+			{
+				displayName: 'Max Attempts',
+				name: 'maxAttempts',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: 5,
+			},
 			{ displayName: 'Max Delay (Seconds)', name: 'maxDelaySeconds', type: 'number', default: 60 },
-			{ displayName: 'Never Retry On', name: 'neverRetry', type: 'string', default: '400,401,403,404,409,422', description: 'Statuses that are permanent failures' },
-			{ displayName: 'Retry On', name: 'retryOn', type: 'string', default: '408,425,429,500,502,503,504', description: 'Statuses that are transient failures' },
+			{
+				displayName: 'Never Retry On',
+				name: 'neverRetry',
+				type: 'string',
+				default: '400,401,403,404,409,422',
+				description: 'Statuses that are permanent failures',
+			},
+			{
+				displayName: 'Retry On',
+				name: 'retryOn',
+				type: 'string',
+				default: '408,425,429,500,502,503,504',
+				description: 'Statuses that are transient failures',
+			},
 		],
 	},
 
@@ -243,10 +362,23 @@ const properties: INodeProperties[] = [
 		name: 'onUnknown',
 		type: 'options',
 		options: [
-			{ name: 'Automatic', value: 'auto', description: 'Retry with the same key when the key is sent, else park for review' },
+			{
+				name: 'Automatic',
+				value: 'auto',
+				description: 'Retry with the same key when the key is sent, else park for review',
+			},
 			{ name: 'Park for Review', value: 'park' },
-			{ name: 'Reconcile by Lookup', value: 'lookup', description: 'Ask the target whether the effect exists (GET the lookup URL: 2xx exists, 404 absent, else conflict)' },
-			{ name: 'Retry With the Same Key', value: 'retry', description: 'Safe when the target honours idempotency keys' },
+			{
+				name: 'Reconcile by Lookup',
+				value: 'lookup',
+				description:
+					'Ask the target whether the effect exists (GET the lookup URL: 2xx exists, 404 absent, else conflict)',
+			},
+			{
+				name: 'Retry With the Same Key',
+				value: 'retry',
+				description: 'Safe when the target honours idempotency keys',
+			},
 		],
 		default: 'auto',
 		description: 'A lost response or an expired lease means the effect may or may not exist',
@@ -265,7 +397,11 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		options: [
 			{ name: 'Park and Route to Failed', value: 'parkAndRoute' },
-			{ name: 'Park and Fail the Execution', value: 'parkAndFail', description: "So n8n's error workflow runs" },
+			{
+				name: 'Park and Fail the Execution',
+				value: 'parkAndFail',
+				description: "So n8n's error workflow runs",
+			},
 			{ name: 'Route to Failed Only', value: 'route' },
 		],
 		default: 'parkAndRoute',
@@ -278,8 +414,20 @@ const properties: INodeProperties[] = [
 		default: {},
 		displayOptions: { show: { onFailure: ['parkAndRoute', 'parkAndFail'] } },
 		options: [
-			{ displayName: 'Already Happened', name: 'alreadyHappened', type: 'string', default: '', placeholder: 'e.g. enriched, not in CRM' },
-			{ displayName: 'Business Impact', name: 'impact', type: 'string', default: '', placeholder: 'e.g. lead not in CRM' },
+			{
+				displayName: 'Already Happened',
+				name: 'alreadyHappened',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. enriched, not in CRM',
+			},
+			{
+				displayName: 'Business Impact',
+				name: 'impact',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. lead not in CRM',
+			},
 			{ displayName: 'Owner', name: 'owner', type: 'string', default: '' },
 		],
 	},
@@ -290,7 +438,11 @@ const properties: INodeProperties[] = [
 		options: [
 			{ name: 'Body', value: 'body' },
 			{ name: 'Full Response', value: 'full', description: 'Status code, headers and body' },
-			{ name: 'Input Item With Response', value: 'inputAndResponse', description: 'The input item, with the response body under "response"' },
+			{
+				name: 'Input Item With Response',
+				value: 'inputAndResponse',
+				description: 'The input item, with the response body under "response"',
+			},
 		],
 		default: 'body',
 	},
@@ -303,7 +455,8 @@ export const description: INodeTypeDescription = {
 	group: ['output'],
 	version: 1,
 	subtitle: '={{ $parameter.method + " " + $parameter.url }}',
-	description: 'HTTP writes that happen once: an idempotency key per business operation, recorded in Postgres, retries that honour Retry-After, failures parked',
+	description:
+		'HTTP writes that happen once: an idempotency key per business operation, recorded in Postgres, retries that honour Retry-After, failures parked',
 	defaults: { name: 'Idempotent HTTP Write' },
 	inputs: ['main'],
 	outputs: ['main'],
@@ -318,7 +471,8 @@ export const description: INodeTypeDescription = {
 	],
 	hints: [
 		{
-			message: 'The idempotency key is not sent to the target: a lost response cannot be retried safely, so unknown outcomes are parked for review (or reconciled by lookup).',
+			message:
+				'The idempotency key is not sent to the target: a lost response cannot be retried safely, so unknown outcomes are parked for review (or reconciled by lookup).',
 			type: 'warning',
 			location: 'ndv',
 			whenToDisplay: 'always',

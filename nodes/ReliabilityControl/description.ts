@@ -12,8 +12,12 @@ const outputsExpression = `={{
 		: [{ type: 'main' }]
 }}`;
 
-const pauseOps = (...operations: string[]) => ({ show: { resource: ['pause'], operation: operations } });
-const beatOps = (...operations: string[]) => ({ show: { resource: ['heartbeat'], operation: operations } });
+const pauseOps = (...operations: string[]) => ({
+	show: { resource: ['pause'], operation: operations },
+});
+const beatOps = (...operations: string[]) => ({
+	show: { resource: ['heartbeat'], operation: operations },
+});
 
 const properties: INodeProperties[] = [
 	{
@@ -22,7 +26,11 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		options: [
-			{ name: 'Console', value: 'console', description: 'The operator console, served through a Webhook and a Respond to Webhook node' },
+			{
+				name: 'Console',
+				value: 'console',
+				description: 'The operator console, served through a Webhook and a Respond to Webhook node',
+			},
 			{ name: 'Heartbeat', value: 'heartbeat' },
 			{ name: 'Metric', value: 'metrics', description: 'Prometheus metrics of the store' },
 			{ name: 'Pause', value: 'pause' },
@@ -36,10 +44,30 @@ const properties: INodeProperties[] = [
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['pause'] } },
 		options: [
-			{ name: 'Check', value: 'check', action: 'Check whether paused', description: 'Route items to Running or Paused' },
-			{ name: 'List', value: 'list', action: 'List pauses', description: 'Every integration and workflow that was paused, and its state' },
-			{ name: 'Pause', value: 'pause', action: 'Pause an integration or workflow', description: 'Stop calling it; its failed items are held, out of the review queue' },
-			{ name: 'Resume', value: 'resume', action: 'Resume an integration or workflow', description: 'Resume it; held items move to replay requested' },
+			{
+				name: 'Check',
+				value: 'check',
+				action: 'Check whether paused',
+				description: 'Route items to Running or Paused',
+			},
+			{
+				name: 'List',
+				value: 'list',
+				action: 'List pauses',
+				description: 'Every integration and workflow that was paused, and its state',
+			},
+			{
+				name: 'Pause',
+				value: 'pause',
+				action: 'Pause an integration or workflow',
+				description: 'Stop calling it; its failed items are held, out of the review queue',
+			},
+			{
+				name: 'Resume',
+				value: 'resume',
+				action: 'Resume an integration or workflow',
+				description: 'Resume it; held items move to replay requested',
+			},
 		],
 		default: 'pause',
 	},
@@ -50,8 +78,18 @@ const properties: INodeProperties[] = [
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['heartbeat'] } },
 		options: [
-			{ name: 'Beat', value: 'beat', action: 'Record a heartbeat', description: 'Say that this scheduled workflow ran' },
-			{ name: 'Check', value: 'check', action: 'Check heartbeats', description: 'Output heartbeats that became late or down, and recoveries, once each' },
+			{
+				name: 'Beat',
+				value: 'beat',
+				action: 'Record a heartbeat',
+				description: 'Say that this scheduled workflow ran',
+			},
+			{
+				name: 'Check',
+				value: 'check',
+				action: 'Check heartbeats',
+				description: 'Output heartbeats that became late or down, and recoveries, once each',
+			},
 		],
 		default: 'beat',
 	},
@@ -61,7 +99,14 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['console'] } },
-		options: [{ name: 'Serve', value: 'serve', action: 'Serve a console page or action', description: 'Turn a webhook request into the console page (and perform its action)' }],
+		options: [
+			{
+				name: 'Serve',
+				value: 'serve',
+				action: 'Serve a console page or action',
+				description: 'Turn a webhook request into the console page (and perform its action)',
+			},
+		],
 		default: 'serve',
 	},
 	{
@@ -70,7 +115,15 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		displayOptions: { show: { resource: ['metrics'] } },
-		options: [{ name: 'Prometheus', value: 'prometheus', action: 'Output metrics in prometheus text format', description: 'Open dead letters, oldest age, parks per day, held items, pauses and heartbeats' }],
+		options: [
+			{
+				name: 'Prometheus',
+				value: 'prometheus',
+				action: 'Output metrics in prometheus text format',
+				description:
+					'Open dead letters, oldest age, parks per day, held items, pauses and heartbeats',
+			},
+		],
 		default: 'prometheus',
 	},
 	{
@@ -78,7 +131,8 @@ const properties: INodeProperties[] = [
 		name: 'request',
 		type: 'json',
 		default: '={{ $json }}',
-		description: 'The Webhook node\'s item: its headers (for the signed-in operator), query (the page) and body (the action)',
+		description:
+			"The Webhook node's item: its headers (for the signed-in operator), query (the page) and body (the action)",
 		displayOptions: { show: { resource: ['console'], operation: ['serve'] } },
 	},
 	{
@@ -89,8 +143,22 @@ const properties: INodeProperties[] = [
 		default: {},
 		displayOptions: { show: { resource: ['console'], operation: ['serve'] } },
 		options: [
-			{ displayName: 'Chart Days', name: 'days', type: 'number', default: 30, description: 'How many days the stats page charts' },
-			{ displayName: 'Operator Header', name: 'operatorHeader', type: 'string', default: '', placeholder: 'e.g. x-forwarded-user', description: 'A header set by a signing-in proxy that names the operator; without it the Basic auth user name is the operator' },
+			{
+				displayName: 'Chart Days',
+				name: 'days',
+				type: 'number',
+				default: 30,
+				description: 'How many days the stats page charts',
+			},
+			{
+				displayName: 'Operator Header',
+				name: 'operatorHeader',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. x-forwarded-user',
+				description:
+					'A header set by a signing-in proxy that names the operator; without it the Basic auth user name is the operator',
+			},
 			{ displayName: 'Title', name: 'title', type: 'string', default: 'Reliability console' },
 		],
 	},
@@ -99,7 +167,11 @@ const properties: INodeProperties[] = [
 		name: 'scope',
 		type: 'options',
 		options: [
-			{ name: 'Integration', value: 'integration', description: 'A system the workflows call, e.g. crm' },
+			{
+				name: 'Integration',
+				value: 'integration',
+				description: 'A system the workflows call, e.g. crm',
+			},
 			{ name: 'Workflow', value: 'workflow' },
 		],
 		default: 'integration',
@@ -156,14 +228,17 @@ const properties: INodeProperties[] = [
 		typeOptions: { minValue: 0.01 },
 		default: 60,
 		description: 'How often the workflow runs',
-		displayOptions: { show: { resource: ['heartbeat'], operation: ['beat'], schedule: ['period'] } },
+		displayOptions: {
+			show: { resource: ['heartbeat'], operation: ['beat'], schedule: ['period'] },
+		},
 	},
 	{
 		displayName: 'Cron',
 		name: 'cron',
 		type: 'string',
 		default: '0 6 * * *',
-		description: 'Minute hour day-of-month month day-of-week, in UTC, as the Schedule Trigger runs it',
+		description:
+			'Minute hour day-of-month month day-of-week, in UTC, as the Schedule Trigger runs it',
 		displayOptions: { show: { resource: ['heartbeat'], operation: ['beat'], schedule: ['cron'] } },
 	},
 	{
@@ -192,7 +267,8 @@ export const description: INodeTypeDescription = {
 	group: ['transform'],
 	version: 1,
 	subtitle: '={{ $parameter.resource + ": " + $parameter.operation }}',
-	description: 'Operator controls: pause and resume integrations or workflows, heartbeats for scheduled workflows, the operator console and Prometheus metrics',
+	description:
+		'Operator controls: pause and resume integrations or workflows, heartbeats for scheduled workflows, the operator console and Prometheus metrics',
 	defaults: { name: 'Reliability Control' },
 	inputs: ['main'],
 	outputs: outputsExpression,

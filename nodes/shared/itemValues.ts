@@ -8,7 +8,8 @@ import { ItemError } from '../../lib';
  * `{{ $json.a.b }}` or `{{ $json["a"].b }}`, is read straight from the item, which is exactly what n8n would
  * compute for it; anything else goes through n8n's expression engine as usual.
  */
-const SIMPLE_JSON_PATH = /^=\{\{\s*\$json((?:\.[A-Za-z_$][\w$]*|\[\s*(?:'[^']*'|"[^"]*"|\d+)\s*\])*)\s*\}\}$/;
+const SIMPLE_JSON_PATH =
+	/^=\{\{\s*\$json((?:\.[A-Za-z_$][\w$]*|\[\s*(?:'[^']*'|"[^"]*"|\d+)\s*\])*)\s*\}\}$/;
 const SEGMENT = /\.([A-Za-z_$][\w$]*)|\[\s*(?:'([^']*)'|"([^"]*)"|(\d+))\s*\]/g;
 
 export function jsonPathOf(raw: unknown): string[] | undefined {
@@ -28,7 +29,12 @@ export function hasExpression(raw: unknown): boolean {
 	return false;
 }
 
-export function itemValueReader(context: IExecuteFunctions, items: INodeExecutionData[], name: string, fallback: unknown = ''): ItemValueReader {
+export function itemValueReader(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	name: string,
+	fallback: unknown = '',
+): ItemValueReader {
 	const raw = context.getNode().parameters[name];
 	// A value without expressions is the same for every item: read it once.
 	if (!hasExpression(raw)) {
@@ -38,13 +44,27 @@ export function itemValueReader(context: IExecuteFunctions, items: INodeExecutio
 	const path = jsonPathOf(raw);
 	if (!path) return (itemIndex) => context.getNodeParameter(name, itemIndex, fallback);
 	return (itemIndex) =>
-		path.reduce<unknown>((value, key) => (value !== null && typeof value === 'object' ? (value as IDataObject)[key] : undefined), items[itemIndex]?.json);
+		path.reduce<unknown>(
+			(value, key) =>
+				value !== null && typeof value === 'object' ? (value as IDataObject)[key] : undefined,
+			items[itemIndex]?.json,
+		);
 }
 
 /** A required per-item value as text; empty is a clear error naming the item. */
-export function requiredText(read: ItemValueReader, label: string, itemIndex: number, hint: string): string {
+export function requiredText(
+	read: ItemValueReader,
+	label: string,
+	itemIndex: number,
+	hint: string,
+): string {
 	const value = read(itemIndex);
-	const text = value === undefined || value === null ? '' : typeof value === 'object' ? JSON.stringify(value) : String(value).trim();
+	const text =
+		value === undefined || value === null
+			? ''
+			: typeof value === 'object'
+				? JSON.stringify(value)
+				: String(value).trim();
 	if (!text) throw new ItemError(`Item ${itemIndex} has no ${label}`, itemIndex, hint);
 	return text;
 }

@@ -1,9 +1,13 @@
-import type { ICredentialTestFunctions, ICredentialsDecrypted, IExecuteFunctions, INodeCredentialTestResult } from 'n8n-workflow';
+import type {
+	ICredentialTestFunctions,
+	ICredentialsDecrypted,
+	IExecuteFunctions,
+	INodeCredentialTestResult,
+} from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import { diagnoseStore, getStore, isReliabilityError, type Store, toStoreConfig } from '../../lib';
 
 export const STORE_CREDENTIAL = 'reliabilityStoreApi';
-
 
 /** The credential test button: connect and say what was found, or what failed. */
 export async function reliabilityStoreTest(
@@ -27,11 +31,22 @@ export async function storeFor(context: IExecuteFunctions): Promise<Store> {
 }
 
 /** Turns an engine error into the NodeOperationError n8n shows, keeping the item index. */
-export function toNodeError(context: IExecuteFunctions, error: unknown, itemIndex?: number): NodeOperationError {
+export function toNodeError(
+	context: IExecuteFunctions,
+	error: unknown,
+	itemIndex?: number,
+): NodeOperationError {
 	if (error instanceof NodeOperationError) return error;
 	if (isReliabilityError(error)) {
 		const index = (error as { itemIndex?: number }).itemIndex ?? itemIndex;
-		return new NodeOperationError(context.getNode(), error.message, { itemIndex: index, description: error.hint });
+		return new NodeOperationError(context.getNode(), error.message, {
+			itemIndex: index,
+			description: error.hint,
+		});
 	}
-	return new NodeOperationError(context.getNode(), error instanceof Error ? error : new Error(String(error)), { itemIndex });
+	return new NodeOperationError(
+		context.getNode(),
+		error instanceof Error ? error : new Error(String(error)),
+		{ itemIndex },
+	);
 }

@@ -11,12 +11,19 @@ export const SHIPPED_DEMO_URL = 'http://127.0.0.1:5680';
  * The bundled workflows as a user imports them, with the two things a user sets pointed at the
  * test's own: the Reliability Store credential and the demo API's address.
  */
-export function bundledWorkflows(demoUrl: string, credentialId = STORE_CREDENTIAL_ID): WorkflowFile[] {
+export function bundledWorkflows(
+	demoUrl: string,
+	credentialId = STORE_CREDENTIAL_ID,
+): WorkflowFile[] {
 	const dir = join(REPO_ROOT, 'workflows');
 	return readdirSync(dir)
 		.filter((file) => file.endsWith('.json'))
 		.map((file) => {
-			const text = readFileSync(join(dir, file), 'utf8').split(SHIPPED_DEMO_URL).join(demoUrl).split('"id": "reliabilityStoreLocal"').join(`"id": "${credentialId}"`);
+			const text = readFileSync(join(dir, file), 'utf8')
+				.split(SHIPPED_DEMO_URL)
+				.join(demoUrl)
+				.split('"id": "reliabilityStoreLocal"')
+				.join(`"id": "${credentialId}"`);
 			return JSON.parse(text) as WorkflowFile;
 		});
 }
@@ -27,6 +34,11 @@ export function bundledWorkflows(demoUrl: string, credentialId = STORE_CREDENTIA
  * publish a caller before its callees).
  */
 export function bundledToActivate(majorVersion: number): string[] {
-	const triggered = ['relLeadRouting01', 'relReplayWorkflow', 'relDailyDigest01', 'relHeartbeatWatch'];
+	const triggered = [
+		'relLeadRouting01',
+		'relReplayWorkflow',
+		'relDailyDigest01',
+		'relHeartbeatWatch',
+	];
 	return majorVersion >= 2 ? ['relAlertWorkflow', 'relErrorHandler1', ...triggered] : triggered;
 }

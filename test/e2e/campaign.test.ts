@@ -16,7 +16,8 @@ describe.each(n8nVersionsUnderTest())('the campaign in n8n %s', (version) => {
 	let result: CampaignResult;
 
 	beforeAll(async () => {
-		const say = (line: string): void => void process.stdout.write(`[campaign ${version}] ${line}\n`);
+		const say = (line: string): void =>
+			void process.stdout.write(`[campaign ${version}] ${line}\n`);
 		result = await runCampaign({
 			items: ITEMS,
 			install: installFor(version),

@@ -24,15 +24,35 @@ const METRICS_TOKEN = 'metrics-token-7';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const consoleCredentials: CredentialFile[] = [
-	{ id: 'reliabilityConsoleLogin', name: 'Reliability console login', type: 'httpBasicAuth', data: { user: OPERATOR.username, password: OPERATOR.password } },
-	{ id: 'reliabilityMetricsToken', name: 'Reliability metrics token', type: 'httpHeaderAuth', data: { name: 'Authorization', value: `Bearer ${METRICS_TOKEN}` } },
+	{
+		id: 'reliabilityConsoleLogin',
+		name: 'Reliability console login',
+		type: 'httpBasicAuth',
+		data: { user: OPERATOR.username, password: OPERATOR.password },
+	},
+	{
+		id: 'reliabilityMetricsToken',
+		name: 'Reliability metrics token',
+		type: 'httpHeaderAuth',
+		data: { name: 'Authorization', value: `Bearer ${METRICS_TOKEN}` },
+	},
 ];
 
 const demo = new DemoApi();
 let browser: Browser;
 beforeAll(async () => {
 	await demo.start();
-	browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run'] });
+	browser = await chromium.launch({
+		executablePath: CHROMIUM,
+		headless: true,
+		args: [
+			'--no-sandbox',
+			'--disable-gpu',
+			'--disable-dev-shm-usage',
+			'--disable-background-networking',
+			'--no-first-run',
+		],
+	});
 });
 afterAll(async () => {
 	await browser?.close();
@@ -48,28 +68,55 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 		await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
 	};
 	const consoleUrl = (query = '') => `${ctx!.n8n.baseUrl}/webhook/reliability-console${query}`;
-	const deadLetters = (where = 'true') => adminQuery<Record<string, unknown> & { id: string; status: string }>(`SELECT * FROM "${ctx!.schema}".dead_letters WHERE ${where} ORDER BY id`);
+	const deadLetters = (where = 'true') =>
+		adminQuery<Record<string, unknown> & { id: string; status: string }>(
+			`SELECT * FROM "${ctx!.schema}".dead_letters WHERE ${where} ORDER BY id`,
+		);
 	const waitForStatus = (id: string, status: string) =>
-		waitFor(`dead letter ${id} to be ${status}`, async () => ((await deadLetters(`id = ${Number(id)}`))[0]?.status === status ? true : undefined), 90_000, 500);
+		waitFor(
+			`dead letter ${id} to be ${status}`,
+			async () =>
+				(await deadLetters(`id = ${Number(id)}`))[0]?.status === status ? true : undefined,
+			90_000,
+			500,
+		);
 
 	/** A lead whose local phone number the CRM rejects: the worked example parks it. */
 	async function parkLead(submissionId: string, name: string): Promise<string> {
 		const before = (await ctx!.n8n.executions(EXAMPLE)).length;
-		const response = await ctx!.n8n.webhook('lead-form', { submissionId, email: `${submissionId}@example.com`, name, phone: '030 1234567' });
+		const response = await ctx!.n8n.webhook('lead-form', {
+			submissionId,
+			email: `${submissionId}@example.com`,
+			name,
+			phone: '030 1234567',
+		});
 		expect(response.status).toBe(200);
 		await ctx!.n8n.waitForExecutions(EXAMPLE, before + 1, 120_000);
-		const [record] = await waitFor('the lead parked', async () => {
-			const rows = await deadLetters(`idempotency_key = '${submissionId}:crm-upsert'`);
-			return rows.length ? rows : undefined;
-		}, 60_000);
+		const [record] = await waitFor(
+			'the lead parked',
+			async () => {
+				const rows = await deadLetters(`idempotency_key = '${submissionId}:crm-upsert'`);
+				return rows.length ? rows : undefined;
+			},
+			60_000,
+		);
 		return String(record.id);
 	}
 
 	beforeAll(async () => {
 		demo.reset();
 		mkdirSync(artifacts, { recursive: true });
-		ctx = await startWithPackage(version, 'console', bundledWorkflows(demo.url), consoleCredentials, [...bundledToActivate(Number(version.split('.')[0])), CONSOLE]);
-		context = await browser.newContext({ httpCredentials: OPERATOR, viewport: { width: 1280, height: 900 } });
+		ctx = await startWithPackage(
+			version,
+			'console',
+			bundledWorkflows(demo.url),
+			consoleCredentials,
+			[...bundledToActivate(Number(version.split('.')[0])), CONSOLE],
+		);
+		context = await browser.newContext({
+			httpCredentials: OPERATOR,
+			viewport: { width: 1280, height: 900 },
+		});
 		page = await context.newPage();
 		page.on('dialog', (dialog) => {
 			throw new Error(`a script ran in the console page: dialog "${dialog.message()}"`);
@@ -91,7 +138,9 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 		const anonymous = await fetch(consoleUrl());
 		expect(anonymous.status).toBe(401);
 		expect(await anonymous.text()).not.toContain('Dead letters');
-		const wrongPassword = await fetch(consoleUrl(), { headers: { authorization: `Basic ${Buffer.from('maria:guess').toString('base64')}` } });
+		const wrongPassword = await fetch(consoleUrl(), {
+			headers: { authorization: `Basic ${Buffer.from('maria:guess').toString('base64')}` },
+		});
 		expect([401, 403]).toContain(wrongPassword.status);
 		expect(await wrongPassword.text()).not.toContain('Dead letters');
 		const forged = await fetch(consoleUrl(`?view=item&id=${toResolve}`), {
@@ -102,8 +151,16 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 		expect(forged.status).toBe(401);
 		const otherPage = await fetch(consoleUrl(`?view=item&id=${toResolve}`), {
 			method: 'POST',
-			headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${OPERATOR.username}:${OPERATOR.password}`).toString('base64')}` },
-			body: new URLSearchParams({ action: 'abandon', id: toResolve, note: 'x', token: 'not-from-this-page' }).toString(),
+			headers: {
+				'content-type': 'application/x-www-form-urlencoded',
+				authorization: `Basic ${Buffer.from(`${OPERATOR.username}:${OPERATOR.password}`).toString('base64')}`,
+			},
+			body: new URLSearchParams({
+				action: 'abandon',
+				id: toResolve,
+				note: 'x',
+				token: 'not-from-this-page',
+			}).toString(),
 		});
 		expect(otherPage.status).toBe(422);
 		const metrics = await fetch(`${ctx!.n8n.baseUrl}/webhook/reliability-metrics`);
@@ -122,23 +179,39 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 		await page.click(`tr[data-id="${toResolve}"] a`);
 		await page.waitForSelector('pre.payload');
 		// The payload's <script> is shown as text, never run (a dialog would fail the test).
-		expect(await page.locator('pre.payload').textContent()).toContain('Ana <script>alert(1)</script> Lima');
+		expect(await page.locator('pre.payload').textContent()).toContain(
+			'Ana <script>alert(1)</script> Lima',
+		);
 		expect(await page.locator('code.key').textContent()).toBe('console-a:crm-upsert');
-		expect(await page.locator('a.run-link').getAttribute('href')).toMatch(new RegExp(`/workflow/${EXAMPLE}/executions/\\d+$`));
+		expect(await page.locator('a.run-link').getAttribute('href')).toMatch(
+			new RegExp(`/workflow/${EXAMPLE}/executions/\\d+$`),
+		);
 		expect(await page.locator('dd.error-message').textContent()).toContain('phone');
 		expect(await page.content()).toContain('enriched, not in CRM');
 		await shot('02-item');
 
-		await page.fill('form.action-resolve textarea[name=note]', 'Called Ana, entered by hand in the CRM');
+		await page.fill(
+			'form.action-resolve textarea[name=note]',
+			'Called Ana, entered by hand in the CRM',
+		);
 		await page.click('form.action-resolve button');
 		await page.waitForSelector('.flash.ok');
 		const lastEvent = page.locator('table.history tbody tr').last();
 		expect(await lastEvent.locator('td.actor').textContent()).toBe(OPERATOR.username);
-		expect(await lastEvent.locator('td.reason').textContent()).toBe('Called Ana, entered by hand in the CRM');
+		expect(await lastEvent.locator('td.reason').textContent()).toBe(
+			'Called Ana, entered by hand in the CRM',
+		);
 		await shot('03-resolved');
 
-		const events = await adminQuery<{ actor: string; to_status: string; reason: string }>(`SELECT actor, to_status, reason FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id`, [toResolve]);
-		expect(events.at(-1)).toEqual({ actor: OPERATOR.username, to_status: 'resolved', reason: 'Called Ana, entered by hand in the CRM' });
+		const events = await adminQuery<{ actor: string; to_status: string; reason: string }>(
+			`SELECT actor, to_status, reason FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id`,
+			[toResolve],
+		);
+		expect(events.at(-1)).toEqual({
+			actor: OPERATOR.username,
+			to_status: 'resolved',
+			reason: 'Called Ana, entered by hand in the CRM',
+		});
 		expect((await deadLetters(`id = ${Number(toResolve)}`))[0].status).toBe('resolved');
 	});
 
@@ -156,8 +229,16 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 		const effects = demo.effects.filter((e) => e.key === 'console-b:crm-upsert');
 		expect(effects).toHaveLength(1);
 		expect(demo.contacts.filter((c) => c.email === 'console-b@example.com')).toHaveLength(1);
-		const events = await adminQuery<{ actor: string; to_status: string }>(`SELECT actor, to_status FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id`, [toReplay]);
-		expect(events.map((e) => e.to_status)).toEqual(['new', 'replay_requested', 'being_fixed', 'replayed']);
+		const events = await adminQuery<{ actor: string; to_status: string }>(
+			`SELECT actor, to_status FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id`,
+			[toReplay],
+		);
+		expect(events.map((e) => e.to_status)).toEqual([
+			'new',
+			'replay_requested',
+			'being_fixed',
+			'replayed',
+		]);
 		expect(events[1].actor).toBe(OPERATOR.username);
 	});
 
@@ -169,12 +250,21 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 		await page.waitForSelector('tr.pause[data-name="crm"]');
 
 		const before = (await ctx!.n8n.executions(EXAMPLE)).length;
-		await ctx!.n8n.webhook('lead-form', { submissionId: 'console-c', email: 'console-c@example.com', name: 'Carla Dias', phone: '+49 30 1234567' });
+		await ctx!.n8n.webhook('lead-form', {
+			submissionId: 'console-c',
+			email: 'console-c@example.com',
+			name: 'Carla Dias',
+			phone: '+49 30 1234567',
+		});
 		await ctx!.n8n.waitForExecutions(EXAMPLE, before + 1, 120_000);
-		const [held] = await waitFor('the write held', async () => {
-			const rows = await deadLetters(`idempotency_key = 'console-c:crm-upsert'`);
-			return rows.length ? rows : undefined;
-		}, 60_000);
+		const [held] = await waitFor(
+			'the write held',
+			async () => {
+				const rows = await deadLetters(`idempotency_key = 'console-c:crm-upsert'`);
+				return rows.length ? rows : undefined;
+			},
+			60_000,
+		);
 		expect(held).toMatchObject({ status: 'held', integration: 'crm', error_class: 'paused' });
 		expect(demo.effects.filter((e) => e.key === 'console-c:crm-upsert')).toHaveLength(0);
 		await page.reload();
@@ -186,7 +276,9 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 		await page.waitForSelector('.flash.ok');
 		await waitForStatus(String(held.id), 'replayed');
 		expect(demo.effects.filter((e) => e.key === 'console-c:crm-upsert')).toHaveLength(1);
-		const pauses = await adminQuery<{ paused: boolean; actor: string; reason: string }>(`SELECT paused, actor, reason FROM "${ctx!.schema}".pause_events WHERE name = 'crm' ORDER BY id`);
+		const pauses = await adminQuery<{ paused: boolean; actor: string; reason: string }>(
+			`SELECT paused, actor, reason FROM "${ctx!.schema}".pause_events WHERE name = 'crm' ORDER BY id`,
+		);
 		expect(pauses).toEqual([
 			{ paused: true, actor: OPERATOR.username, reason: 'CRM migration tonight, ticket 4711' },
 			{ paused: false, actor: OPERATOR.username, reason: 'migration done' },
@@ -197,19 +289,36 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 		await page.goto(consoleUrl('?view=stats'));
 		await page.waitForSelector('svg.chart');
 		const today = new Date().toISOString().slice(0, 10);
-		const [{ n: parkedToday }] = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${ctx!.schema}".dead_letters WHERE (parked_at AT TIME ZONE 'UTC')::date = $1::date`, [today]);
-		expect(await page.locator(`svg.chart rect[data-day="${today}"]`).getAttribute('data-parked')).toBe(String(parkedToday));
+		const [{ n: parkedToday }] = await adminQuery<{ n: number }>(
+			`SELECT count(*)::int AS n FROM "${ctx!.schema}".dead_letters WHERE (parked_at AT TIME ZONE 'UTC')::date = $1::date`,
+			[today],
+		);
+		expect(
+			await page.locator(`svg.chart rect[data-day="${today}"]`).getAttribute('data-parked'),
+		).toBe(String(parkedToday));
 		await shot('06-stats');
 
-		const response = await fetch(`${ctx!.n8n.baseUrl}/webhook/reliability-metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+		const response = await fetch(`${ctx!.n8n.baseUrl}/webhook/reliability-metrics`, {
+			headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+		});
 		expect(response.status).toBe(200);
 		expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
 		const families = parsePrometheusTextFormat(await response.text());
 		const family = (name: string) => families.find((f) => f.name === name)!;
 		const open = await deadLetters('is_open');
-		expect(Number(family('reliability_dead_letters_open_total').metrics[0].value)).toBe(open.length);
-		expect(Number(family('reliability_dead_letters_parked_per_day').metrics.find((m) => m.labels!.day === today)!.value)).toBe(parkedToday);
-		expect(Number(family('reliability_paused').metrics.find((m) => m.labels!.name === 'crm')!.value)).toBe(0);
+		expect(Number(family('reliability_dead_letters_open_total').metrics[0].value)).toBe(
+			open.length,
+		);
+		expect(
+			Number(
+				family('reliability_dead_letters_parked_per_day').metrics.find(
+					(m) => m.labels!.day === today,
+				)!.value,
+			),
+		).toBe(parkedToday);
+		expect(
+			Number(family('reliability_paused').metrics.find((m) => m.labels!.name === 'crm')!.value),
+		).toBe(0);
 		expect(family('reliability_held_items').metrics).toEqual([]);
 	});
 });

@@ -3,7 +3,16 @@ import { n8nVersionsUnderTest } from '../harness/paths';
 import { waitFor } from '../harness/ports';
 import { TestTarget } from '../target/server';
 import { adminQuery } from '../helpers/store';
-import { codeNode, connect, type E2eContext, packageNode, startWithPackage, stopAndClean, webhookNode, workflow } from './fixtures';
+import {
+	codeNode,
+	connect,
+	type E2eContext,
+	packageNode,
+	startWithPackage,
+	stopAndClean,
+	webhookNode,
+	workflow,
+} from './fixtures';
 
 jest.setTimeout(600_000);
 
@@ -21,11 +30,27 @@ const batchFlow = (url: string) =>
 		'Restart: a batch of writes',
 		[
 			webhookNode('restart-batch'),
-			codeNode('Split', 'return $input.first().json.body.orders.map((order) => ({ json: order }));'),
+			codeNode(
+				'Split',
+				'return $input.first().json.body.orders.map((order) => ({ json: order }));',
+			),
 			packageNode(
 				'idempotentHttpWrite',
 				'Create Order',
-				{ method: 'POST', url, integration: 'orders', keyMode: 'custom', customKey: '={{ $json.orderId }}', jsonBody: '={{ $json }}', retries: { concurrency: 2, deadlineSeconds: 2, baseDelaySeconds: 0.1, maxDelaySeconds: 0.2 } },
+				{
+					method: 'POST',
+					url,
+					integration: 'orders',
+					keyMode: 'custom',
+					customKey: '={{ $json.orderId }}',
+					jsonBody: '={{ $json }}',
+					retries: {
+						concurrency: 2,
+						deadlineSeconds: 2,
+						baseDelaySeconds: 0.1,
+						maxDelaySeconds: 0.2,
+					},
+				},
 				[520, 0],
 			),
 		],
@@ -46,9 +71,17 @@ describe.each(n8nVersionsUnderTest())('consumer restart in n8n %s', (version) =>
 	});
 
 	it('n8n killed with SIGKILL mid-batch, restarted, the batch delivered again: every item done exactly once', async () => {
-		const orders = Array.from({ length: BATCH }, (_, i) => ({ orderId: `${version}-order-${i}`, amount: 10 + i }));
+		const orders = Array.from({ length: BATCH }, (_, i) => ({
+			orderId: `${version}-order-${i}`,
+			amount: 10 + i,
+		}));
 		await ctx!.n8n.webhook('restart-batch', { orders });
-		await waitFor('the batch under way', async () => (target.requestsTo(route).length >= 4 ? true : undefined), 60_000, 50);
+		await waitFor(
+			'the batch under way',
+			async () => (target.requestsTo(route).length >= 4 ? true : undefined),
+			60_000,
+			50,
+		);
 		await ctx!.n8n.kill();
 		const sentBeforeCrash = target.requestsTo(route).length;
 		expect(sentBeforeCrash).toBeLessThan(BATCH);
@@ -58,7 +91,14 @@ describe.each(n8nVersionsUnderTest())('consumer restart in n8n %s', (version) =>
 		// Claims of the killed run hold their lease (deadline + 30 s); then they are unknown outcomes.
 		await waitFor(
 			'the leases of the killed run to expire',
-			async () => ((await adminQuery(`SELECT 1 FROM "${ctx!.schema}".idempotency_keys WHERE status = 'in_progress' AND lease_until > now()`)).length === 0 ? true : undefined),
+			async () =>
+				(
+					await adminQuery(
+						`SELECT 1 FROM "${ctx!.schema}".idempotency_keys WHERE status = 'in_progress' AND lease_until > now()`,
+					)
+				).length === 0
+					? true
+					: undefined,
 			120_000,
 			1_000,
 		);
@@ -81,7 +121,9 @@ describe.each(n8nVersionsUnderTest())('consumer restart in n8n %s', (version) =>
 
 		for (const order of orders) expect(target.effectsOf(route, order.orderId)).toHaveLength(1);
 		expect(target.effectsOf(route)).toHaveLength(BATCH);
-		const records = await adminQuery<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM "${ctx!.schema}".idempotency_keys GROUP BY status`);
+		const records = await adminQuery<{ status: string; n: number }>(
+			`SELECT status, count(*)::int AS n FROM "${ctx!.schema}".idempotency_keys GROUP BY status`,
+		);
 		expect(records).toEqual([{ status: 'succeeded', n: BATCH }]);
 	});
 });

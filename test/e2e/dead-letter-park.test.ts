@@ -4,7 +4,17 @@ import { MASK } from '../../lib/deadletter';
 import { nodeOutputs } from '../harness/n8n';
 import { n8nVersionsUnderTest } from '../harness/paths';
 import { adminQuery } from '../helpers/store';
-import { connect, type E2eContext, packageNode, startWithPackage, stopAndClean, trigger, webhookInto, webhookNode, workflow } from './fixtures';
+import {
+	connect,
+	type E2eContext,
+	packageNode,
+	startWithPackage,
+	stopAndClean,
+	trigger,
+	webhookInto,
+	webhookNode,
+	workflow,
+} from './fixtures';
 
 jest.setTimeout(600_000);
 
@@ -45,7 +55,14 @@ const leadsFlow = () =>
 				typeVersion: 4.2,
 				position: [260, 0],
 				onError: 'continueErrorOutput',
-				parameters: { method: 'POST', url: crmUrl, sendBody: true, specifyBody: 'json', jsonBody: '={{ JSON.stringify($json.body) }}', options: {} },
+				parameters: {
+					method: 'POST',
+					url: crmUrl,
+					sendBody: true,
+					specifyBody: 'json',
+					jsonBody: '={{ JSON.stringify($json.body) }}',
+					options: {},
+				},
 			},
 			packageNode(
 				'deadLetterPark',
@@ -53,7 +70,13 @@ const leadsFlow = () =>
 				{
 					operation: 'park',
 					idempotencyKey: '={{ $json.body.leadId }}:crm-create',
-					parkOptions: { integration: 'crm', owner: 'sales-ops', impact: 'lead not in CRM', alreadyHappened: 'enriched, not in CRM', maskFields: 'apiToken' },
+					parkOptions: {
+						integration: 'crm',
+						owner: 'sales-ops',
+						impact: 'lead not in CRM',
+						alreadyHappened: 'enriched, not in CRM',
+						maskFields: 'apiToken',
+					},
 				},
 				[520, 100],
 			),
@@ -62,19 +85,83 @@ const leadsFlow = () =>
 	);
 
 const ops = [
-	webhookInto('dlqGet', 'dlq-get', packageNode('deadLetterPark', 'Get', { operation: 'get', findBy: 'id', deadLetterId: '={{ $json.body.id }}' })),
-	webhookInto('dlqStatus', 'dlq-status', packageNode('deadLetterPark', 'Update Status', { operation: 'updateStatus', targetId: '={{ $json.body.id }}', newStatus: '={{ $json.body.status }}', actor: '={{ $json.body.actor }}', reason: '={{ $json.body.reason }}' })),
-	webhookInto('dlqStats', 'dlq-stats', packageNode('deadLetterPark', 'Stats', { operation: 'stats', days: 30 })),
-	webhookInto('dlqPurge', 'dlq-purge', packageNode('deadLetterPark', 'Purge', { operation: 'purge' })),
-	webhookInto('ctlPause', 'ctl-pause', packageNode('reliabilityControl', 'Pause', { resource: 'pause', operation: 'pause', scope: 'integration', pauseName: '={{ $json.body.name }}', actor: '={{ $json.body.actor }}', reason: '={{ $json.body.reason }}' })),
-	webhookInto('ctlResume', 'ctl-resume', packageNode('reliabilityControl', 'Resume', { resource: 'pause', operation: 'resume', scope: 'integration', pauseName: '={{ $json.body.name }}', actor: '={{ $json.body.actor }}', reason: '={{ $json.body.reason }}' })),
-	webhookInto('hbBeat', 'hb-beat', packageNode('reliabilityControl', 'Beat', { resource: 'heartbeat', operation: 'beat', heartbeatName: '={{ $json.body.name }}', schedule: 'period', periodMinutes: '={{ $json.body.periodMinutes }}', graceMinutes: 60 })),
-	webhookInto('hbCheck', 'hb-check', packageNode('reliabilityControl', 'Check', { resource: 'heartbeat', operation: 'check' })),
+	webhookInto(
+		'dlqGet',
+		'dlq-get',
+		packageNode('deadLetterPark', 'Get', {
+			operation: 'get',
+			findBy: 'id',
+			deadLetterId: '={{ $json.body.id }}',
+		}),
+	),
+	webhookInto(
+		'dlqStatus',
+		'dlq-status',
+		packageNode('deadLetterPark', 'Update Status', {
+			operation: 'updateStatus',
+			targetId: '={{ $json.body.id }}',
+			newStatus: '={{ $json.body.status }}',
+			actor: '={{ $json.body.actor }}',
+			reason: '={{ $json.body.reason }}',
+		}),
+	),
+	webhookInto(
+		'dlqStats',
+		'dlq-stats',
+		packageNode('deadLetterPark', 'Stats', { operation: 'stats', days: 30 }),
+	),
+	webhookInto(
+		'dlqPurge',
+		'dlq-purge',
+		packageNode('deadLetterPark', 'Purge', { operation: 'purge' }),
+	),
+	webhookInto(
+		'ctlPause',
+		'ctl-pause',
+		packageNode('reliabilityControl', 'Pause', {
+			resource: 'pause',
+			operation: 'pause',
+			scope: 'integration',
+			pauseName: '={{ $json.body.name }}',
+			actor: '={{ $json.body.actor }}',
+			reason: '={{ $json.body.reason }}',
+		}),
+	),
+	webhookInto(
+		'ctlResume',
+		'ctl-resume',
+		packageNode('reliabilityControl', 'Resume', {
+			resource: 'pause',
+			operation: 'resume',
+			scope: 'integration',
+			pauseName: '={{ $json.body.name }}',
+			actor: '={{ $json.body.actor }}',
+			reason: '={{ $json.body.reason }}',
+		}),
+	),
+	webhookInto(
+		'hbBeat',
+		'hb-beat',
+		packageNode('reliabilityControl', 'Beat', {
+			resource: 'heartbeat',
+			operation: 'beat',
+			heartbeatName: '={{ $json.body.name }}',
+			schedule: 'period',
+			periodMinutes: '={{ $json.body.periodMinutes }}',
+			graceMinutes: 60,
+		}),
+	),
+	webhookInto(
+		'hbCheck',
+		'hb-check',
+		packageNode('reliabilityControl', 'Check', { resource: 'heartbeat', operation: 'check' }),
+	),
 ];
 
 describe.each(n8nVersionsUnderTest())('Dead Letter Park and controls in n8n %s', (version) => {
 	let ctx: E2eContext | undefined;
-	const get = async (id: string) => nodeOutputs(await trigger(ctx!.n8n, 'dlqGet', 'dlq-get', { id }), 'Get')[0][0];
+	const get = async (id: string) =>
+		nodeOutputs(await trigger(ctx!.n8n, 'dlqGet', 'dlq-get', { id }), 'Get')[0][0];
 
 	beforeAll(async () => {
 		ctx = await startWithPackage(version, 'dlq', [leadsFlow(), ...ops]);
@@ -87,11 +174,25 @@ describe.each(n8nVersionsUnderTest())('Dead Letter Park and controls in n8n %s',
 	let parkedId = '';
 
 	it('an item from an error output is parked, and comes back from Get byte for byte with secrets masked', async () => {
-		const lead = { leadId: 'lead-1', name: 'Ana Lima', phone: '0151 2345678', apiToken: 'tok_live_1', nested: { z: 1, a: [3, 2, 1], price: 10.5 } };
-		const run = await trigger(ctx!.n8n, LEADS, 'dlq-leads', lead, { authorization: 'Bearer sk_live_secret', cookie: 'session=abc' });
+		const lead = {
+			leadId: 'lead-1',
+			name: 'Ana Lima',
+			phone: '0151 2345678',
+			apiToken: 'tok_live_1',
+			nested: { z: 1, a: [3, 2, 1], price: 10.5 },
+		};
+		const run = await trigger(ctx!.n8n, LEADS, 'dlq-leads', lead, {
+			authorization: 'Bearer sk_live_secret',
+			cookie: 'session=abc',
+		});
 		const [parked] = nodeOutputs(run, 'Park')[0];
 		parkedId = (parked._deadLetter as { id: string }).id;
-		expect(parked._deadLetter).toMatchObject({ status: 'new', failureCount: 1, created: true, runLink: `${ctx!.n8n.baseUrl}/workflow/${LEADS}/executions/${run.id}` });
+		expect(parked._deadLetter).toMatchObject({
+			status: 'new',
+			failureCount: 1,
+			created: true,
+			runLink: `${ctx!.n8n.baseUrl}/workflow/${LEADS}/executions/${run.id}`,
+		});
 
 		// What the webhook handed the workflow, as n8n recorded it, with the secrets masked.
 		const received = nodeOutputs(run, 'Webhook')[0][0];
@@ -115,49 +216,97 @@ describe.each(n8nVersionsUnderTest())('Dead Letter Park and controls in n8n %s',
 			run_link: `${ctx!.n8n.baseUrl}/workflow/${LEADS}/executions/${run.id}`,
 		});
 		expect(String(record.error_message)).toContain('phone: invalid format');
-		const stored = await adminQuery<{ text: string }>(`SELECT payload::text AS text FROM "${ctx!.schema}".dead_letters`);
+		const stored = await adminQuery<{ text: string }>(
+			`SELECT payload::text AS text FROM "${ctx!.schema}".dead_letters`,
+		);
 		expect(stored.map((r) => r.text).join()).not.toMatch(/sk_live_secret|session=abc|tok_live_1/);
 	});
 
 	it('the same item failing again updates its record instead of adding one', async () => {
-		await trigger(ctx!.n8n, LEADS, 'dlq-leads', { leadId: 'lead-1', name: 'Ana Lima', phone: '0151 2345678' });
+		await trigger(ctx!.n8n, LEADS, 'dlq-leads', {
+			leadId: 'lead-1',
+			name: 'Ana Lima',
+			phone: '0151 2345678',
+		});
 		const record = await get(parkedId);
 		expect(record.failure_count).toBe(2);
 		expect(await adminQuery(`SELECT id FROM "${ctx!.schema}".dead_letters`)).toHaveLength(1);
 	});
 
 	it('a status change without an actor is refused and changes nothing; with one it is in the history', async () => {
-		const refused = await trigger(ctx!.n8n, 'dlqStatus', 'dlq-status', { id: parkedId, status: 'being_fixed', actor: '' });
+		const refused = await trigger(ctx!.n8n, 'dlqStatus', 'dlq-status', {
+			id: parkedId,
+			status: 'being_fixed',
+			actor: '',
+		});
 		expect(refused.status).toBe('error');
-		expect(refused.data.resultData.runData['Update Status'][0].error!.message).toBe(`Changing dead letter ${parkedId} to being_fixed needs an actor`);
+		expect(refused.data.resultData.runData['Update Status'][0].error!.message).toBe(
+			`Changing dead letter ${parkedId} to being_fixed needs an actor`,
+		);
 		expect((await get(parkedId)).status).toBe('new');
 
-		const noReason = await trigger(ctx!.n8n, 'dlqStatus', 'dlq-status', { id: parkedId, status: 'resolved', actor: 'maria@sales-ops' });
+		const noReason = await trigger(ctx!.n8n, 'dlqStatus', 'dlq-status', {
+			id: parkedId,
+			status: 'resolved',
+			actor: 'maria@sales-ops',
+		});
 		expect(noReason.status).toBe('error');
 
-		await trigger(ctx!.n8n, 'dlqStatus', 'dlq-status', { id: parkedId, status: 'being_fixed', actor: 'maria@sales-ops' });
-		await trigger(ctx!.n8n, 'dlqStatus', 'dlq-status', { id: parkedId, status: 'resolved', actor: 'maria@sales-ops', reason: 'added the country code by hand in the CRM' });
+		await trigger(ctx!.n8n, 'dlqStatus', 'dlq-status', {
+			id: parkedId,
+			status: 'being_fixed',
+			actor: 'maria@sales-ops',
+		});
+		await trigger(ctx!.n8n, 'dlqStatus', 'dlq-status', {
+			id: parkedId,
+			status: 'resolved',
+			actor: 'maria@sales-ops',
+			reason: 'added the country code by hand in the CRM',
+		});
 		const record = await get(parkedId);
 		expect(record.status).toBe('resolved');
-		expect((record.history as Array<Record<string, unknown>>).map((e) => [e.actor, e.fromStatus, e.toStatus, e.reason])).toEqual([
+		expect(
+			(record.history as Array<Record<string, unknown>>).map((e) => [
+				e.actor,
+				e.fromStatus,
+				e.toStatus,
+				e.reason,
+			]),
+		).toEqual([
 			['n8n', null, 'new', expect.stringContaining('phone: invalid format')],
 			['maria@sales-ops', 'new', 'being_fixed', null],
 			['maria@sales-ops', 'being_fixed', 'resolved', 'added the country code by hand in the CRM'],
 		]);
 	});
 
-	it('pause holds the integration\'s failures; resume moves them to replay requested', async () => {
-		const paused = await trigger(ctx!.n8n, 'ctlPause', 'ctl-pause', { name: 'crm', actor: 'ops-lead', reason: 'CRM vendor outage' });
-		expect(nodeOutputs(paused, 'Pause')[0][0]).toMatchObject({ paused: true, changedBy: 'ops-lead', reason: 'CRM vendor outage' });
+	it("pause holds the integration's failures; resume moves them to replay requested", async () => {
+		const paused = await trigger(ctx!.n8n, 'ctlPause', 'ctl-pause', {
+			name: 'crm',
+			actor: 'ops-lead',
+			reason: 'CRM vendor outage',
+		});
+		expect(nodeOutputs(paused, 'Pause')[0][0]).toMatchObject({
+			paused: true,
+			changedBy: 'ops-lead',
+			reason: 'CRM vendor outage',
+		});
 		const run = await trigger(ctx!.n8n, LEADS, 'dlq-leads', { leadId: 'lead-2', phone: '0170 1' });
-		const heldId = (nodeOutputs(run, 'Park')[0][0]._deadLetter as { id: string; status: string });
+		const heldId = nodeOutputs(run, 'Park')[0][0]._deadLetter as { id: string; status: string };
 		expect(heldId.status).toBe('held');
 
-		const resumed = await trigger(ctx!.n8n, 'ctlResume', 'ctl-resume', { name: 'crm', actor: 'ops-lead', reason: 'vendor is back' });
+		const resumed = await trigger(ctx!.n8n, 'ctlResume', 'ctl-resume', {
+			name: 'crm',
+			actor: 'ops-lead',
+			reason: 'vendor is back',
+		});
 		expect(nodeOutputs(resumed, 'Resume')[0][0]).toMatchObject({ paused: false, released: 1 });
 		const record = await get(heldId.id);
 		expect(record.status).toBe('replay_requested');
-		expect((record.history as Array<Record<string, unknown>>).at(-1)).toMatchObject({ actor: 'ops-lead', fromStatus: 'held', toStatus: 'replay_requested' });
+		expect((record.history as Array<Record<string, unknown>>).at(-1)).toMatchObject({
+			actor: 'ops-lead',
+			fromStatus: 'held',
+			toStatus: 'replay_requested',
+		});
 	});
 
 	it('Stats returns the exact numbers of the store', async () => {
@@ -175,10 +324,14 @@ describe.each(n8nVersionsUnderTest())('Dead Letter Park and controls in n8n %s',
 	});
 
 	it('Purge removes only closed records past retention and says how many', async () => {
-		await adminQuery(`UPDATE "${ctx!.schema}".dead_letters SET expires_at = now() - interval '1 day'`);
+		await adminQuery(
+			`UPDATE "${ctx!.schema}".dead_letters SET expires_at = now() - interval '1 day'`,
+		);
 		const purged = nodeOutputs(await trigger(ctx!.n8n, 'dlqPurge', 'dlq-purge', {}), 'Purge')[0][0];
 		expect(purged).toEqual({ purged: 1 });
-		const left = await adminQuery<{ status: string }>(`SELECT status FROM "${ctx!.schema}".dead_letters`);
+		const left = await adminQuery<{ status: string }>(
+			`SELECT status FROM "${ctx!.schema}".dead_letters`,
+		);
 		expect(left).toEqual([{ status: 'replay_requested' }]);
 	});
 

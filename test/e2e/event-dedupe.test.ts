@@ -1,11 +1,24 @@
 import { nodeOutputs } from '../harness/n8n';
 import { n8nVersionsUnderTest } from '../harness/paths';
 import { adminQuery } from '../helpers/store';
-import { codeNode, connect, type E2eContext, startWithPackage, stopAndClean, storeCredentialRef, webhookNode, workflow } from './fixtures';
+import {
+	codeNode,
+	connect,
+	type E2eContext,
+	startWithPackage,
+	stopAndClean,
+	storeCredentialRef,
+	webhookNode,
+	workflow,
+} from './fixtures';
 
 jest.setTimeout(600_000);
 
-const dedupeNode = (parameters: Record<string, unknown>, name = 'Event Dedupe', position: [number, number] = [260, 0]) => ({
+const dedupeNode = (
+	parameters: Record<string, unknown>,
+	name = 'Event Dedupe',
+	position: [number, number] = [260, 0],
+) => ({
 	id: `node-${name.replace(/\W/g, '')}`,
 	name,
 	type: 'n8n-nodes-reliability.eventDedupe',
@@ -29,7 +42,11 @@ const claimFlow = {
 		[
 			webhookNode('dedupe-claim'),
 			dedupeNode({ operation: 'claim', eventId: '={{ $json.body.id }}', consumer: 'e2e-orders' }),
-			codeNode('Work', "if ($input.first().json.body.fail) { throw new Error('the CRM step failed'); }\nreturn $input.all();", [520, 0]),
+			codeNode(
+				'Work',
+				"if ($input.first().json.body.fail) { throw new Error('the CRM step failed'); }\nreturn $input.all();",
+				[520, 0],
+			),
 		],
 		connect(['Webhook', 'Event Dedupe'], ['Event Dedupe', 'Work', 0]),
 	),
@@ -40,8 +57,18 @@ const errorHandler = workflow(
 	ERROR_HANDLER,
 	'Dedupe: release the claims of a failed execution',
 	[
-		{ id: 'node-ErrorTrigger', name: 'Error Trigger', type: 'n8n-nodes-base.errorTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-		dedupeNode({ operation: 'release', releaseBy: 'execution', executionId: '={{ $json.execution.id }}' }, 'Release Claims'),
+		{
+			id: 'node-ErrorTrigger',
+			name: 'Error Trigger',
+			type: 'n8n-nodes-base.errorTrigger',
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {},
+		},
+		dedupeNode(
+			{ operation: 'release', releaseBy: 'execution', executionId: '={{ $json.execution.id }}' },
+			'Release Claims',
+		),
 	],
 	connect(['Error Trigger', 'Release Claims']),
 );
@@ -51,7 +78,14 @@ const orderedFlow = workflow(
 	'Dedupe: ordered by entity version',
 	[
 		webhookNode('dedupe-ordered'),
-		dedupeNode({ operation: 'claim', eventId: '={{ $json.body.id }}', consumer: 'e2e-ordered', checkOrder: true, entityKey: '={{ $json.body.customer }}', entityVersion: '={{ $json.body.version }}' }),
+		dedupeNode({
+			operation: 'claim',
+			eventId: '={{ $json.body.id }}',
+			consumer: 'e2e-ordered',
+			checkOrder: true,
+			entityKey: '={{ $json.body.customer }}',
+			entityVersion: '={{ $json.body.version }}',
+		}),
 	],
 	connect(['Webhook', 'Event Dedupe']),
 );
@@ -61,8 +95,16 @@ const bulkFlow = workflow(
 	'Dedupe: 10,000 events in one run',
 	[
 		webhookNode('dedupe-bulk'),
-		codeNode('Make Events', 'return Array.from({ length: 10000 }, (_, i) => ({ json: { id: `bulk-${i}` } }));', [260, 0]),
-		dedupeNode({ operation: 'claim', eventId: '={{ $json.id }}', consumer: 'e2e-bulk' }, 'Event Dedupe', [520, 0]),
+		codeNode(
+			'Make Events',
+			'return Array.from({ length: 10000 }, (_, i) => ({ json: { id: `bulk-${i}` } }));',
+			[260, 0],
+		),
+		dedupeNode(
+			{ operation: 'claim', eventId: '={{ $json.id }}', consumer: 'e2e-bulk' },
+			'Event Dedupe',
+			[520, 0],
+		),
 	],
 	connect(['Webhook', 'Make Events'], ['Make Events', 'Event Dedupe']),
 );
@@ -77,7 +119,12 @@ const validatedFlow = workflow(
 			eventId: '={{ $json.body.id }}',
 			consumer: 'e2e-validated',
 			validate: true,
-			requiredFields: { field: [{ path: 'body.email', type: 'string' }, { path: 'body.phone', type: 'any' }] },
+			requiredFields: {
+				field: [
+					{ path: 'body.email', type: 'string' },
+					{ path: 'body.phone', type: 'any' },
+				],
+			},
 			onInvalid: 'route',
 		}),
 	],
@@ -88,17 +135,28 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 	let ctx: E2eContext | undefined;
 
 	beforeAll(async () => {
-		ctx = await startWithPackage(version, 'dedupe', [claimFlow, errorHandler, orderedFlow, bulkFlow, validatedFlow]);
+		ctx = await startWithPackage(version, 'dedupe', [
+			claimFlow,
+			errorHandler,
+			orderedFlow,
+			bulkFlow,
+			validatedFlow,
+		]);
 	});
 
 	afterAll(async () => {
 		await stopAndClean(ctx);
 	});
 
-	const processed = (where: string) => adminQuery<{ event_id: string; status: string }>(`SELECT event_id, status FROM "${ctx!.schema}".processed_events WHERE ${where} ORDER BY event_id`);
+	const processed = (where: string) =>
+		adminQuery<{ event_id: string; status: string }>(
+			`SELECT event_id, status FROM "${ctx!.schema}".processed_events WHERE ${where} ORDER BY event_id`,
+		);
 
 	it('the same webhook posted 10 times at once gives exactly one New', async () => {
-		const posts = await Promise.all(Array.from({ length: 10 }, () => ctx!.n8n.webhook('dedupe-claim', { id: 'evt-burst' })));
+		const posts = await Promise.all(
+			Array.from({ length: 10 }, () => ctx!.n8n.webhook('dedupe-claim', { id: 'evt-burst' })),
+		);
 		expect(posts.map((p) => p.status)).toEqual(Array(10).fill(200));
 		const runs = await ctx!.n8n.waitForExecutions(CLAIM, 10);
 		const news = runs.flatMap((run) => nodeOutputs(run, 'Event Dedupe')[0]);
@@ -106,8 +164,12 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 		expect(news).toHaveLength(1);
 		expect(duplicates).toHaveLength(9);
 		// The work step ran once, for the one New item.
-		expect(runs.filter((run) => (run.data.resultData.runData.Work?.[0]?.data?.main[0] ?? []).length > 0)).toHaveLength(1);
-		expect(await processed(`event_id = 'evt-burst'`)).toEqual([{ event_id: 'evt-burst', status: 'done' }]);
+		expect(
+			runs.filter((run) => (run.data.resultData.runData.Work?.[0]?.data?.main[0] ?? []).length > 0),
+		).toHaveLength(1);
+		expect(await processed(`event_id = 'evt-burst'`)).toEqual([
+			{ event_id: 'evt-burst', status: 'done' },
+		]);
 	});
 
 	it('a claim whose execution failed is released by the error workflow, and the redelivery is New', async () => {
@@ -121,7 +183,9 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 		const [redelivered] = (await ctx!.n8n.waitForExecutions(CLAIM, 12)).slice(-1);
 		expect(redelivered.status).toBe('success');
 		expect(nodeOutputs(redelivered, 'Event Dedupe')[0]).toHaveLength(1);
-		expect(await processed(`event_id = 'evt-flaky'`)).toEqual([{ event_id: 'evt-flaky', status: 'done' }]);
+		expect(await processed(`event_id = 'evt-flaky'`)).toEqual([
+			{ event_id: 'evt-flaky', status: 'done' },
+		]);
 	});
 
 	it('an item without an ID fails the run with an error naming its index, and claims nothing', async () => {
@@ -135,7 +199,11 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 
 	it('versions arriving 3, 1, 2 send 1 and 2 to Stale', async () => {
 		for (const version of [3, 1, 2]) {
-			await ctx!.n8n.webhook('dedupe-ordered', { id: `cust-9-v${version}`, customer: 'cust-9', version });
+			await ctx!.n8n.webhook('dedupe-ordered', {
+				id: `cust-9-v${version}`,
+				customer: 'cust-9',
+				version,
+			});
 			await ctx!.n8n.waitForExecutions(ORDERED, [3, 1, 2].indexOf(version) + 1);
 		}
 		const runs = await ctx!.n8n.waitForExecutions(ORDERED, 3);
@@ -145,7 +213,11 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 			[0, 0, 1],
 			[0, 0, 1],
 		]);
-		expect(nodeOutputs(runs[1], 'Event Dedupe')[2][0]._dedupe).toEqual({ eventId: 'cust-9-v1', outcome: 'stale', lastVersion: 3 });
+		expect(nodeOutputs(runs[1], 'Event Dedupe')[2][0]._dedupe).toEqual({
+			eventId: 'cust-9-v1',
+			outcome: 'stale',
+			lastVersion: 3,
+		});
 	});
 
 	it('an item missing a required field goes to Invalid with a message naming the field, and is not claimed', async () => {
@@ -153,7 +225,10 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 		const [run] = await ctx!.n8n.waitForExecutions(VALIDATED, 1);
 		const [news, duplicates, invalid] = nodeOutputs(run, 'Event Dedupe');
 		expect([news.length, duplicates.length, invalid.length]).toEqual([0, 0, 1]);
-		expect(invalid[0]._dedupe).toEqual({ outcome: 'invalid', message: 'field "body.phone" is missing' });
+		expect(invalid[0]._dedupe).toEqual({
+			outcome: 'invalid',
+			message: 'field "body.phone" is missing',
+		});
 		expect(await processed(`consumer = 'e2e-validated'`)).toEqual([]);
 	});
 
@@ -164,7 +239,9 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 		const [news, duplicates] = nodeOutputs(run, 'Event Dedupe');
 		expect(news).toHaveLength(10_000);
 		expect(duplicates).toHaveLength(0);
-		const count = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${ctx!.schema}".processed_events WHERE consumer = 'e2e-bulk'`);
+		const count = await adminQuery<{ n: number }>(
+			`SELECT count(*)::int AS n FROM "${ctx!.schema}".processed_events WHERE consumer = 'e2e-bulk'`,
+		);
 		expect(count[0].n).toBe(10_000);
 	});
 });

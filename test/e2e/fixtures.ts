@@ -1,19 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { type CredentialFile, type N8nInstall, type N8nProcess, startN8n, type WorkflowFile } from '../harness/n8n';
+import {
+	type CredentialFile,
+	type N8nInstall,
+	type N8nProcess,
+	startN8n,
+	type WorkflowFile,
+} from '../harness/n8n';
 import { type PgSettings, pgSettingsFromEnv } from '../harness/postgres';
 import { dropSchema, uniqueSchema } from '../helpers/store';
 
 /** Helpers shared by the end-to-end files: the install for a version, credentials, workflow nodes. */
 export function installFor(version: string): N8nInstall {
 	const raw = process.env[`RELIABILITY_N8N_${version.replace(/\./g, '_')}`];
-	if (!raw) throw new Error(`n8n ${version} was not installed by the global setup (run the e2e project through jest, not a single file outside it)`);
+	if (!raw)
+		throw new Error(
+			`n8n ${version} was not installed by the global setup (run the e2e project through jest, not a single file outside it)`,
+		);
 	return JSON.parse(raw) as N8nInstall;
 }
 
 export const STORE_CREDENTIAL_ID = 'reliabilitystore1';
 
-export function storeCredential(schema: string, settings: PgSettings = pgSettingsFromEnv()): CredentialFile {
+export function storeCredential(
+	schema: string,
+	settings: PgSettings = pgSettingsFromEnv(),
+): CredentialFile {
 	return {
 		id: STORE_CREDENTIAL_ID,
 		name: 'Reliability Store',
@@ -22,9 +34,14 @@ export function storeCredential(schema: string, settings: PgSettings = pgSetting
 	};
 }
 
-export const storeCredentialRef = { reliabilityStoreApi: { id: STORE_CREDENTIAL_ID, name: 'Reliability Store' } };
+export const storeCredentialRef = {
+	reliabilityStoreApi: { id: STORE_CREDENTIAL_ID, name: 'Reliability Store' },
+};
 
-export function webhookNode(path: string, position: [number, number] = [0, 0]): Record<string, unknown> {
+export function webhookNode(
+	path: string,
+	position: [number, number] = [0, 0],
+): Record<string, unknown> {
 	return {
 		id: randomUUID(),
 		name: 'Webhook',
@@ -46,8 +63,13 @@ export const codeNode = (name: string, jsCode: string, position: [number, number
 	parameters: { jsCode },
 });
 
-export function connect(...chain: Array<[from: string, to: string, output?: number]>): Record<string, unknown> {
-	const connections: Record<string, { main: Array<Array<{ node: string; type: string; index: number }>> }> = {};
+export function connect(
+	...chain: Array<[from: string, to: string, output?: number]>
+): Record<string, unknown> {
+	const connections: Record<
+		string,
+		{ main: Array<Array<{ node: string; type: string; index: number }>> }
+	> = {};
 	for (const [from, to, output = 0] of chain) {
 		connections[from] ??= { main: [] };
 		while (connections[from].main.length <= output) connections[from].main.push([]);
@@ -56,8 +78,22 @@ export function connect(...chain: Array<[from: string, to: string, output?: numb
 	return connections;
 }
 
-export function workflow(id: string, name: string, nodes: unknown[], connections: Record<string, unknown>): WorkflowFile {
-	return { id, name, nodes, connections, active: false, settings: { executionOrder: 'v1' }, pinData: {}, versionId: randomUUID() };
+export function workflow(
+	id: string,
+	name: string,
+	nodes: unknown[],
+	connections: Record<string, unknown>,
+): WorkflowFile {
+	return {
+		id,
+		name,
+		nodes,
+		connections,
+		active: false,
+		settings: { executionOrder: 'v1' },
+		pinData: {},
+		versionId: randomUUID(),
+	};
 }
 
 /** One n8n per describe block, with its own store schema; everything removed afterwards. */
@@ -66,7 +102,13 @@ export interface E2eContext {
 	schema: string;
 }
 
-export async function startWithPackage(version: string, label: string, workflows: WorkflowFile[], extraCredentials: CredentialFile[] = [], activate: string[] = workflows.map((w) => w.id)): Promise<E2eContext> {
+export async function startWithPackage(
+	version: string,
+	label: string,
+	workflows: WorkflowFile[],
+	extraCredentials: CredentialFile[] = [],
+	activate: string[] = workflows.map((w) => w.id),
+): Promise<E2eContext> {
 	const schema = uniqueSchema(`e2e_${label}`);
 	const n8n = await startN8n({
 		install: installFor(version),
@@ -91,7 +133,11 @@ export interface E2eStartOptions {
 }
 
 /** startWithPackage with an environment and a store server of the file's choosing. */
-export async function startWith(version: string, label: string, options: E2eStartOptions): Promise<E2eContext> {
+export async function startWith(
+	version: string,
+	label: string,
+	options: E2eStartOptions,
+): Promise<E2eContext> {
 	const schema = uniqueSchema(`e2e_${label}`);
 	const n8n = await startN8n({
 		install: installFor(version),
@@ -108,27 +154,54 @@ export async function stopAndClean(context: E2eContext | undefined): Promise<voi
 	if (!context) return;
 	await context.n8n.stop();
 	await dropSchema(context.schema);
-	if (!process.env.RELIABILITY_KEEP_RUNS) rmSync(context.n8n.userFolder, { recursive: true, force: true });
+	if (!process.env.RELIABILITY_KEEP_RUNS)
+		rmSync(context.n8n.userFolder, { recursive: true, force: true });
 }
 
 /** A node of this package, wired to the test store credential. */
-export function packageNode(type: 'eventDedupe' | 'deadLetterPark' | 'reliabilityControl' | 'idempotentHttpWrite', name: string, parameters: Record<string, unknown>, position: [number, number] = [260, 0]): Record<string, unknown> {
-	return { id: `node-${name.replace(/\W/g, '')}`, name, type: `n8n-nodes-reliability.${type}`, typeVersion: 1, position, parameters, credentials: storeCredentialRef };
+export function packageNode(
+	type: 'eventDedupe' | 'deadLetterPark' | 'reliabilityControl' | 'idempotentHttpWrite',
+	name: string,
+	parameters: Record<string, unknown>,
+	position: [number, number] = [260, 0],
+): Record<string, unknown> {
+	return {
+		id: `node-${name.replace(/\W/g, '')}`,
+		name,
+		type: `n8n-nodes-reliability.${type}`,
+		typeVersion: 1,
+		position,
+		parameters,
+		credentials: storeCredentialRef,
+	};
 }
 
 /** Webhook -> one node: the shape of the small operator workflows the tests drive. */
 export function webhookInto(id: string, path: string, node: Record<string, unknown>): WorkflowFile {
-	return workflow(id, `Test: ${path}`, [webhookNode(path), node], connect(['Webhook', node.name as string]));
+	return workflow(
+		id,
+		`Test: ${path}`,
+		[webhookNode(path), node],
+		connect(['Webhook', node.name as string]),
+	);
 }
 
 /** Posts to a workflow's webhook and returns the execution it started, with run data. */
-export async function trigger(n8n: N8nProcess, workflowId: string, path: string, body: unknown, headers: Record<string, string> = {}) {
+export async function trigger(
+	n8n: N8nProcess,
+	workflowId: string,
+	path: string,
+	body: unknown,
+	headers: Record<string, string> = {},
+) {
 	const before = (await n8n.executions(workflowId)).length;
 	const response = await n8n.webhook(path, body, headers);
 	if (response.status !== 200) {
 		const [latest] = await n8n.executions(workflowId);
 		const detail = latest ? (await n8n.execution(latest.id)).data.resultData : undefined;
-		throw new Error(`webhook ${path} answered ${response.status}: ${JSON.stringify(response.body)}; last execution: ${JSON.stringify({ error: detail?.error?.message, node: detail?.lastNodeExecuted, description: detail?.error?.description })}`);
+		throw new Error(
+			`webhook ${path} answered ${response.status}: ${JSON.stringify(response.body)}; last execution: ${JSON.stringify({ error: detail?.error?.message, node: detail?.lastNodeExecuted, description: detail?.error?.description })}`,
+		);
 	}
 	const runs = await n8n.waitForExecutions(workflowId, before + 1);
 	return runs[runs.length - 1];

@@ -3,7 +3,16 @@ import { n8nVersionsUnderTest } from '../harness/paths';
 import { waitFor } from '../harness/ports';
 import { TestTarget } from '../target/server';
 import { adminQuery } from '../helpers/store';
-import { connect, type E2eContext, packageNode, startWithPackage, stopAndClean, trigger, webhookNode, workflow } from './fixtures';
+import {
+	connect,
+	type E2eContext,
+	packageNode,
+	startWithPackage,
+	stopAndClean,
+	trigger,
+	webhookNode,
+	workflow,
+} from './fixtures';
 
 /**
  * Forced timeouts: the target takes longer to answer than the write's per-attempt timeout. A
@@ -39,7 +48,13 @@ const timeoutFlow = workflow(
 			customKey: '={{ $json.body.orderId }}',
 			jsonBody: '={{ $json.body.order }}',
 			timeout: 1_000,
-			retries: { maxAttempts: 10, baseDelaySeconds: 0, maxDelaySeconds: 0, deadlineSeconds: 4, concurrency: 1 },
+			retries: {
+				maxAttempts: 10,
+				baseDelaySeconds: 0,
+				maxDelaySeconds: 0,
+				deadlineSeconds: 4,
+				concurrency: 1,
+			},
 			onFailure: 'parkAndRoute',
 			parkOptions: { owner: 'order-ops', impact: 'order not created' },
 		}),
@@ -51,9 +66,20 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.each(n8nVersionsUnderTest())('forced timeout in n8n %s', (version) => {
 	let ctx: E2eContext | undefined;
-	const post = (route: string, orderId: string, order: unknown) => trigger(ctx!.n8n, FLOW, PATH, { orderId, order, targetUrl: target.url(route) });
+	const post = (route: string, orderId: string, order: unknown) =>
+		trigger(ctx!.n8n, FLOW, PATH, { orderId, order, targetUrl: target.url(route) });
 	const keyRecord = async (key: string) =>
-		(await adminQuery<{ status: string; attempts: number; lease_expired: boolean; last_error: string | null }>(`SELECT status, attempts, lease_until <= now() AS lease_expired, last_error FROM "${ctx!.schema}".idempotency_keys WHERE key = $1`, [key]))[0];
+		(
+			await adminQuery<{
+				status: string;
+				attempts: number;
+				lease_expired: boolean;
+				last_error: string | null;
+			}>(
+				`SELECT status, attempts, lease_until <= now() AS lease_expired, last_error FROM "${ctx!.schema}".idempotency_keys WHERE key = $1`,
+				[key],
+			)
+		)[0];
 
 	beforeAll(async () => {
 		ctx = await startWithPackage(version, 'timeout', [timeoutFlow]);
@@ -90,15 +116,32 @@ describe.each(n8nVersionsUnderTest())('forced timeout in n8n %s', (version) => {
 		expect(record).toMatchObject({ status: 'in_progress', attempts, lease_expired: true });
 		expect(record.last_error).toMatch(/timeout/i);
 		expect(record.last_error).toMatch(/deadline of 4 s reached/);
-		const [parked] = await adminQuery<{ error_class: string; status: string; idempotency_key: string; attempts: number; payload: { body: { orderId: string; order: unknown } } }>(
+		const [parked] = await adminQuery<{
+			error_class: string;
+			status: string;
+			idempotency_key: string;
+			attempts: number;
+			payload: { body: { orderId: string; order: unknown } };
+		}>(
 			`SELECT error_class, status, idempotency_key, attempts, payload FROM "${ctx!.schema}".dead_letters WHERE id = $1`,
 			[failed[0].deadLetterId],
 		);
-		expect(parked).toMatchObject({ error_class: 'unknown_outcome', status: 'new', idempotency_key: orderId, attempts, payload: { body: { orderId, order } } });
+		expect(parked).toMatchObject({
+			error_class: 'unknown_outcome',
+			status: 'new',
+			idempotency_key: orderId,
+			attempts,
+			payload: { body: { orderId, order } },
+		});
 
 		// The timed-out attempts land at the target after the node gave up: the first commits, the
 		// others carry the same key and are answered from the target's saved response.
-		await waitFor('the timed-out attempts to land', async () => (target.effectsOf(route).length > 0 ? true : undefined), 10_000, 50);
+		await waitFor(
+			'the timed-out attempts to land',
+			async () => (target.effectsOf(route).length > 0 ? true : undefined),
+			10_000,
+			50,
+		);
 		await sleep(HANG_MS + 500);
 		expect(target.effectsOf(route)).toHaveLength(1);
 
@@ -137,6 +180,10 @@ describe.each(n8nVersionsUnderTest())('forced timeout in n8n %s', (version) => {
 		expect(target.effectsOf(route)).toHaveLength(1);
 		expect(success[0].id).toBe(target.effectsOf(route)[0].id);
 		expect(await keyRecord(orderId)).toMatchObject({ status: 'succeeded', attempts: 3 });
-		expect(await adminQuery(`SELECT id FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = $1`, [orderId])).toEqual([]);
+		expect(
+			await adminQuery(`SELECT id FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = $1`, [
+				orderId,
+			]),
+		).toEqual([]);
 	});
 });

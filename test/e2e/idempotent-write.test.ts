@@ -2,7 +2,16 @@ import { n8nVersionsUnderTest } from '../harness/paths';
 import { nodeOutputs } from '../harness/n8n';
 import { TestTarget } from '../target/server';
 import { adminQuery } from '../helpers/store';
-import { connect, type E2eContext, packageNode, startWithPackage, stopAndClean, trigger, webhookNode, workflow } from './fixtures';
+import {
+	connect,
+	type E2eContext,
+	packageNode,
+	startWithPackage,
+	stopAndClean,
+	trigger,
+	webhookNode,
+	workflow,
+} from './fixtures';
 
 jest.setTimeout(600_000);
 
@@ -11,42 +20,87 @@ beforeAll(() => target.start());
 afterAll(() => target.stop());
 
 /** Webhook -> Idempotent HTTP Write to a target route, key = body.leadId, body = body.contact. */
-const writeFlow = (id: string, path: string, route: string, extra: Record<string, unknown> = {}, credentials?: Record<string, unknown>) => {
-	const node = packageNode(
-		'idempotentHttpWrite',
-		'Create Contact',
-		{
-			method: 'POST',
-			url: `={{ $json.body.targetUrl }}`,
-			integration: 'crm',
-			keyMode: 'custom',
-			customKey: '={{ $json.body.leadId }}',
-			jsonBody: '={{ $json.body.contact }}',
-			retries: { baseDelaySeconds: 0.05, maxDelaySeconds: 0.2, deadlineSeconds: 20, concurrency: 5 },
-			onFailure: 'parkAndRoute',
-			parkOptions: { owner: 'sales-ops', impact: 'lead not in CRM' },
-			...extra,
-		},
-	);
+const writeFlow = (
+	id: string,
+	path: string,
+	route: string,
+	extra: Record<string, unknown> = {},
+	credentials?: Record<string, unknown>,
+) => {
+	const node = packageNode('idempotentHttpWrite', 'Create Contact', {
+		method: 'POST',
+		url: `={{ $json.body.targetUrl }}`,
+		integration: 'crm',
+		keyMode: 'custom',
+		customKey: '={{ $json.body.leadId }}',
+		jsonBody: '={{ $json.body.contact }}',
+		retries: { baseDelaySeconds: 0.05, maxDelaySeconds: 0.2, deadlineSeconds: 20, concurrency: 5 },
+		onFailure: 'parkAndRoute',
+		parkOptions: { owner: 'sales-ops', impact: 'lead not in CRM' },
+		...extra,
+	});
 	if (credentials) node.credentials = credentials;
-	return { route, flow: workflow(id, `Write: ${path}`, [webhookNode(path), node], connect(['Webhook', 'Create Contact'])) };
+	return {
+		route,
+		flow: workflow(
+			id,
+			`Write: ${path}`,
+			[webhookNode(path), node],
+			connect(['Webhook', 'Create Contact']),
+		),
+	};
 };
 
 const flows = {
 	main: writeFlow('writeMain', 'write-main', '/contacts'),
-	deadStore: writeFlow('writeDeadStore', 'write-dead-store', '/contacts-dead-store', {}, { reliabilityStoreApi: { id: 'deadStore', name: 'Unreachable store' } }),
+	deadStore: writeFlow(
+		'writeDeadStore',
+		'write-dead-store',
+		'/contacts-dead-store',
+		{},
+		{ reliabilityStoreApi: { id: 'deadStore', name: 'Unreachable store' } },
+	),
 };
 
 describe.each(n8nVersionsUnderTest())('Idempotent HTTP Write in n8n %s', (version) => {
 	let ctx: E2eContext | undefined;
 	const routeUrl = (route: string) => target.route(`/${version}${route}`, { honoursKey: true });
-	const post = (flow: { flow: { id: string } }, path: string, leadId: string | undefined, contact: unknown, route: string) =>
-		trigger(ctx!.n8n, flow.flow.id, path, { leadId, contact, targetUrl: target.url(`/${version}${route}`) });
+	const post = (
+		flow: { flow: { id: string } },
+		path: string,
+		leadId: string | undefined,
+		contact: unknown,
+		route: string,
+	) =>
+		trigger(ctx!.n8n, flow.flow.id, path, {
+			leadId,
+			contact,
+			targetUrl: target.url(`/${version}${route}`),
+		});
 
 	beforeAll(async () => {
-		ctx = await startWithPackage(version, 'write', [flows.main.flow, flows.deadStore.flow], [
-			{ id: 'deadStore', name: 'Unreachable store', type: 'reliabilityStoreApi', data: { host: '127.0.0.1', port: 1, database: 'x', user: 'x', password: '', ssl: 'disable', schema: 'n8n_reliability', maxConnections: 1 } },
-		]);
+		ctx = await startWithPackage(
+			version,
+			'write',
+			[flows.main.flow, flows.deadStore.flow],
+			[
+				{
+					id: 'deadStore',
+					name: 'Unreachable store',
+					type: 'reliabilityStoreApi',
+					data: {
+						host: '127.0.0.1',
+						port: 1,
+						database: 'x',
+						user: 'x',
+						password: '',
+						ssl: 'disable',
+						schema: 'n8n_reliability',
+						maxConnections: 1,
+					},
+				},
+			],
+		);
 	});
 
 	afterAll(async () => {
@@ -59,13 +113,21 @@ describe.each(n8nVersionsUnderTest())('Idempotent HTTP Write in n8n %s', (versio
 		const run = await post(flows.main, 'write-main', 'lead-lost', { name: 'Ana' }, '/lost');
 		const [success, failed] = nodeOutputs(run, 'Create Contact');
 		expect(failed).toEqual([]);
-		expect(success[0]._reliability).toMatchObject({ key: 'lead-lost', replayed: false, attempts: 2 });
+		expect(success[0]._reliability).toMatchObject({
+			key: 'lead-lost',
+			replayed: false,
+			attempts: 2,
+		});
 		expect(target.effectsOf(`/${version}/lost`)).toHaveLength(1);
 	});
 
 	it('20 concurrent executions with one key send one request and all carry the same saved result', async () => {
 		target.route(`/${version}/race`, { honoursKey: false, latencyMs: 500 });
-		const runs = await Promise.all(Array.from({ length: 20 }, () => post(flows.main, 'write-main', 'lead-race', { name: 'Bo' }, '/race')));
+		const runs = await Promise.all(
+			Array.from({ length: 20 }, () =>
+				post(flows.main, 'write-main', 'lead-race', { name: 'Bo' }, '/race'),
+			),
+		);
 		expect(target.requestsTo(`/${version}/race`)).toHaveLength(1);
 		expect(target.effectsOf(`/${version}/race`)).toHaveLength(1);
 		const bodies = runs.map((run) => {
@@ -74,7 +136,10 @@ describe.each(n8nVersionsUnderTest())('Idempotent HTTP Write in n8n %s', (versio
 			return JSON.stringify(body);
 		});
 		expect(new Set(bodies).size).toBe(1);
-		expect(JSON.parse(bodies[0])).toMatchObject({ id: target.effectsOf(`/${version}/race`)[0].id, name: 'Bo' });
+		expect(JSON.parse(bodies[0])).toMatchObject({
+			id: target.effectsOf(`/${version}/race`)[0].id,
+			name: 'Bo',
+		});
 	});
 
 	it('429 with Retry-After: 2 waits at least 2 s, then writes once', async () => {
@@ -88,28 +153,61 @@ describe.each(n8nVersionsUnderTest())('Idempotent HTTP Write in n8n %s', (versio
 
 	it('422 goes to Failed with the target message and is parked; fixed and replayed, exactly one effect', async () => {
 		routeUrl('/strict');
-		target.script(`/${version}/strict`, { status: 422, body: { message: 'phone: invalid format' } });
+		target.script(`/${version}/strict`, {
+			status: 422,
+			body: { message: 'phone: invalid format' },
+		});
 		const rejected = await post(flows.main, 'write-main', 'lead-422', { phone: '0151' }, '/strict');
 		const [, failed] = nodeOutputs(rejected, 'Create Contact');
-		expect(failed[0]).toMatchObject({ class: 'permanent', status: 422, message: 'phone: invalid format', attempts: 1, key: 'lead-422' });
+		expect(failed[0]).toMatchObject({
+			class: 'permanent',
+			status: 422,
+			message: 'phone: invalid format',
+			attempts: 1,
+			key: 'lead-422',
+		});
 		expect(target.requestsTo(`/${version}/strict`)).toHaveLength(1);
-		const parked = await adminQuery<{ error_class: string; owner: string; payload: { body: { contact: unknown } } }>(`SELECT error_class, owner, payload FROM "${ctx!.schema}".dead_letters WHERE id = $1`, [failed[0].deadLetterId]);
-		expect(parked[0]).toMatchObject({ error_class: 'permanent', owner: 'sales-ops', payload: { body: { contact: { phone: '0151' } } } });
+		const parked = await adminQuery<{
+			error_class: string;
+			owner: string;
+			payload: { body: { contact: unknown } };
+		}>(`SELECT error_class, owner, payload FROM "${ctx!.schema}".dead_letters WHERE id = $1`, [
+			failed[0].deadLetterId,
+		]);
+		expect(parked[0]).toMatchObject({
+			error_class: 'permanent',
+			owner: 'sales-ops',
+			payload: { body: { contact: { phone: '0151' } } },
+		});
 
 		// Same key, different body after success: a conflict, nothing sent.
 		const fixed = await post(flows.main, 'write-main', 'lead-422', { phone: '+49151' }, '/strict');
 		expect(nodeOutputs(fixed, 'Create Contact')[0]).toHaveLength(1);
-		const conflict = await post(flows.main, 'write-main', 'lead-422', { phone: '+49999' }, '/strict');
+		const conflict = await post(
+			flows.main,
+			'write-main',
+			'lead-422',
+			{ phone: '+49999' },
+			'/strict',
+		);
 		expect(nodeOutputs(conflict, 'Create Contact')[1][0]).toMatchObject({ class: 'conflict' });
 		expect(target.requestsTo(`/${version}/strict`)).toHaveLength(2);
-		expect(target.effectsOf(`/${version}/strict`).map((e) => e.body)).toEqual([{ phone: '+49151' }]);
+		expect(target.effectsOf(`/${version}/strict`).map((e) => e.body)).toEqual([
+			{ phone: '+49151' },
+		]);
 	});
 
 	it('with Postgres unreachable the node fails before sending anything', async () => {
 		routeUrl('/never');
-		const run = await trigger(ctx!.n8n, flows.deadStore.flow.id, 'write-dead-store', { leadId: 'lead-x', contact: { name: 'Di' }, targetUrl: target.url(`/${version}/never`) });
+		const run = await trigger(ctx!.n8n, flows.deadStore.flow.id, 'write-dead-store', {
+			leadId: 'lead-x',
+			contact: { name: 'Di' },
+			targetUrl: target.url(`/${version}/never`),
+		});
 		expect(run.status).toBe('error');
-		expect(run.data.resultData.runData['Create Contact'][0].error!.message).toBe('Reliability store unreachable at 127.0.0.1:1: connection refused');
+		expect(run.data.resultData.runData['Create Contact'][0].error!.message).toBe(
+			'Reliability store unreachable at 127.0.0.1:1: connection refused',
+		);
 		expect(target.requestsTo(`/${version}/never`)).toHaveLength(0);
 	});
 
@@ -117,17 +215,23 @@ describe.each(n8nVersionsUnderTest())('Idempotent HTTP Write in n8n %s', (versio
 		routeUrl('/nokey');
 		const run = await post(flows.main, 'write-main', undefined, { name: 'Ed' }, '/nokey');
 		expect(run.status).toBe('error');
-		expect(run.data.resultData.runData['Create Contact'][0].error!.message).toBe('Item 0 has no idempotency key');
+		expect(run.data.resultData.runData['Create Contact'][0].error!.message).toBe(
+			'Item 0 has no idempotency key',
+		);
 		expect(target.requestsTo(`/${version}/nokey`)).toHaveLength(0);
 	});
 
 	it('while the integration is paused its writes are held, not sent', async () => {
 		routeUrl('/paused');
-		await adminQuery(`INSERT INTO "${ctx!.schema}".pauses (scope, name, paused, changed_by, reason) VALUES ('integration', 'crm', true, 'ops', 'outage')`);
+		await adminQuery(
+			`INSERT INTO "${ctx!.schema}".pauses (scope, name, paused, changed_by, reason) VALUES ('integration', 'crm', true, 'ops', 'outage')`,
+		);
 		try {
 			const run = await post(flows.main, 'write-main', 'lead-paused', { name: 'Fe' }, '/paused');
 			expect(nodeOutputs(run, 'Create Contact')[1][0]).toMatchObject({ class: 'paused' });
-			const held = await adminQuery<{ status: string }>(`SELECT status FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'lead-paused'`);
+			const held = await adminQuery<{ status: string }>(
+				`SELECT status FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'lead-paused'`,
+			);
 			expect(held).toEqual([{ status: 'held' }]);
 			expect(target.requestsTo(`/${version}/paused`)).toHaveLength(0);
 		} finally {
@@ -135,4 +239,3 @@ describe.each(n8nVersionsUnderTest())('Idempotent HTTP Write in n8n %s', (versio
 		}
 	});
 });
-

@@ -2,7 +2,15 @@ import { n8nVersionsUnderTest } from '../harness/paths';
 import { waitFor } from '../harness/ports';
 import { type EmbeddedPostgres, queryServer, startEmbeddedPostgres } from '../harness/postgres';
 import { TestTarget } from '../target/server';
-import { connect, type E2eContext, packageNode, startWith, stopAndClean, webhookNode, workflow } from './fixtures';
+import {
+	connect,
+	type E2eContext,
+	packageNode,
+	startWith,
+	stopAndClean,
+	webhookNode,
+	workflow,
+} from './fixtures';
 
 /**
  * The store's Postgres restarted in the middle of a batch. The store is a dedicated embedded
@@ -36,7 +44,16 @@ const restartFlow = (url: string) =>
 		FLOW,
 		'Postgres restart: one order per delivery',
 		[
-			{ ...webhookNode(PATH), parameters: { httpMethod: 'POST', path: PATH, responseMode: 'lastNode', responseData: 'firstEntryJson', options: {} } },
+			{
+				...webhookNode(PATH),
+				parameters: {
+					httpMethod: 'POST',
+					path: PATH,
+					responseMode: 'lastNode',
+					responseData: 'firstEntryJson',
+					options: {},
+				},
+			},
 			packageNode('idempotentHttpWrite', 'Create Order', {
 				method: 'POST',
 				url,
@@ -44,7 +61,12 @@ const restartFlow = (url: string) =>
 				keyMode: 'custom',
 				customKey: '={{ $json.body.orderId }}',
 				jsonBody: '={{ $json.body }}',
-				retries: { concurrency: 1, deadlineSeconds: 3, baseDelaySeconds: 0.1, maxDelaySeconds: 0.5 },
+				retries: {
+					concurrency: 1,
+					deadlineSeconds: 3,
+					baseDelaySeconds: 0.1,
+					maxDelaySeconds: 0.5,
+				},
 				onFailure: 'parkAndFail',
 				parkOptions: { owner: 'order-ops', impact: 'order not created' },
 			}),
@@ -62,12 +84,16 @@ describe.each(n8nVersionsUnderTest())('store Postgres restarted mid-batch in n8n
 	let store: EmbeddedPostgres | undefined;
 	let ctx: E2eContext | undefined;
 	const route = `/${version}/pg-restart/orders`;
-	const storeQuery = <R = Record<string, unknown>>(sql: string, values: unknown[] = []) => queryServer<R>(store!.settings, sql, values);
+	const storeQuery = <R = Record<string, unknown>>(sql: string, values: unknown[] = []) =>
+		queryServer<R>(store!.settings, sql, values);
 
 	beforeAll(async () => {
 		target.route(route, { honoursKey: true, latencyMs: 600 });
 		store = await startEmbeddedPostgres(`restart-${version.replace(/\W/g, '_')}`);
-		ctx = await startWith(version, 'pgrestart', { workflows: [restartFlow(target.url(route))], store: store.settings });
+		ctx = await startWith(version, 'pgrestart', {
+			workflows: [restartFlow(target.url(route))],
+			store: store.settings,
+		});
 	});
 
 	afterAll(async () => {
@@ -84,7 +110,10 @@ describe.each(n8nVersionsUnderTest())('store Postgres restarted mid-batch in n8n
 	});
 
 	it('a fast restart in the middle of 30 writes: every order ends with exactly one effect, failures were reported and redelivered', async () => {
-		const orders = Array.from({ length: ORDERS }, (_, i) => ({ orderId: `${version}-pg-${i}`, amount: 100 + i }));
+		const orders = Array.from({ length: ORDERS }, (_, i) => ({
+			orderId: `${version}-pg-${i}`,
+			amount: 100 + i,
+		}));
 		const deliveries: Delivery[] = [];
 		const acknowledged = new Map<string, Record<string, unknown>>();
 
@@ -93,7 +122,11 @@ describe.each(n8nVersionsUnderTest())('store Postgres restarted mid-batch in n8n
 			const deadline = Date.now() + 240_000;
 			for (;;) {
 				const answer = await ctx!.n8n.webhook(PATH, order).catch(() => undefined);
-				deliveries.push({ orderId: order.orderId, status: answer?.status ?? 'network error', at: Date.now() });
+				deliveries.push({
+					orderId: order.orderId,
+					status: answer?.status ?? 'network error',
+					at: Date.now(),
+				});
 				if (answer?.status === 200) {
 					acknowledged.set(order.orderId, answer.body as Record<string, unknown>);
 					return;
@@ -113,8 +146,14 @@ describe.each(n8nVersionsUnderTest())('store Postgres restarted mid-batch in n8n
 		// Restart the store once a few orders are written and while a write is on its way at the
 		// target (received, not yet committed: the target answers after 600 ms), so that write's
 		// outcome cannot be recorded: stop fast, 3 s down, start again.
-		const inFlight = () => target.requestsTo(route).filter((r) => target.effectsOf(route, r.key).length === 0);
-		await waitFor('the batch under way with a write in flight', async () => (target.effectsOf(route).length >= 6 && inFlight().length > 0 ? true : undefined), 60_000, 20);
+		const inFlight = () =>
+			target.requestsTo(route).filter((r) => target.effectsOf(route, r.key).length === 0);
+		await waitFor(
+			'the batch under way with a write in flight',
+			async () => (target.effectsOf(route).length >= 6 && inFlight().length > 0 ? true : undefined),
+			60_000,
+			20,
+		);
 		const interrupted = inFlight().map((r) => r.key!);
 		const writtenBeforeRestart = target.effectsOf(route).length;
 		const restartedAt = Date.now();
@@ -138,15 +177,26 @@ describe.each(n8nVersionsUnderTest())('store Postgres restarted mid-batch in n8n
 		for (const order of orders) {
 			const effects = target.effectsOf(route, order.orderId);
 			expect(effects).toHaveLength(1);
-			expect(acknowledged.get(order.orderId)).toMatchObject({ id: effects[0].id, _reliability: { key: order.orderId } });
+			expect(acknowledged.get(order.orderId)).toMatchObject({
+				id: effects[0].id,
+				_reliability: { key: order.orderId },
+			});
 		}
 		expect(target.effectsOf(route)).toHaveLength(ORDERS);
 
 		// In the store: every key succeeded. Whatever was parked on the way carries its order.
-		const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
-		const keys = await storeQuery<{ key: string; status: string }>(`SELECT key, status FROM "${ctx!.schema}".idempotency_keys`);
-		expect(keys.sort(byKey)).toEqual(orders.map((o) => ({ key: o.orderId, status: 'succeeded' })).sort(byKey));
-		const parked = await storeQuery<{ idempotency_key: string; payload: { body: { orderId: string; amount: number } } }>(`SELECT idempotency_key, payload FROM "${ctx!.schema}".dead_letters`);
+		const byKey = (a: { key: string }, b: { key: string }) =>
+			a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+		const keys = await storeQuery<{ key: string; status: string }>(
+			`SELECT key, status FROM "${ctx!.schema}".idempotency_keys`,
+		);
+		expect(keys.sort(byKey)).toEqual(
+			orders.map((o) => ({ key: o.orderId, status: 'succeeded' })).sort(byKey),
+		);
+		const parked = await storeQuery<{
+			idempotency_key: string;
+			payload: { body: { orderId: string; amount: number } };
+		}>(`SELECT idempotency_key, payload FROM "${ctx!.schema}".dead_letters`);
 		for (const record of parked) {
 			const order = orders.find((o) => o.orderId === record.idempotency_key);
 			expect(order).toBeDefined();
@@ -156,6 +206,8 @@ describe.each(n8nVersionsUnderTest())('store Postgres restarted mid-batch in n8n
 		// Every failed execution is one the sender heard about (a non-200 answer), never a silent one.
 		const executions = await ctx!.n8n.executions(FLOW);
 		const failedRuns = executions.filter((e) => e.status !== 'success');
-		expect(failedRuns.length).toBe(failedDeliveries.filter((d) => d.status !== 'network error').length);
+		expect(failedRuns.length).toBe(
+			failedDeliveries.filter((d) => d.status !== 'network error').length,
+		);
 	});
 });

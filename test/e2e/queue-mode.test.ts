@@ -2,10 +2,24 @@ import { randomBytes } from 'node:crypto';
 import { deleteRedisKeys, type N8nWorker, queueModeEnv, type QueueRedis } from '../harness/n8n';
 import { n8nVersionsUnderTest } from '../harness/paths';
 import { waitFor } from '../harness/ports';
-import { createDatabase, dropDatabase, type PgSettings, pgSettingsFromEnv, queryServer } from '../harness/postgres';
+import {
+	createDatabase,
+	dropDatabase,
+	type PgSettings,
+	pgSettingsFromEnv,
+	queryServer,
+} from '../harness/postgres';
 import { TestTarget } from '../target/server';
 import { adminQuery } from '../helpers/store';
-import { connect, type E2eContext, packageNode, startWith, stopAndClean, webhookNode, workflow } from './fixtures';
+import {
+	connect,
+	type E2eContext,
+	packageNode,
+	startWith,
+	stopAndClean,
+	webhookNode,
+	workflow,
+} from './fixtures';
 
 /**
  * Queue mode: one main n8n that takes the webhooks and two `n8n worker` processes that run the
@@ -39,7 +53,11 @@ const queueFlow = (ordersUrl: string, duplicatesUrl: string) =>
 		'Queue mode: dedupe, then write once',
 		[
 			webhookNode(PATH),
-			packageNode('eventDedupe', 'Event Dedupe', { operation: 'claim', eventId: '={{ $json.body.id }}', consumer: CONSUMER }),
+			packageNode('eventDedupe', 'Event Dedupe', {
+				operation: 'claim',
+				eventId: '={{ $json.body.id }}',
+				consumer: CONSUMER,
+			}),
 			packageNode(
 				'idempotentHttpWrite',
 				'Create Order',
@@ -51,8 +69,15 @@ const queueFlow = (ordersUrl: string, duplicatesUrl: string) =>
 					customKey: '={{ $json.body.id }}',
 					jsonBody: '={{ $json.body }}',
 					sendHeaders: true,
-					headerParameters: { parameter: [{ name: 'X-Worker', value: '={{ $env.RELIABILITY_WORKER }}' }] },
-					retries: { concurrency: 1, deadlineSeconds: 30, baseDelaySeconds: 0.1, maxDelaySeconds: 0.5 },
+					headerParameters: {
+						parameter: [{ name: 'X-Worker', value: '={{ $env.RELIABILITY_WORKER }}' }],
+					},
+					retries: {
+						concurrency: 1,
+						deadlineSeconds: 30,
+						baseDelaySeconds: 0.1,
+						maxDelaySeconds: 0.5,
+					},
 				},
 				[520, -100],
 			),
@@ -67,16 +92,25 @@ const queueFlow = (ordersUrl: string, duplicatesUrl: string) =>
 					url: duplicatesUrl,
 					sendBody: true,
 					specifyBody: 'json',
-					jsonBody: '={{ JSON.stringify({ id: $json._dedupe.eventId, reason: $json._dedupe.reason, worker: $env.RELIABILITY_WORKER }) }}',
+					jsonBody:
+						'={{ JSON.stringify({ id: $json._dedupe.eventId, reason: $json._dedupe.reason, worker: $env.RELIABILITY_WORKER }) }}',
 					options: {},
 				},
 			},
 		],
-		connect(['Webhook', 'Event Dedupe'], ['Event Dedupe', 'Create Order', 0], ['Event Dedupe', 'Report Duplicate', 1]),
+		connect(
+			['Webhook', 'Event Dedupe'],
+			['Event Dedupe', 'Create Order', 0],
+			['Event Dedupe', 'Report Duplicate', 1],
+		),
 	);
 
 /** Runs `work` over `items`, at most `limit` at once. */
-async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+async function eachLimited<T>(
+	items: T[],
+	limit: number,
+	work: (item: T) => Promise<void>,
+): Promise<void> {
 	let next = 0;
 	await Promise.all(
 		Array.from({ length: limit }, async () => {
@@ -102,10 +136,20 @@ describe.each(n8nVersionsUnderTest())('queue mode with two workers in n8n %s', (
 		target.route(duplicates, { honoursKey: false });
 		database = await createDatabase(server, databaseName);
 		// $env in expressions names the worker; n8n 2.x blocks $env unless told otherwise.
-		const env = { ...queueModeEnv(database, redis), N8N_BLOCK_ENV_ACCESS_IN_NODE: 'false', RELIABILITY_WORKER: 'main' };
-		ctx = await startWith(version, 'queue', { workflows: [queueFlow(target.url(orders), target.url(duplicates))], env });
+		const env = {
+			...queueModeEnv(database, redis),
+			N8N_BLOCK_ENV_ACCESS_IN_NODE: 'false',
+			RELIABILITY_WORKER: 'main',
+		};
+		ctx = await startWith(version, 'queue', {
+			workflows: [queueFlow(target.url(orders), target.url(duplicates))],
+			env,
+		});
 		// Started one after the other: two n8n boots at once on a small machine only take longer.
-		for (const name of WORKERS) workers.push(await ctx.n8n.startWorker(name, { env: { RELIABILITY_WORKER: name }, concurrency: 10 }));
+		for (const name of WORKERS)
+			workers.push(
+				await ctx.n8n.startWorker(name, { env: { RELIABILITY_WORKER: name }, concurrency: 10 }),
+			);
 	});
 
 	afterAll(async () => {
@@ -122,7 +166,10 @@ describe.each(n8nVersionsUnderTest())('queue mode with two workers in n8n %s', (
 	});
 
 	it('200 events, each delivered twice at once, across two workers: one write and one duplicate report per event', async () => {
-		const events = Array.from({ length: EVENTS }, (_, i) => ({ id: `${version}-evt-${i}`, amount: 10 + i }));
+		const events = Array.from({ length: EVENTS }, (_, i) => ({
+			id: `${version}-evt-${i}`,
+			amount: 10 + i,
+		}));
 		let accepted = 0;
 		/** One delivery, as a sender makes it: a 503 (n8n busy, nothing accepted) is delivered again shortly. */
 		const deliver = async (event: (typeof events)[number]): Promise<void> => {
@@ -132,7 +179,10 @@ describe.each(n8nVersionsUnderTest())('queue mode with two workers in n8n %s', (
 					accepted++;
 					return;
 				}
-				if (answer.status !== 503 || attempt >= 20) throw new Error(`delivery of ${event.id} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+				if (answer.status !== 503 || attempt >= 20)
+					throw new Error(
+						`delivery of ${event.id} answered ${answer.status}: ${JSON.stringify(answer.body)}`,
+					);
 				await new Promise((resolve) => setTimeout(resolve, 500));
 			}
 		};
@@ -145,8 +195,14 @@ describe.each(n8nVersionsUnderTest())('queue mode with two workers in n8n %s', (
 		const statuses = await waitFor(
 			`${2 * EVENTS} finished executions in n8n's database`,
 			async () => {
-				const rows = await queryServer<{ status: string; n: number }>(database!, `SELECT status, count(*)::int AS n FROM execution_entity WHERE "workflowId" = $1 GROUP BY status`, [FLOW]);
-				const finished = rows.filter((r) => !['new', 'running', 'waiting'].includes(r.status)).reduce((sum, r) => sum + r.n, 0);
+				const rows = await queryServer<{ status: string; n: number }>(
+					database!,
+					`SELECT status, count(*)::int AS n FROM execution_entity WHERE "workflowId" = $1 GROUP BY status`,
+					[FLOW],
+				);
+				const finished = rows
+					.filter((r) => !['new', 'running', 'waiting'].includes(r.status))
+					.reduce((sum, r) => sum + r.n, 0);
 				return finished >= 2 * EVENTS ? rows : undefined;
 			},
 			300_000,
@@ -166,14 +222,27 @@ describe.each(n8nVersionsUnderTest())('queue mode with two workers in n8n %s', (
 		expect([...writers].sort()).toEqual(WORKERS);
 
 		// In the store: one done claim and one succeeded key per event, made by the same execution.
-		const claims = await adminQuery<{ event_id: string; status: string; execution_id: string }>(`SELECT event_id, status, execution_id FROM "${ctx!.schema}".processed_events WHERE consumer = $1`, [CONSUMER]);
-		const keys = await adminQuery<{ key: string; status: string; attempts: number; execution_id: string }>(`SELECT key, status, attempts, execution_id FROM "${ctx!.schema}".idempotency_keys`);
+		const claims = await adminQuery<{ event_id: string; status: string; execution_id: string }>(
+			`SELECT event_id, status, execution_id FROM "${ctx!.schema}".processed_events WHERE consumer = $1`,
+			[CONSUMER],
+		);
+		const keys = await adminQuery<{
+			key: string;
+			status: string;
+			attempts: number;
+			execution_id: string;
+		}>(`SELECT key, status, attempts, execution_id FROM "${ctx!.schema}".idempotency_keys`);
 		expect(claims).toHaveLength(EVENTS);
 		expect(keys).toHaveLength(EVENTS);
 		const keyByEvent = new Map(keys.map((k) => [k.key, k]));
 		for (const claim of claims) {
 			expect(claim.status).toBe('done');
-			expect(keyByEvent.get(claim.event_id)).toEqual({ key: claim.event_id, status: 'succeeded', attempts: 1, execution_id: claim.execution_id });
+			expect(keyByEvent.get(claim.event_id)).toEqual({
+				key: claim.event_id,
+				status: 'succeeded',
+				attempts: 1,
+				execution_id: claim.execution_id,
+			});
 		}
 		expect(await adminQuery(`SELECT id FROM "${ctx!.schema}".dead_letters`)).toEqual([]);
 	});

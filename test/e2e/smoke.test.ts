@@ -2,7 +2,16 @@ import { latestMigrationId } from '../../lib/store';
 import { nodeOutputs } from '../harness/n8n';
 import { n8nVersionsUnderTest } from '../harness/paths';
 import { adminQuery } from '../helpers/store';
-import { connect, type E2eContext, startWithPackage, stopAndClean, storeCredential, storeCredentialRef, webhookNode, workflow } from './fixtures';
+import {
+	connect,
+	type E2eContext,
+	startWithPackage,
+	stopAndClean,
+	storeCredential,
+	storeCredentialRef,
+	webhookNode,
+	workflow,
+} from './fixtures';
 
 jest.setTimeout(600_000);
 
@@ -56,20 +65,49 @@ describe.each(n8nVersionsUnderTest())('n8n %s with the package installed', (vers
 		const [newOut2, dupOut2] = nodeOutputs(runs[1], 'Event Dedupe');
 		expect(newOut2).toEqual([]);
 		expect(dupOut2).toHaveLength(1);
-		expect(dupOut2[0]._dedupe).toMatchObject({ eventId: 'evt-smoke-1', outcome: 'duplicate', reason: 'done' });
+		expect(dupOut2[0]._dedupe).toMatchObject({
+			eventId: 'evt-smoke-1',
+			outcome: 'duplicate',
+			reason: 'done',
+		});
 
-		const rows = await adminQuery<{ event_id: string; execution_id: string }>(`SELECT event_id, execution_id FROM "${ctx!.schema}".processed_events`);
+		const rows = await adminQuery<{ event_id: string; execution_id: string }>(
+			`SELECT event_id, execution_id FROM "${ctx!.schema}".processed_events`,
+		);
 		expect(rows).toEqual([{ event_id: 'evt-smoke-1', execution_id: runs[0].id }]);
 	});
 
 	it("the credential's test button says what it found, or what failed", async () => {
-		const good = await ctx!.n8n.testCredential('reliabilityStoreApi', storeCredential(ctx!.schema).data);
-		expect(good).toEqual({ status: 'OK', message: expect.stringMatching(new RegExp(`^PostgreSQL \\d+.*, schema ${ctx!.schema} at migration ${latestMigrationId()} of ${latestMigrationId()}$`)) });
+		const good = await ctx!.n8n.testCredential(
+			'reliabilityStoreApi',
+			storeCredential(ctx!.schema).data,
+		);
+		expect(good).toEqual({
+			status: 'OK',
+			message: expect.stringMatching(
+				new RegExp(
+					`^PostgreSQL \\d+.*, schema ${ctx!.schema} at migration ${latestMigrationId()} of ${latestMigrationId()}$`,
+				),
+			),
+		});
 
-		const unreachable = await ctx!.n8n.testCredential('reliabilityStoreApi', { ...storeCredential(ctx!.schema).data, host: '127.0.0.1', port: 1 });
-		expect(unreachable).toEqual({ status: 'Error', message: expect.stringMatching(/^127\.0\.0\.1:1 unreachable: connection refused/) });
+		const unreachable = await ctx!.n8n.testCredential('reliabilityStoreApi', {
+			...storeCredential(ctx!.schema).data,
+			host: '127.0.0.1',
+			port: 1,
+		});
+		expect(unreachable).toEqual({
+			status: 'Error',
+			message: expect.stringMatching(/^127\.0\.0\.1:1 unreachable: connection refused/),
+		});
 
-		const badSchema = await ctx!.n8n.testCredential('reliabilityStoreApi', { ...storeCredential(ctx!.schema).data, schema: 'Robert"); DROP' });
-		expect(badSchema).toEqual({ status: 'Error', message: expect.stringMatching(/is not a valid identifier/) });
+		const badSchema = await ctx!.n8n.testCredential('reliabilityStoreApi', {
+			...storeCredential(ctx!.schema).data,
+			schema: 'Robert"); DROP',
+		});
+		expect(badSchema).toEqual({
+			status: 'Error',
+			message: expect.stringMatching(/is not a valid identifier/),
+		});
 	});
 });

@@ -16,178 +16,294 @@ const demo = new DemoApi();
 beforeAll(() => demo.start());
 afterAll(() => demo.stop());
 
-describe.each(n8nVersionsUnderTest())('the worked example, lead routing under failure, in n8n %s', (version) => {
-	let ctx: E2eContext | undefined;
+describe.each(n8nVersionsUnderTest())(
+	'the worked example, lead routing under failure, in n8n %s',
+	(version) => {
+		let ctx: E2eContext | undefined;
 
-	beforeAll(async () => {
-		demo.reset();
-		const workflows = bundledWorkflows(demo.url);
-		ctx = await startWithPackage(version, 'example', workflows, [], bundledToActivate(Number(version.split('.')[0])));
-	});
-
-	afterAll(async () => {
-		await stopAndClean(ctx);
-	});
-
-	it('every bundled workflow imports', async () => {
-		const listed = await ctx!.n8n.rest<Array<{ id: string; name: string }>>('GET', '/workflows');
-		const names = (Array.isArray(listed) ? listed : (listed as { data: Array<{ name: string }> }).data).map((w) => w.name).sort();
-		expect(names).toEqual(['Reliability: Alert', 'Reliability: Daily digest', 'Reliability: Error handler', 'Reliability: Heartbeat watch', 'Reliability: Operator Console', 'Reliability: Replay', 'Reliability: Worked example, lead routing']);
-	});
-
-	let failedRunId = '';
-
-	it('duplicate webhook stopped, enrichment timeout retried, CRM rejection parked with everything, exactly one alert', async () => {
-		demo.faults = { enrichTimeouts: 1, enrichDelayMs: 5_000, rejectLocalPhones: true, crmUnavailable: 0 };
-		const lead = { submissionId: 'form-7f3a', email: 'ana@acme.io', name: 'Ana Lima', phone: '0151 2345678' };
-		// The form tool does not hear back in time and sends the webhook again.
-		const [first, second] = await Promise.all([ctx!.n8n.webhook('lead-form', lead), ctx!.n8n.webhook('lead-form', lead)]);
-		expect([first.status, second.status]).toEqual([200, 200]);
-		const runs = await ctx!.n8n.waitForExecutions(EXAMPLE, 2, 120_000);
-
-		// One copy went through, the other stopped at the claim.
-		const claims = runs.map((run) => nodeOutputs(run, 'Claim Submission'));
-		expect(claims.map(([news]) => news.length).sort()).toEqual([0, 1]);
-		expect(claims.map(([, duplicates]) => duplicates.length).sort()).toEqual([0, 1]);
-		const through = runs.find((run) => nodeOutputs(run, 'Claim Submission')[0].length === 1)!;
-		failedRunId = through.id;
-
-		// Enrichment timed out once and succeeded on the retry, inside its deadline.
-		expect(demo.enrichCalls).toBe(2);
-		expect(nodeOutputs(through, 'Enrich')[0][0]).toMatchObject({ response: { company: 'Acme' }, _reliability: { attempts: 2, replayed: false } });
-
-		// The CRM rejected the phone format: no retry, parked with payload, message, link and what happened.
-		const [, crmFailed] = nodeOutputs(through, 'Upsert Contact');
-		expect(crmFailed[0]).toMatchObject({ class: 'permanent', status: 422, attempts: 1 });
-		const parked = await adminQuery<Record<string, unknown>>(`SELECT * FROM "${ctx!.schema}".dead_letters`);
-		expect(parked).toHaveLength(1);
-		expect(parked[0]).toMatchObject({
-			step: 'Upsert Contact',
-			workflow_id: EXAMPLE,
-			error_class: 'permanent',
-			error_status: 422,
-			already_happened: 'enriched, not in CRM',
-			impact: 'lead not in CRM',
-			owner: 'sales-ops',
-			idempotency_key: 'form-7f3a:crm-upsert',
-			run_link: `${ctx!.n8n.baseUrl}/workflow/${EXAMPLE}/executions/${through.id}`,
-		});
-		expect(String(parked[0].error_message)).toContain('phone: invalid format "0151 2345678"');
-		expect((parked[0].payload as { lead: unknown }).lead).toEqual(lead);
-		expect(demo.contacts).toEqual([]);
-
-		// Exactly one alert naming the workflow, the item, the impact, the link and the next action.
-		await ctx!.n8n.waitForExecutions(ALERT, 1);
-		await waitFor('the alert at the sink', async () => (demo.alerts.length > 0 ? true : undefined), 30_000);
-		expect(demo.alerts).toHaveLength(1);
-		const alert = demo.alerts[0] as { text: string; dedupKey: string; owner: string };
-		const [firstLine] = alert.text.split('\n');
-		expect(firstLine).toBe('Reliability: Worked example, lead routing: lead not in CRM (form-7f3a:crm-upsert)');
-		expect(alert.text).toContain(`Run: ${ctx!.n8n.baseUrl}/workflow/${EXAMPLE}/executions/${through.id}`);
-		expect(alert.text).toContain('Already happened: enriched, not in CRM');
-		expect(alert.text).toMatch(/Next action \(sales-ops\): Fix the cause/);
-		expect(alert.dedupKey).toBe(`n8n-reliability:${EXAMPLE}:form-7f3a:crm-upsert`);
-	});
-
-	it('the mapping is fixed and the item replayed: exactly one contact exists, enrichment not repeated', async () => {
-		expect(failedRunId).not.toBe('');
-		await ctx!.n8n.updateWorkflow(EXAMPLE, (workflow) => {
-			const map = workflow.nodes.find((n) => n.name === 'Map to CRM')!;
-			const assignments = (map.parameters as { assignments: { assignments: Array<{ name: string; value: string }> } }).assignments.assignments;
-			// The owner's fix: local numbers get the country code.
-			assignments.find((a) => a.name === 'phone')!.value = "={{ (p => p.startsWith('+') ? p : '+49' + p.replace(/^0/, '').replace(/\\s+/g, ''))($json.body.phone) }}";
-		});
-		const [record] = await adminQuery<{ id: string }>(`SELECT id FROM "${ctx!.schema}".dead_letters`);
-		await adminQuery(
-			`WITH changed AS (UPDATE "${ctx!.schema}".dead_letters SET status = 'replay_requested' WHERE id = $1 RETURNING id)
-			 INSERT INTO "${ctx!.schema}".dead_letter_events (dead_letter_id, actor, from_status, to_status, reason) SELECT id, 'maria@sales-ops', 'new', 'replay_requested', 'country code added to the mapping' FROM changed`,
-			[record.id],
-		);
-		await trigger(ctx!.n8n, REPLAY, 'reliability-replay', {});
-		await waitFor(
-			'the record replayed',
-			async () => ((await adminQuery<{ status: string }>(`SELECT status FROM "${ctx!.schema}".dead_letters WHERE id = $1`, [record.id]))[0].status === 'replayed' ? true : undefined),
-			60_000,
-		);
-		expect(demo.contacts).toHaveLength(1);
-		expect(demo.contacts[0]).toMatchObject({ email: 'ana@acme.io', phone: '+491512345678', company: 'Acme', writes: 1 });
-		expect(demo.enrichCalls).toBe(2);
-		const history = await adminQuery<{ actor: string; to_status: string }>(`SELECT actor, to_status FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id`, [record.id]);
-		expect(history.map((h) => h.to_status)).toEqual(['new', 'replay_requested', 'being_fixed', 'replayed']);
-	});
-
-	it('a lead without an e-mail fails validation at the first step and is parked as invalid, naming the field', async () => {
-		await ctx!.n8n.webhook('lead-form', { submissionId: 'form-no-mail', name: 'Bo' });
-		await waitFor(
-			'the invalid lead parked',
-			async () => (await adminQuery(`SELECT 1 FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-no-mail'`)).length > 0 || undefined,
-			60_000,
-		);
-		const [record] = await adminQuery<Record<string, unknown>>(`SELECT * FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-no-mail'`);
-		expect(record).toMatchObject({ step: 'Claim Submission', error_class: 'invalid', error_message: 'field "body.email" is missing', impact: 'lead rejected at the door' });
-		expect((record.payload as { body: unknown }).body).toEqual({ submissionId: 'form-no-mail', name: 'Bo' });
-		expect(demo.contacts.filter((c) => c.name === 'Bo')).toEqual([]);
-	});
-
-	it('a poison message (the CRM down throughout) is parked as exhausted after its attempts, and alerted once', async () => {
-		demo.faults.crmUnavailable = 1_000;
-		const alertsBefore = demo.alerts.length;
-		try {
-			await ctx!.n8n.webhook('lead-form', { submissionId: 'form-poison', email: 'cy@example.org', name: 'Cy', phone: '+4930123' });
-			await waitFor(
-				'the poison lead parked',
-				async () => (await adminQuery(`SELECT 1 FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-poison:crm-upsert'`)).length > 0 || undefined,
-				120_000,
+		beforeAll(async () => {
+			demo.reset();
+			const workflows = bundledWorkflows(demo.url);
+			ctx = await startWithPackage(
+				version,
+				'example',
+				workflows,
+				[],
+				bundledToActivate(Number(version.split('.')[0])),
 			);
-		} finally {
-			demo.faults.crmUnavailable = 0;
-		}
-		const [record] = await adminQuery<Record<string, unknown>>(`SELECT * FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-poison:crm-upsert'`);
-		expect(record).toMatchObject({ error_class: 'exhausted', error_status: 503, attempts: 5 });
-		expect(String(record.error_message)).toMatch(/CRM maintenance, try again later \(gave up after 5 attempts|deadline/);
-		await waitFor('the alert', async () => (demo.alerts.length > alertsBefore ? true : undefined), 30_000);
-		expect(demo.alerts.slice(alertsBefore)).toHaveLength(1);
-		expect(demo.contacts.filter((c) => c.email === 'cy@example.org')).toEqual([]);
-	});
+		});
 
-	it("the daily digest's content for a seeded day", async () => {
-		// A seeded day: three more parked yesterday with one reason, one resolved after two hours.
-		await adminQuery(
-			`INSERT INTO "${ctx!.schema}".dead_letters (workflow_id, workflow_name, step, item_key, idempotency_key, error_class, error_message, owner, status, payload, parked_at, closed_at, expires_at)
+		afterAll(async () => {
+			await stopAndClean(ctx);
+		});
+
+		it('every bundled workflow imports', async () => {
+			const listed = await ctx!.n8n.rest<Array<{ id: string; name: string }>>('GET', '/workflows');
+			const names = (
+				Array.isArray(listed) ? listed : (listed as { data: Array<{ name: string }> }).data
+			)
+				.map((w) => w.name)
+				.sort();
+			expect(names).toEqual([
+				'Reliability: Alert',
+				'Reliability: Daily digest',
+				'Reliability: Error handler',
+				'Reliability: Heartbeat watch',
+				'Reliability: Operator Console',
+				'Reliability: Replay',
+				'Reliability: Worked example, lead routing',
+			]);
+		});
+
+		let failedRunId = '';
+
+		it('duplicate webhook stopped, enrichment timeout retried, CRM rejection parked with everything, exactly one alert', async () => {
+			demo.faults = {
+				enrichTimeouts: 1,
+				enrichDelayMs: 5_000,
+				rejectLocalPhones: true,
+				crmUnavailable: 0,
+			};
+			const lead = {
+				submissionId: 'form-7f3a',
+				email: 'ana@acme.io',
+				name: 'Ana Lima',
+				phone: '0151 2345678',
+			};
+			// The form tool does not hear back in time and sends the webhook again.
+			const [first, second] = await Promise.all([
+				ctx!.n8n.webhook('lead-form', lead),
+				ctx!.n8n.webhook('lead-form', lead),
+			]);
+			expect([first.status, second.status]).toEqual([200, 200]);
+			const runs = await ctx!.n8n.waitForExecutions(EXAMPLE, 2, 120_000);
+
+			// One copy went through, the other stopped at the claim.
+			const claims = runs.map((run) => nodeOutputs(run, 'Claim Submission'));
+			expect(claims.map(([news]) => news.length).sort()).toEqual([0, 1]);
+			expect(claims.map(([, duplicates]) => duplicates.length).sort()).toEqual([0, 1]);
+			const through = runs.find((run) => nodeOutputs(run, 'Claim Submission')[0].length === 1)!;
+			failedRunId = through.id;
+
+			// Enrichment timed out once and succeeded on the retry, inside its deadline.
+			expect(demo.enrichCalls).toBe(2);
+			expect(nodeOutputs(through, 'Enrich')[0][0]).toMatchObject({
+				response: { company: 'Acme' },
+				_reliability: { attempts: 2, replayed: false },
+			});
+
+			// The CRM rejected the phone format: no retry, parked with payload, message, link and what happened.
+			const [, crmFailed] = nodeOutputs(through, 'Upsert Contact');
+			expect(crmFailed[0]).toMatchObject({ class: 'permanent', status: 422, attempts: 1 });
+			const parked = await adminQuery<Record<string, unknown>>(
+				`SELECT * FROM "${ctx!.schema}".dead_letters`,
+			);
+			expect(parked).toHaveLength(1);
+			expect(parked[0]).toMatchObject({
+				step: 'Upsert Contact',
+				workflow_id: EXAMPLE,
+				error_class: 'permanent',
+				error_status: 422,
+				already_happened: 'enriched, not in CRM',
+				impact: 'lead not in CRM',
+				owner: 'sales-ops',
+				idempotency_key: 'form-7f3a:crm-upsert',
+				run_link: `${ctx!.n8n.baseUrl}/workflow/${EXAMPLE}/executions/${through.id}`,
+			});
+			expect(String(parked[0].error_message)).toContain('phone: invalid format "0151 2345678"');
+			expect((parked[0].payload as { lead: unknown }).lead).toEqual(lead);
+			expect(demo.contacts).toEqual([]);
+
+			// Exactly one alert naming the workflow, the item, the impact, the link and the next action.
+			await ctx!.n8n.waitForExecutions(ALERT, 1);
+			await waitFor(
+				'the alert at the sink',
+				async () => (demo.alerts.length > 0 ? true : undefined),
+				30_000,
+			);
+			expect(demo.alerts).toHaveLength(1);
+			const alert = demo.alerts[0] as { text: string; dedupKey: string; owner: string };
+			const [firstLine] = alert.text.split('\n');
+			expect(firstLine).toBe(
+				'Reliability: Worked example, lead routing: lead not in CRM (form-7f3a:crm-upsert)',
+			);
+			expect(alert.text).toContain(
+				`Run: ${ctx!.n8n.baseUrl}/workflow/${EXAMPLE}/executions/${through.id}`,
+			);
+			expect(alert.text).toContain('Already happened: enriched, not in CRM');
+			expect(alert.text).toMatch(/Next action \(sales-ops\): Fix the cause/);
+			expect(alert.dedupKey).toBe(`n8n-reliability:${EXAMPLE}:form-7f3a:crm-upsert`);
+		});
+
+		it('the mapping is fixed and the item replayed: exactly one contact exists, enrichment not repeated', async () => {
+			expect(failedRunId).not.toBe('');
+			await ctx!.n8n.updateWorkflow(EXAMPLE, (workflow) => {
+				const map = workflow.nodes.find((n) => n.name === 'Map to CRM')!;
+				const assignments = (
+					map.parameters as { assignments: { assignments: Array<{ name: string; value: string }> } }
+				).assignments.assignments;
+				// The owner's fix: local numbers get the country code.
+				assignments.find((a) => a.name === 'phone')!.value =
+					"={{ (p => p.startsWith('+') ? p : '+49' + p.replace(/^0/, '').replace(/\\s+/g, ''))($json.body.phone) }}";
+			});
+			const [record] = await adminQuery<{ id: string }>(
+				`SELECT id FROM "${ctx!.schema}".dead_letters`,
+			);
+			await adminQuery(
+				`WITH changed AS (UPDATE "${ctx!.schema}".dead_letters SET status = 'replay_requested' WHERE id = $1 RETURNING id)
+			 INSERT INTO "${ctx!.schema}".dead_letter_events (dead_letter_id, actor, from_status, to_status, reason) SELECT id, 'maria@sales-ops', 'new', 'replay_requested', 'country code added to the mapping' FROM changed`,
+				[record.id],
+			);
+			await trigger(ctx!.n8n, REPLAY, 'reliability-replay', {});
+			await waitFor(
+				'the record replayed',
+				async () =>
+					(
+						await adminQuery<{ status: string }>(
+							`SELECT status FROM "${ctx!.schema}".dead_letters WHERE id = $1`,
+							[record.id],
+						)
+					)[0].status === 'replayed'
+						? true
+						: undefined,
+				60_000,
+			);
+			expect(demo.contacts).toHaveLength(1);
+			expect(demo.contacts[0]).toMatchObject({
+				email: 'ana@acme.io',
+				phone: '+491512345678',
+				company: 'Acme',
+				writes: 1,
+			});
+			expect(demo.enrichCalls).toBe(2);
+			const history = await adminQuery<{ actor: string; to_status: string }>(
+				`SELECT actor, to_status FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id`,
+				[record.id],
+			);
+			expect(history.map((h) => h.to_status)).toEqual([
+				'new',
+				'replay_requested',
+				'being_fixed',
+				'replayed',
+			]);
+		});
+
+		it('a lead without an e-mail fails validation at the first step and is parked as invalid, naming the field', async () => {
+			await ctx!.n8n.webhook('lead-form', { submissionId: 'form-no-mail', name: 'Bo' });
+			await waitFor(
+				'the invalid lead parked',
+				async () =>
+					(
+						await adminQuery(
+							`SELECT 1 FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-no-mail'`,
+						)
+					).length > 0 || undefined,
+				60_000,
+			);
+			const [record] = await adminQuery<Record<string, unknown>>(
+				`SELECT * FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-no-mail'`,
+			);
+			expect(record).toMatchObject({
+				step: 'Claim Submission',
+				error_class: 'invalid',
+				error_message: 'field "body.email" is missing',
+				impact: 'lead rejected at the door',
+			});
+			expect((record.payload as { body: unknown }).body).toEqual({
+				submissionId: 'form-no-mail',
+				name: 'Bo',
+			});
+			expect(demo.contacts.filter((c) => c.name === 'Bo')).toEqual([]);
+		});
+
+		it('a poison message (the CRM down throughout) is parked as exhausted after its attempts, and alerted once', async () => {
+			demo.faults.crmUnavailable = 1_000;
+			const alertsBefore = demo.alerts.length;
+			try {
+				await ctx!.n8n.webhook('lead-form', {
+					submissionId: 'form-poison',
+					email: 'cy@example.org',
+					name: 'Cy',
+					phone: '+4930123',
+				});
+				await waitFor(
+					'the poison lead parked',
+					async () =>
+						(
+							await adminQuery(
+								`SELECT 1 FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-poison:crm-upsert'`,
+							)
+						).length > 0 || undefined,
+					120_000,
+				);
+			} finally {
+				demo.faults.crmUnavailable = 0;
+			}
+			const [record] = await adminQuery<Record<string, unknown>>(
+				`SELECT * FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-poison:crm-upsert'`,
+			);
+			expect(record).toMatchObject({ error_class: 'exhausted', error_status: 503, attempts: 5 });
+			expect(String(record.error_message)).toMatch(
+				/CRM maintenance, try again later \(gave up after 5 attempts|deadline/,
+			);
+			await waitFor(
+				'the alert',
+				async () => (demo.alerts.length > alertsBefore ? true : undefined),
+				30_000,
+			);
+			expect(demo.alerts.slice(alertsBefore)).toHaveLength(1);
+			expect(demo.contacts.filter((c) => c.email === 'cy@example.org')).toEqual([]);
+		});
+
+		it("the daily digest's content for a seeded day", async () => {
+			// A seeded day: three more parked yesterday with one reason, one resolved after two hours.
+			await adminQuery(
+				`INSERT INTO "${ctx!.schema}".dead_letters (workflow_id, workflow_name, step, item_key, idempotency_key, error_class, error_message, owner, status, payload, parked_at, closed_at, expires_at)
 			 SELECT 'wf-billing', 'Invoice posting', 'Post to Ledger', 'key:inv-' || g, 'inv-' || g, 'permanent', 'ledger: period closed', 'finance',
 			        CASE WHEN g = 1 THEN 'resolved' ELSE 'new' END, '{}'::json,
 			        date_trunc('day', now()) - interval '12 hours', CASE WHEN g = 1 THEN date_trunc('day', now()) - interval '10 hours' END, now() + interval '90 days'
 			 FROM generate_series(1, 3) g`,
-		);
-		const before = demo.alerts.length;
-		await ctx!.n8n.webhook('reliability-digest', {});
-		await waitFor('the digest at the sink', async () => (demo.alerts.length > before ? true : undefined), 60_000);
-		const digest = demo.alerts[before] as { kind: string; text: string };
-		expect(digest.kind).toBe('digest');
-		const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
-		expect(digest.text).toContain(`${yesterday} 3`);
-		expect(digest.text).toContain('ledger: period closed (3)');
-		const [rollup] = await adminQuery<{ hours: string }>(
-			`SELECT to_char(sum(closed_seconds) / sum(closed) / 3600, 'FM990.0') AS hours FROM "${ctx!.schema}".dead_letter_daily WHERE day > (now() AT TIME ZONE 'UTC')::date - 7`,
-		);
-		expect(digest.text).toContain(`average time to resolution ${rollup.hours} h`);
-		expect(digest.text).toMatch(/Open by owner: .*finance 2/);
-		expect(digest.text).toContain('Invoice posting / Post to Ledger: ledger: period closed');
-	});
+			);
+			const before = demo.alerts.length;
+			await ctx!.n8n.webhook('reliability-digest', {});
+			await waitFor(
+				'the digest at the sink',
+				async () => (demo.alerts.length > before ? true : undefined),
+				60_000,
+			);
+			const digest = demo.alerts[before] as { kind: string; text: string };
+			expect(digest.kind).toBe('digest');
+			const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+			expect(digest.text).toContain(`${yesterday} 3`);
+			expect(digest.text).toContain('ledger: period closed (3)');
+			const [rollup] = await adminQuery<{ hours: string }>(
+				`SELECT to_char(sum(closed_seconds) / sum(closed) / 3600, 'FM990.0') AS hours FROM "${ctx!.schema}".dead_letter_daily WHERE day > (now() AT TIME ZONE 'UTC')::date - 7`,
+			);
+			expect(digest.text).toContain(`average time to resolution ${rollup.hours} h`);
+			expect(digest.text).toMatch(/Open by owner: .*finance 2/);
+			expect(digest.text).toContain('Invoice posting / Post to Ledger: ledger: period closed');
+		});
 
-	it('the heartbeat watch alerts for a workflow that stopped, not for one that runs, and once', async () => {
-		await adminQuery(
-			`INSERT INTO "${ctx!.schema}".heartbeats (name, period_seconds, grace_seconds, last_beat_at) VALUES
+		it('the heartbeat watch alerts for a workflow that stopped, not for one that runs, and once', async () => {
+			await adminQuery(
+				`INSERT INTO "${ctx!.schema}".heartbeats (name, period_seconds, grace_seconds, last_beat_at) VALUES
 			 ('nightly invoice import', 3600, 600, now() - interval '3 hours'), ('hourly CRM sync', 3600, 600, now() - interval '5 minutes')`,
-		);
-		const before = demo.alerts.length;
-		await ctx!.n8n.webhook('reliability-heartbeat-watch', {});
-		await waitFor('the heartbeat alert', async () => (demo.alerts.length > before ? true : undefined), 60_000);
-		await ctx!.n8n.webhook('reliability-heartbeat-watch', {});
-		await new Promise((r) => setTimeout(r, 3_000));
-		const alerts = demo.alerts.slice(before) as Array<{ text: string; severity: string }>;
-		expect(alerts).toHaveLength(1);
-		expect(alerts[0].text.split('\n')[0]).toBe('nightly invoice import: scheduled workflow stopped running (heartbeat:nightly invoice import)');
-		expect(alerts[0].severity).toBe('page');
-	});
-});
+			);
+			const before = demo.alerts.length;
+			await ctx!.n8n.webhook('reliability-heartbeat-watch', {});
+			await waitFor(
+				'the heartbeat alert',
+				async () => (demo.alerts.length > before ? true : undefined),
+				60_000,
+			);
+			await ctx!.n8n.webhook('reliability-heartbeat-watch', {});
+			await new Promise((r) => setTimeout(r, 3_000));
+			const alerts = demo.alerts.slice(before) as Array<{ text: string; severity: string }>;
+			expect(alerts).toHaveLength(1);
+			expect(alerts[0].text.split('\n')[0]).toBe(
+				'nightly invoice import: scheduled workflow stopped running (heartbeat:nightly invoice import)',
+			);
+			expect(alerts[0].severity).toBe('page');
+		});
+	},
+);

@@ -1,6 +1,15 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	cpSync,
+	createWriteStream,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -38,7 +47,11 @@ export async function installN8n(version: string): Promise<N8nInstall> {
 /** Packs the built package once (npm pack of dist/ and workflows/), as a user would receive it. */
 export async function packPackage(outDir = join(CACHE_DIR, 'packs')): Promise<string> {
 	mkdirSync(outDir, { recursive: true });
-	const { stdout } = await run('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', outDir], { cwd: REPO_ROOT });
+	const { stdout } = await run(
+		'npm',
+		['pack', '--silent', '--ignore-scripts', '--pack-destination', outDir],
+		{ cwd: REPO_ROOT },
+	);
 	const file = stdout.trim().split('\n').pop()!;
 	return join(outDir, file);
 }
@@ -48,10 +61,25 @@ export async function installPackageInto(userFolder: string, tarball: string): P
 	const nodesDir = join(userFolder, '.n8n', 'nodes');
 	mkdirSync(nodesDir, { recursive: true });
 	if (!existsSync(join(nodesDir, 'package.json'))) {
-		writeFileSync(join(nodesDir, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }, null, 2));
+		writeFileSync(
+			join(nodesDir, 'package.json'),
+			JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }, null, 2),
+		);
 	}
 	// n8n provides n8n-workflow itself, so the peer dependency is not installed (as n8n does).
-	await run('npm', ['install', '--no-audit', '--no-fund', '--omit=dev', '--legacy-peer-deps', '--loglevel=error', tarball], { cwd: nodesDir, maxBuffer: 16 * 1024 * 1024 });
+	await run(
+		'npm',
+		[
+			'install',
+			'--no-audit',
+			'--no-fund',
+			'--omit=dev',
+			'--legacy-peer-deps',
+			'--loglevel=error',
+			tarball,
+		],
+		{ cwd: nodesDir, maxBuffer: 16 * 1024 * 1024 },
+	);
 }
 
 export interface CredentialFile {
@@ -95,7 +123,12 @@ export interface OwnerLogin {
 	lastName: string;
 }
 
-export const DEFAULT_OWNER: OwnerLogin = { email: 'owner@reliability.test', password: 'Reliability-Owner-1', firstName: 'Reliability', lastName: 'Owner' };
+export const DEFAULT_OWNER: OwnerLogin = {
+	email: 'owner@reliability.test',
+	password: 'Reliability-Owner-1',
+	firstName: 'Reliability',
+	lastName: 'Owner',
+};
 
 /** A fixed key: credentials imported by CLI and read by the server must share it. */
 const ENCRYPTION_KEY = 'n8n-nodes-reliability-test-key';
@@ -103,11 +136,17 @@ const ENCRYPTION_KEY = 'n8n-nodes-reliability-test-key';
 /** The parent's environment without what a test runner sets (n8n changes behaviour under NODE_ENV=test). */
 function baseEnv(): NodeJS.ProcessEnv {
 	const env = { ...process.env };
-	for (const key of Object.keys(env)) if (key.startsWith('JEST_') || key === 'NODE_ENV' || key.startsWith('npm_')) delete env[key];
+	for (const key of Object.keys(env))
+		if (key.startsWith('JEST_') || key === 'NODE_ENV' || key.startsWith('npm_')) delete env[key];
 	return env;
 }
 
-function n8nEnv(userFolder: string, port: number, brokerPort: number, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+function n8nEnv(
+	userFolder: string,
+	port: number,
+	brokerPort: number,
+	extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
 	return {
 		...baseEnv(),
 		NODE_ENV: 'production',
@@ -161,11 +200,17 @@ export class N8nProcess {
 	/** Runs an n8n CLI command against this user folder (n8n need not be running). */
 	async cli(args: string[], timeoutMs = 180_000): Promise<string> {
 		try {
-			const { stdout } = await run(this.install.node, [this.install.n8n, ...args], { env: this.env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 });
+			const { stdout } = await run(this.install.node, [this.install.n8n, ...args], {
+				env: this.env,
+				timeout: timeoutMs,
+				maxBuffer: 16 * 1024 * 1024,
+			});
 			return stdout;
 		} catch (error) {
 			const e = error as { stdout?: string; stderr?: string; message: string };
-			throw new Error(`n8n ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+			throw new Error(
+				`n8n ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`,
+			);
 		}
 	}
 
@@ -181,7 +226,10 @@ export class N8nProcess {
 		if (workflows.length === 0) return;
 		const dir = mkdtempSync(join(this.userFolder, 'workflows-'));
 		for (const workflow of workflows) {
-			writeFileSync(join(dir, `${workflow.id}.json`), JSON.stringify({ settings: { executionOrder: 'v1' }, ...workflow, active: false }));
+			writeFileSync(
+				join(dir, `${workflow.id}.json`),
+				JSON.stringify({ settings: { executionOrder: 'v1' }, ...workflow, active: false }),
+			);
 		}
 		await this.cli(['import:workflow', '--separate', `--input=${dir}`]);
 		rmSync(dir, { recursive: true, force: true });
@@ -190,20 +238,33 @@ export class N8nProcess {
 	/** Activates workflows by CLI before start: 2.x publishes them, 1.x sets them active. */
 	async activateWorkflows(ids: string[]): Promise<void> {
 		for (const id of ids) {
-			await this.cli(this.majorVersion >= 2 ? ['publish:workflow', `--id=${id}`] : ['update:workflow', `--id=${id}`, '--active=true']);
+			await this.cli(
+				this.majorVersion >= 2
+					? ['publish:workflow', `--id=${id}`]
+					: ['update:workflow', `--id=${id}`, '--active=true'],
+			);
 		}
 	}
 
 	async start(timeoutMs = 180_000): Promise<void> {
-		this.child = await spawnUntilReady(this.install, ['start'], this.env, this.logFile, `n8n ${this.install.version} on port ${this.port}`, timeoutMs, async () => {
-			// n8n 1.x answers /healthz, and serves a "starting up" page with status 200 on every
-			// path, before its REST routes are mounted; /rest/settings answers JSON only once the
-			// server is fully up.
-			const response = await fetch(`${this.baseUrl}/rest/settings`).catch(() => undefined);
-			if (!response?.ok) return false;
-			const body = (await response.json().catch(() => undefined)) as { data?: unknown } | undefined;
-			return Boolean(body?.data);
-		});
+		this.child = await spawnUntilReady(
+			this.install,
+			['start'],
+			this.env,
+			this.logFile,
+			`n8n ${this.install.version} on port ${this.port}`,
+			timeoutMs,
+			async () => {
+				// n8n 1.x answers /healthz, and serves a "starting up" page with status 200 on every
+				// path, before its REST routes are mounted; /rest/settings answers JSON only once the
+				// server is fully up.
+				const response = await fetch(`${this.baseUrl}/rest/settings`).catch(() => undefined);
+				if (!response?.ok) return false;
+				const body = (await response.json().catch(() => undefined)) as
+					{ data?: unknown } | undefined;
+				return Boolean(body?.data);
+			},
+		);
 	}
 
 	/** Stops n8n: SIGTERM to its process group (n8n and its task runner), SIGKILL after a grace. */
@@ -225,7 +286,10 @@ export class N8nProcess {
 	 * README asks of every worker), its own task-runner broker port and its own worker-server
 	 * port, and is ready when its readiness endpoint says database and Redis are connected.
 	 */
-	async startWorker(name: string, options: { env?: Record<string, string>; concurrency?: number; timeoutMs?: number } = {}): Promise<N8nWorker> {
+	async startWorker(
+		name: string,
+		options: { env?: Record<string, string>; concurrency?: number; timeoutMs?: number } = {},
+	): Promise<N8nWorker> {
 		const folder = join(this.userFolder, `worker-${name}`);
 		const nodesDir = join(this.userFolder, '.n8n', 'nodes');
 		mkdirSync(join(folder, '.n8n'), { recursive: true });
@@ -241,7 +305,15 @@ export class N8nProcess {
 			N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
 			...options.env,
 		};
-		const worker = new N8nWorker(this.install, name, folder, healthPort, env, join(folder, 'worker.log'), options.concurrency ?? 10);
+		const worker = new N8nWorker(
+			this.install,
+			name,
+			folder,
+			healthPort,
+			env,
+			join(folder, 'worker.log'),
+			options.concurrency ?? 10,
+		);
 		try {
 			await worker.start(options.timeoutMs);
 		} catch (error) {
@@ -273,9 +345,14 @@ export class N8nProcess {
 		const response = await fetch(`${this.baseUrl}/rest/login`, {
 			method: 'POST',
 			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify({ email: owner.email, emailOrLdapLoginId: owner.email, password: owner.password }),
+			body: JSON.stringify({
+				email: owner.email,
+				emailOrLdapLoginId: owner.email,
+				password: owner.password,
+			}),
 		});
-		if (!response.ok) throw new Error(`n8n login failed: ${response.status} ${await response.text()}`);
+		if (!response.ok)
+			throw new Error(`n8n login failed: ${response.status} ${await response.text()}`);
 		this.cookie = cookieOf(response);
 	}
 
@@ -283,32 +360,50 @@ export class N8nProcess {
 	async rest<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
 		const response = await fetch(`${this.baseUrl}/rest${path}`, {
 			method,
-			headers: { 'content-type': 'application/json', cookie: this.cookie, 'browser-id': 'reliability-tests' },
+			headers: {
+				'content-type': 'application/json',
+				cookie: this.cookie,
+				'browser-id': 'reliability-tests',
+			},
 			body: body === undefined ? undefined : JSON.stringify(body),
 		});
 		const text = await response.text();
-		if (!response.ok) throw new Error(`n8n ${method} /rest${path}: ${response.status} ${text.slice(0, 500)}`);
+		if (!response.ok)
+			throw new Error(`n8n ${method} /rest${path}: ${response.status} ${text.slice(0, 500)}`);
 		const parsed = text ? (JSON.parse(text) as { data?: T }) : {};
 		return (parsed.data ?? parsed) as T;
 	}
 
 	async nodeTypeNames(): Promise<string[]> {
-		const response = await fetch(`${this.baseUrl}/types/nodes.json`, { headers: { cookie: this.cookie } });
+		const response = await fetch(`${this.baseUrl}/types/nodes.json`, {
+			headers: { cookie: this.cookie },
+		});
 		const types = (await response.json()) as Array<{ name: string }>;
 		return types.map((t) => t.name);
 	}
 
 	async credentialTypeNames(): Promise<string[]> {
-		const response = await fetch(`${this.baseUrl}/types/credentials.json`, { headers: { cookie: this.cookie } });
+		const response = await fetch(`${this.baseUrl}/types/credentials.json`, {
+			headers: { cookie: this.cookie },
+		});
 		const types = (await response.json()) as Array<{ name: string }>;
 		return types.map((t) => t.name);
 	}
 
 	/** Presses a credential's test button: saves the credential, then tests it, as the editor does. */
-	async testCredential(type: string, data: Record<string, unknown>): Promise<{ status: string; message: string }> {
-		const created = await this.rest<{ id: string }>('POST', '/credentials', { name: `test ${randomUUID()}`, type, data });
+	async testCredential(
+		type: string,
+		data: Record<string, unknown>,
+	): Promise<{ status: string; message: string }> {
+		const created = await this.rest<{ id: string }>('POST', '/credentials', {
+			name: `test ${randomUUID()}`,
+			type,
+			data,
+		});
 		try {
-			return await this.rest<{ status: string; message: string }>('POST', '/credentials/test', { credentials: { id: created.id, name: 'test', type, data } });
+			return await this.rest<{ status: string; message: string }>('POST', '/credentials/test', {
+				credentials: { id: created.id, name: 'test', type, data },
+			});
 		} finally {
 			await this.rest('DELETE', `/credentials/${created.id}`).catch(() => undefined);
 		}
@@ -319,7 +414,12 @@ export class N8nProcess {
 	 * before it has registered the webhooks of active workflows, so a "not registered" 404 is
 	 * retried for a while, as a sender's retry would.
 	 */
-	async webhook(path: string, body: unknown, headers: Record<string, string> = {}, registrationWaitMs = 60_000): Promise<{ status: number; body: unknown }> {
+	async webhook(
+		path: string,
+		body: unknown,
+		headers: Record<string, string> = {},
+		registrationWaitMs = 60_000,
+	): Promise<{ status: number; body: unknown }> {
 		const deadline = Date.now() + registrationWaitMs;
 		for (;;) {
 			const response = await fetch(`${this.baseUrl}/webhook/${path}`, {
@@ -346,8 +446,19 @@ export class N8nProcess {
 	 * Edits a saved workflow as a user does in the editor: saves it, and on 2.x publishes the new
 	 * version when the workflow was published (1.x re-activates an active workflow on save).
 	 */
-	async updateWorkflow(id: string, change: (workflow: { nodes: Array<Record<string, unknown>>; connections: unknown }) => void): Promise<void> {
-		const current = await this.rest<Record<string, unknown> & { nodes: Array<Record<string, unknown>>; connections: unknown; versionId: string; activeVersionId?: string | null; active?: boolean }>('GET', `/workflows/${id}`);
+	async updateWorkflow(
+		id: string,
+		change: (workflow: { nodes: Array<Record<string, unknown>>; connections: unknown }) => void,
+	): Promise<void> {
+		const current = await this.rest<
+			Record<string, unknown> & {
+				nodes: Array<Record<string, unknown>>;
+				connections: unknown;
+				versionId: string;
+				activeVersionId?: string | null;
+				active?: boolean;
+			}
+		>('GET', `/workflows/${id}`);
 		change(current);
 		const saved = await this.rest<{ versionId: string }>('PATCH', `/workflows/${id}`, {
 			name: current.name,
@@ -357,13 +468,17 @@ export class N8nProcess {
 			versionId: current.versionId,
 			...(this.majorVersion < 2 ? { active: current.active } : {}),
 		});
-		if (this.majorVersion >= 2 && current.activeVersionId) await this.rest('POST', `/workflows/${id}/activate`, { versionId: saved.versionId });
+		if (this.majorVersion >= 2 && current.activeVersionId)
+			await this.rest('POST', `/workflows/${id}/activate`, { versionId: saved.versionId });
 	}
 
 	/** Executions of a workflow, newest first (summaries). */
 	async executions(workflowId: string): Promise<ExecutionSummary[]> {
 		const filter = encodeURIComponent(JSON.stringify({ workflowId }));
-		const data = await this.rest<{ results: ExecutionSummary[] }>('GET', `/executions?filter=${filter}&limit=250`);
+		const data = await this.rest<{ results: ExecutionSummary[] }>(
+			'GET',
+			`/executions?filter=${filter}&limit=250`,
+		);
 		return data.results;
 	}
 
@@ -375,7 +490,11 @@ export class N8nProcess {
 	}
 
 	/** Waits until a workflow has `count` finished executions; returns them, oldest first, with run data. */
-	async waitForExecutions(workflowId: string, count: number, timeoutMs = 60_000): Promise<Execution[]> {
+	async waitForExecutions(
+		workflowId: string,
+		count: number,
+		timeoutMs = 60_000,
+	): Promise<Execution[]> {
 		const summaries = await waitFor(
 			`${count} finished executions of workflow ${workflowId}`,
 			async () => {
@@ -407,12 +526,22 @@ export class N8nWorker {
 
 	async start(timeoutMs = 180_000): Promise<void> {
 		const label = `n8n worker ${this.name} (${this.install.version}, health port ${this.healthPort})`;
-		this.child = await spawnUntilReady(this.install, ['worker', `--concurrency=${this.concurrency}`], this.env, this.logFile, label, timeoutMs, async () => {
-			// /healthz answers as soon as the worker server listens; /healthz/readiness once
-			// the worker's database and Redis connections are up, so jobs can be taken.
-			const response = await fetch(`http://127.0.0.1:${this.healthPort}/healthz/readiness`).catch(() => undefined);
-			return Boolean(response?.ok);
-		});
+		this.child = await spawnUntilReady(
+			this.install,
+			['worker', `--concurrency=${this.concurrency}`],
+			this.env,
+			this.logFile,
+			label,
+			timeoutMs,
+			async () => {
+				// /healthz answers as soon as the worker server listens; /healthz/readiness once
+				// the worker's database and Redis connections are up, so jobs can be taken.
+				const response = await fetch(`http://127.0.0.1:${this.healthPort}/healthz/readiness`).catch(
+					() => undefined,
+				);
+				return Boolean(response?.ok);
+			},
+		);
 	}
 
 	/** SIGTERM to the worker's process group (worker and task runner), SIGKILL after a grace. */
@@ -432,9 +561,21 @@ export class N8nWorker {
  * too), its output appended to `logFile`, and waits until `ready` says so; fails early, naming
  * the log, when the process exits first, and kills it when it is not ready in time.
  */
-async function spawnUntilReady(install: N8nInstall, args: string[], env: NodeJS.ProcessEnv, logFile: string, label: string, timeoutMs: number, ready: () => Promise<boolean>): Promise<ChildProcess> {
+async function spawnUntilReady(
+	install: N8nInstall,
+	args: string[],
+	env: NodeJS.ProcessEnv,
+	logFile: string,
+	label: string,
+	timeoutMs: number,
+	ready: () => Promise<boolean>,
+): Promise<ChildProcess> {
 	const log = createWriteStream(logFile, { flags: 'a' });
-	const child = spawn(install.node, [install.n8n, ...args], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(install.node, [install.n8n, ...args], {
+		env,
+		detached: true,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	child.stdout?.pipe(log);
 	child.stderr?.pipe(log);
 	let exited: string | undefined;
@@ -502,13 +643,23 @@ export interface Execution extends ExecutionSummary {
 		resultData: {
 			error?: { message: string; description?: string };
 			lastNodeExecuted?: string;
-			runData: Record<string, Array<{ executionTime: number; error?: { message: string; description?: string }; data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> } }>>;
+			runData: Record<
+				string,
+				Array<{
+					executionTime: number;
+					error?: { message: string; description?: string };
+					data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> };
+				}>
+			>;
 		};
 	};
 }
 
 /** The items a node sent to each of its outputs in its first run. */
-export function nodeOutputs(execution: Execution, nodeName: string): Array<Array<Record<string, unknown>>> {
+export function nodeOutputs(
+	execution: Execution,
+	nodeName: string,
+): Array<Array<Record<string, unknown>>> {
 	const runs = execution.data.resultData.runData[nodeName];
 	if (!runs?.length) throw new Error(`Node "${nodeName}" did not run in execution ${execution.id}`);
 	return (runs[0].data?.main ?? []).map((items) => (items ?? []).map((item) => item.json));
@@ -517,7 +668,10 @@ export function nodeOutputs(execution: Execution, nodeName: string): Array<Array
 function cookieOf(response: Response): string {
 	const header = response.headers.get('set-cookie') ?? '';
 	const match = /n8n-auth=[^;]+/.exec(header);
-	if (!match) throw new Error(`n8n did not set an auth cookie (${response.status}, set-cookie: ${header || 'none'})`);
+	if (!match)
+		throw new Error(
+			`n8n did not set an auth cookie (${response.status}, set-cookie: ${header || 'none'})`,
+		);
 	return match[0];
 }
 
@@ -526,12 +680,20 @@ function cookieOf(response: Response): string {
  * activated), starts n8n and signs in as the owner.
  */
 export async function startN8n(options: StartOptions): Promise<N8nProcess> {
-	const userFolder = options.userFolder ?? mkdtempSync(join(CACHE_DIR, `run-${options.install.version}-`));
+	const userFolder =
+		options.userFolder ?? mkdtempSync(join(CACHE_DIR, `run-${options.install.version}-`));
 	mkdirSync(userFolder, { recursive: true });
 	const port = options.port ?? (await freePort());
 	const brokerPort = await freePort();
 	const env = n8nEnv(userFolder, port, brokerPort, options.env);
-	const instance = new N8nProcess(options.install, userFolder, port, brokerPort, env, options.logFile ?? join(userFolder, 'n8n.log'));
+	const instance = new N8nProcess(
+		options.install,
+		userFolder,
+		port,
+		brokerPort,
+		env,
+		options.logFile ?? join(userFolder, 'n8n.log'),
+	);
 	if (options.tarball) await installPackageInto(userFolder, options.tarball);
 	await instance.importCredentials(options.credentials ?? []);
 	await instance.importWorkflows(options.workflows ?? []);
@@ -554,7 +716,8 @@ export function cleanOldRuns(maxAgeMs = 6 * 60 * 60_000): void {
 	for (const entry of readdirSync(CACHE_DIR)) {
 		if (!entry.startsWith('run-')) continue;
 		const path = join(CACHE_DIR, entry);
-		if (Date.now() - statSync(path).mtimeMs > maxAgeMs) rmSync(path, { recursive: true, force: true });
+		if (Date.now() - statSync(path).mtimeMs > maxAgeMs)
+			rmSync(path, { recursive: true, force: true });
 	}
 }
 
@@ -570,7 +733,10 @@ export interface QueueRedis {
  * run's prefix) to `n8n worker` processes, and n8n keeps its own data in Postgres, which queue
  * mode needs so that main and workers share executions, workflows and credentials.
  */
-export function queueModeEnv(database: { host: string; port: number; database: string; user: string; password: string }, redis: QueueRedis): Record<string, string> {
+export function queueModeEnv(
+	database: { host: string; port: number; database: string; user: string; password: string },
+	redis: QueueRedis,
+): Record<string, string> {
 	return {
 		EXECUTIONS_MODE: 'queue',
 		QUEUE_BULL_REDIS_HOST: redis.host,
@@ -597,7 +763,8 @@ export function queueModeEnv(database: { host: string; port: number; database: s
  * the suite needs no Redis client. Returns how many keys were deleted.
  */
 export async function deleteRedisKeys(redis: QueueRedis): Promise<number> {
-	const script = "local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) n = n + 1 end return n";
+	const script =
+		"local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) n = n + 1 end return n";
 	const args = ['EVAL', script, '0', `${redis.prefix}*`];
 	const command = `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
 	return await new Promise<number>((resolve, reject) => {

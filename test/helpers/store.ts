@@ -4,14 +4,21 @@ import { Store, type StoreConfig } from '../../lib/store';
 import { clientConfig, type PgSettings, pgSettingsFromEnv } from '../harness/postgres';
 
 /** A schema name of its own for each test file; dropped afterwards, since the server is reused. */
-export const uniqueSchema = (label: string): string => `t_${label.replace(/[^a-z0-9_]/g, '_').slice(0, 30)}_${randomBytes(4).toString('hex')}`;
+export const uniqueSchema = (label: string): string =>
+	`t_${label.replace(/[^a-z0-9_]/g, '_').slice(0, 30)}_${randomBytes(4).toString('hex')}`;
 
-export function storeConfig(schema: string, settings: PgSettings = pgSettingsFromEnv()): StoreConfig {
+export function storeConfig(
+	schema: string,
+	settings: PgSettings = pgSettingsFromEnv(),
+): StoreConfig {
 	return { ...settings, ssl: 'disable', schema, maxConnections: 10 };
 }
 
 /** The credential fields n8n would hand the nodes for this server and schema. */
-export const credentialData = (schema: string, settings: PgSettings = pgSettingsFromEnv()): Record<string, unknown> => ({
+export const credentialData = (
+	schema: string,
+	settings: PgSettings = pgSettingsFromEnv(),
+): Record<string, unknown> => ({
 	...settings,
 	ssl: 'disable',
 	schema,
@@ -29,7 +36,10 @@ export async function dropSchema(schema: string): Promise<void> {
 }
 
 /** Runs SQL as the test superuser (seeding, inspecting the store's rows). */
-export async function adminQuery<R = Record<string, unknown>>(sql: string, values: unknown[] = []): Promise<R[]> {
+export async function adminQuery<R = Record<string, unknown>>(
+	sql: string,
+	values: unknown[] = [],
+): Promise<R[]> {
 	const client = new Client(clientConfig(pgSettingsFromEnv()));
 	await client.connect();
 	try {
@@ -40,7 +50,11 @@ export async function adminQuery<R = Record<string, unknown>>(sql: string, value
 }
 
 /** A fresh store in its own schema, and its cleanup. */
-export function testStore(label: string): { store: Store; schema: string; cleanup: () => Promise<void> } {
+export function testStore(label: string): {
+	store: Store;
+	schema: string;
+	cleanup: () => Promise<void>;
+} {
 	const schema = uniqueSchema(label);
 	const store = new Store(storeConfig(schema));
 	return {

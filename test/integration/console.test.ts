@@ -1,5 +1,11 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import { actionToken, type ConsoleRequest, type ConsoleResponse, handleConsoleRequest, prometheusMetrics } from '../../lib/console';
+import {
+	actionToken,
+	type ConsoleRequest,
+	type ConsoleResponse,
+	handleConsoleRequest,
+	prometheusMetrics,
+} from '../../lib/console';
 import { beat, pause } from '../../lib/control';
 import { getDeadLetters, parkItems } from '../../lib/deadletter';
 import { adminQuery, testStore } from '../helpers/store';
@@ -7,10 +13,15 @@ import { adminQuery, testStore } from '../helpers/store';
 const { store, schema, cleanup } = testStore('console');
 afterAll(cleanup);
 
-const basic = (user: string, password = 'secret') => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const basic = (user: string, password = 'secret') =>
+	`Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 /** A request as n8n's Webhook node hands it over: headers, query, body. */
-function request(query: Record<string, string>, body?: Record<string, string>, user = 'maria'): ConsoleRequest {
+function request(
+	query: Record<string, string>,
+	body?: Record<string, string>,
+	user = 'maria',
+): ConsoleRequest {
 	const headers = { authorization: basic(user), 'user-agent': 'test' };
 	const token = actionToken({ headers });
 	return { headers, query, body: body ? { token, ...body } : {} };
@@ -25,14 +36,30 @@ async function follow(response: ConsoleResponse, user = 'maria'): Promise<Consol
 
 async function park(payload: unknown, overrides: Record<string, unknown> = {}) {
 	const [result] = await parkItems(store, [
-		{ workflowId: 'wfLeads', workflowName: 'Lead routing', step: 'Upsert Contact', integration: 'crm', errorClass: 'permanent', errorMessage: 'phone must start with +', errorStatus: 422, idempotencyKey: `k-${Math.random()}`, alreadyHappened: 'enriched, not in CRM', owner: 'sales-ops', payload, ...overrides },
+		{
+			workflowId: 'wfLeads',
+			workflowName: 'Lead routing',
+			step: 'Upsert Contact',
+			integration: 'crm',
+			errorClass: 'permanent',
+			errorMessage: 'phone must start with +',
+			errorStatus: 422,
+			idempotencyKey: `k-${Math.random()}`,
+			alreadyHappened: 'enriched, not in CRM',
+			owner: 'sales-ops',
+			payload,
+			...overrides,
+		},
 	]);
 	return result.id;
 }
 
 describe('console pages', () => {
 	it('escapes everything it renders: a payload with <script> shows as text', async () => {
-		const id = await park({ name: '<script>alert(1)</script>', note: '"quoted" & <b>bold</b>' }, { errorMessage: '<img src=x onerror=alert(2)>' });
+		const id = await park(
+			{ name: '<script>alert(1)</script>', note: '"quoted" & <b>bold</b>' },
+			{ errorMessage: '<img src=x onerror=alert(2)>' },
+		);
 		const page = await handleConsoleRequest(store, request({ view: 'item', id }));
 		expect(page.statusCode).toBe(200);
 		expect(page.body).not.toContain('<script>alert(1)</script>');
@@ -45,12 +72,24 @@ describe('console pages', () => {
 	});
 
 	it('filters the list and counts what matches', async () => {
-		await park({ n: 1 }, { workflowId: 'wfBilling', workflowName: 'Billing', step: 'Create Invoice', errorClass: 'exhausted', owner: 'finance' });
+		await park(
+			{ n: 1 },
+			{
+				workflowId: 'wfBilling',
+				workflowName: 'Billing',
+				step: 'Create Invoice',
+				errorClass: 'exhausted',
+				owner: 'finance',
+			},
+		);
 		const page = await handleConsoleRequest(store, request({ workflow: 'wfBilling' }));
 		expect(page.body).toMatch(/<b class="matching">1<\/b> matching/);
 		expect(page.body).toContain('Create Invoice');
 		expect(page.body).not.toContain('Upsert Contact</td>');
-		const byReason = await handleConsoleRequest(store, request({ reason: 'exhausted', owner: 'finance' }));
+		const byReason = await handleConsoleRequest(
+			store,
+			request({ reason: 'exhausted', owner: 'finance' }),
+		);
 		expect(byReason.body).toMatch(/<b class="matching">1<\/b> matching/);
 		const none = await handleConsoleRequest(store, request({ step: 'nothing here' }));
 		expect(none.body).toContain('No dead letters match.');
@@ -65,29 +104,58 @@ describe('console pages', () => {
 describe('console actions', () => {
 	it('resolve needs a note; with one, the history names the operator and the note', async () => {
 		const id = await park({ lead: 'a' });
-		const refused = await handleConsoleRequest(store, request({ view: 'item', id }, { action: 'resolve', id }));
+		const refused = await handleConsoleRequest(
+			store,
+			request({ view: 'item', id }, { action: 'resolve', id }),
+		);
 		expect(refused.statusCode).toBe(422);
 		expect(refused.body).toContain('write a note');
 		expect((await getDeadLetters(store, [id]))[0].status).toBe('new');
 
-		const done = await follow(await handleConsoleRequest(store, request({ view: 'item', id }, { action: 'resolve', id, note: 'fixed by hand in the CRM' }, 'jonas')), 'jonas');
+		const done = await follow(
+			await handleConsoleRequest(
+				store,
+				request(
+					{ view: 'item', id },
+					{ action: 'resolve', id, note: 'fixed by hand in the CRM' },
+					'jonas',
+				),
+			),
+			'jonas',
+		);
 		expect(done.statusCode).toBe(200);
 		expect(done.body).toContain(`Dead letter ${id} resolved (by jonas).`);
 		const [record] = await getDeadLetters(store, [id]);
 		expect(record.status).toBe('resolved');
-		expect(record.history.at(-1)).toMatchObject({ actor: 'jonas', toStatus: 'resolved', reason: 'fixed by hand in the CRM' });
+		expect(record.history.at(-1)).toMatchObject({
+			actor: 'jonas',
+			toStatus: 'resolved',
+			reason: 'fixed by hand in the CRM',
+		});
 		expect(done.body).toContain('fixed by hand in the CRM');
 
 		// The same post again (a resubmitted form) is refused: the item is closed.
-		const again = await handleConsoleRequest(store, request({ view: 'item', id }, { action: 'replay', id }, 'jonas'));
+		const again = await handleConsoleRequest(
+			store,
+			request({ view: 'item', id }, { action: 'replay', id }, 'jonas'),
+		);
 		expect(again.statusCode).toBe(422);
 		expect(again.body).toContain('is already resolved');
 		expect((await getDeadLetters(store, [id]))[0].history).toHaveLength(2);
 	});
 
-	it('refuses an action whose token does not come from the operator\'s own page, and changes nothing', async () => {
+	it("refuses an action whose token does not come from the operator's own page, and changes nothing", async () => {
 		const id = await park({ lead: 'b' });
-		const forged: ConsoleRequest = { headers: { authorization: basic('maria') }, query: { view: 'item', id }, body: { action: 'abandon', id, note: 'x', token: actionToken({ headers: { authorization: basic('mallory') } }) } };
+		const forged: ConsoleRequest = {
+			headers: { authorization: basic('maria') },
+			query: { view: 'item', id },
+			body: {
+				action: 'abandon',
+				id,
+				note: 'x',
+				token: actionToken({ headers: { authorization: basic('mallory') } }),
+			},
+		};
 		const page = await handleConsoleRequest(store, forged);
 		expect(page.statusCode).toBe(422);
 		expect((await getDeadLetters(store, [id]))[0].status).toBe('new');
@@ -95,19 +163,39 @@ describe('console actions', () => {
 
 	it('refuses actions without a signed-in operator', async () => {
 		const id = await park({ lead: 'c' });
-		const page = await handleConsoleRequest(store, { headers: {}, query: {}, body: { action: 'replay', id, token: actionToken({ headers: {} }) } });
+		const page = await handleConsoleRequest(store, {
+			headers: {},
+			query: {},
+			body: { action: 'replay', id, token: actionToken({ headers: {} }) },
+		});
 		expect(page.statusCode).toBe(422);
 		expect((await getDeadLetters(store, [id]))[0].status).toBe('new');
 	});
 
 	it('replay and batch replay by filter set replay_requested, say how many, and record the operator', async () => {
 		const one = await park({ lead: 'd' });
-		const single = await handleConsoleRequest(store, request({ view: 'item', id: one }, { action: 'replay', id: one }));
+		const single = await handleConsoleRequest(
+			store,
+			request({ view: 'item', id: one }, { action: 'replay', id: one }),
+		);
 		expect(single.replayRequested).toBe(1);
-		expect((await getDeadLetters(store, [one]))[0].history.at(-1)).toMatchObject({ actor: 'maria', toStatus: 'replay_requested' });
+		expect((await getDeadLetters(store, [one]))[0].history.at(-1)).toMatchObject({
+			actor: 'maria',
+			toStatus: 'replay_requested',
+		});
 
-		const batchIds = [await park({ lead: 'e' }, { step: 'Batch Step' }), await park({ lead: 'f' }, { step: 'Batch Step' })];
-		const batch = await handleConsoleRequest(store, request({ step: 'Batch Step' }, { action: 'batch_replay', step: 'Batch Step', note: 'mapping fixed' }, 'ops-lead'));
+		const batchIds = [
+			await park({ lead: 'e' }, { step: 'Batch Step' }),
+			await park({ lead: 'f' }, { step: 'Batch Step' }),
+		];
+		const batch = await handleConsoleRequest(
+			store,
+			request(
+				{ step: 'Batch Step' },
+				{ action: 'batch_replay', step: 'Batch Step', note: 'mapping fixed' },
+				'ops-lead',
+			),
+		);
 		expect(batch.replayRequested).toBe(2);
 		for (const record of await getDeadLetters(store, batchIds)) {
 			expect(record.status).toBe('replay_requested');
@@ -116,22 +204,42 @@ describe('console actions', () => {
 	});
 
 	it('pause and resume from the controls page record who and why', async () => {
-		const paused = await follow(await handleConsoleRequest(store, request({ view: 'controls' }, { action: 'pause', scope: 'integration', name: 'erp', note: 'ERP maintenance window' })));
+		const paused = await follow(
+			await handleConsoleRequest(
+				store,
+				request(
+					{ view: 'controls' },
+					{ action: 'pause', scope: 'integration', name: 'erp', note: 'ERP maintenance window' },
+				),
+			),
+		);
 		expect(paused.statusCode).toBe(200);
 		expect(paused.body).toContain('ERP maintenance window');
-		const resumed = await handleConsoleRequest(store, request({ view: 'controls' }, { action: 'resume', scope: 'integration', name: 'erp', note: 'window over' }, 'jonas'));
+		const resumed = await handleConsoleRequest(
+			store,
+			request(
+				{ view: 'controls' },
+				{ action: 'resume', scope: 'integration', name: 'erp', note: 'window over' },
+				'jonas',
+			),
+		);
 		expect(resumed.statusCode).toBe(303);
-		const events = await adminQuery<{ paused: boolean; actor: string; reason: string }>(`SELECT paused, actor, reason FROM "${schema}".pause_events WHERE name = 'erp' ORDER BY id`);
+		const events = await adminQuery<{ paused: boolean; actor: string; reason: string }>(
+			`SELECT paused, actor, reason FROM "${schema}".pause_events WHERE name = 'erp' ORDER BY id`,
+		);
 		expect(events).toEqual([
 			{ paused: true, actor: 'maria', reason: 'ERP maintenance window' },
 			{ paused: false, actor: 'jonas', reason: 'window over' },
 		]);
 	});
 
-	it('the stats page draws one bar per day with the day\'s count', async () => {
+	it("the stats page draws one bar per day with the day's count", async () => {
 		const page = await handleConsoleRequest(store, request({ view: 'stats' }));
 		const today = new Date().toISOString().slice(0, 10);
-		const [{ n }] = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".dead_letters WHERE (parked_at AT TIME ZONE 'UTC')::date = $1::date`, [today]);
+		const [{ n }] = await adminQuery<{ n: number }>(
+			`SELECT count(*)::int AS n FROM "${schema}".dead_letters WHERE (parked_at AT TIME ZONE 'UTC')::date = $1::date`,
+			[today],
+		);
 		expect(page.body).toContain(`data-day="${today}" data-parked="${n}"`);
 		expect(page.body).toMatch(/<svg class="chart"/);
 	});
@@ -142,43 +250,103 @@ describe('Prometheus metrics', () => {
 		await pause(store, 'integration', 'crm', 'maria', 'outage');
 		await park({ lead: 'held one' }, { status: 'held' });
 		await beat(store, { name: 'nightly import', periodSeconds: 3600 });
-		await adminQuery(`UPDATE "${schema}".heartbeats SET last_beat_at = now() - interval '2 hours' WHERE name = 'nightly import'`);
+		await adminQuery(
+			`UPDATE "${schema}".heartbeats SET last_beat_at = now() - interval '2 hours' WHERE name = 'nightly import'`,
+		);
 		await beat(store, { name: 'hourly sync', periodSeconds: 3600, graceSeconds: 600 });
 
 		const text = await prometheusMetrics(store);
-		const families = parsePrometheusTextFormat(text) as Array<{ name: string; type: string; metrics: Array<{ labels?: Record<string, string>; value: string }> }>;
+		const families = parsePrometheusTextFormat(text) as Array<{
+			name: string;
+			type: string;
+			metrics: Array<{ labels?: Record<string, string>; value: string }>;
+		}>;
 		const family = (name: string) => families.find((f) => f.name === name)!;
 		for (const f of families) expect(f.type).toBe('GAUGE');
 
-		const open = await adminQuery<{ workflow_id: string; step: string; error_class: string; status: string; n: number }>(
+		const open = await adminQuery<{
+			workflow_id: string;
+			step: string;
+			error_class: string;
+			status: string;
+			n: number;
+		}>(
 			`SELECT workflow_id, step, error_class, status, count(*)::int AS n FROM "${schema}".dead_letters WHERE is_open GROUP BY 1, 2, 3, 4`,
 		);
 		const samples = family('reliability_dead_letters_open').metrics;
 		expect(samples).toHaveLength(open.length);
 		for (const row of open) {
-			const sample = samples.find((s) => s.labels!.workflow_id === row.workflow_id && s.labels!.step === row.step && s.labels!.reason === row.error_class && s.labels!.status === row.status);
+			const sample = samples.find(
+				(s) =>
+					s.labels!.workflow_id === row.workflow_id &&
+					s.labels!.step === row.step &&
+					s.labels!.reason === row.error_class &&
+					s.labels!.status === row.status,
+			);
 			expect(Number(sample?.value)).toBe(row.n);
 		}
-		expect(Number(family('reliability_dead_letters_open_total').metrics[0].value)).toBe(open.reduce((s, r) => s + r.n, 0));
-		const held = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".dead_letters WHERE status = 'held' AND integration = 'crm'`);
-		expect(Number(family('reliability_held_items').metrics.find((m) => m.labels!.integration === 'crm')!.value)).toBe(held[0].n);
+		expect(Number(family('reliability_dead_letters_open_total').metrics[0].value)).toBe(
+			open.reduce((s, r) => s + r.n, 0),
+		);
+		const held = await adminQuery<{ n: number }>(
+			`SELECT count(*)::int AS n FROM "${schema}".dead_letters WHERE status = 'held' AND integration = 'crm'`,
+		);
+		expect(
+			Number(
+				family('reliability_held_items').metrics.find((m) => m.labels!.integration === 'crm')!
+					.value,
+			),
+		).toBe(held[0].n);
 		expect(held[0].n).toBeGreaterThan(0);
 		const states = family('reliability_heartbeat_state').metrics;
-		expect(Number(states.find((m) => m.labels!.name === 'nightly import' && m.labels!.state === 'down')!.value)).toBe(1);
-		expect(Number(states.find((m) => m.labels!.name === 'hourly sync' && m.labels!.state === 'up')!.value)).toBe(1);
-		expect(Number(family('reliability_heartbeats').metrics.find((m) => m.labels!.state === 'down')!.value)).toBe(1);
-		expect(Number(family('reliability_paused').metrics.find((m) => m.labels!.name === 'crm')!.value)).toBe(1);
+		expect(
+			Number(
+				states.find((m) => m.labels!.name === 'nightly import' && m.labels!.state === 'down')!
+					.value,
+			),
+		).toBe(1);
+		expect(
+			Number(
+				states.find((m) => m.labels!.name === 'hourly sync' && m.labels!.state === 'up')!.value,
+			),
+		).toBe(1);
+		expect(
+			Number(
+				family('reliability_heartbeats').metrics.find((m) => m.labels!.state === 'down')!.value,
+			),
+		).toBe(1);
+		expect(
+			Number(family('reliability_paused').metrics.find((m) => m.labels!.name === 'crm')!.value),
+		).toBe(1);
 		const today = new Date().toISOString().slice(0, 10);
-		const [{ n: parkedToday }] = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".dead_letters WHERE (parked_at AT TIME ZONE 'UTC')::date = $1::date`, [today]);
-		expect(Number(family('reliability_dead_letters_parked_per_day').metrics.find((m) => m.labels!.day === today)!.value)).toBe(parkedToday);
-		const [{ oldest }] = await adminQuery<{ oldest: number }>(`SELECT extract(epoch FROM now() - min(parked_at))::float8 AS oldest FROM "${schema}".dead_letters WHERE is_open AND status <> 'held' AND workflow_id = 'wfLeads' AND step = 'Upsert Contact'`);
-		const age = Number(family('reliability_dead_letters_oldest_age_seconds').metrics.find((m) => m.labels!.workflow_id === 'wfLeads' && m.labels!.step === 'Upsert Contact')!.value);
+		const [{ n: parkedToday }] = await adminQuery<{ n: number }>(
+			`SELECT count(*)::int AS n FROM "${schema}".dead_letters WHERE (parked_at AT TIME ZONE 'UTC')::date = $1::date`,
+			[today],
+		);
+		expect(
+			Number(
+				family('reliability_dead_letters_parked_per_day').metrics.find(
+					(m) => m.labels!.day === today,
+				)!.value,
+			),
+		).toBe(parkedToday);
+		const [{ oldest }] = await adminQuery<{ oldest: number }>(
+			`SELECT extract(epoch FROM now() - min(parked_at))::float8 AS oldest FROM "${schema}".dead_letters WHERE is_open AND status <> 'held' AND workflow_id = 'wfLeads' AND step = 'Upsert Contact'`,
+		);
+		const age = Number(
+			family('reliability_dead_letters_oldest_age_seconds').metrics.find(
+				(m) => m.labels!.workflow_id === 'wfLeads' && m.labels!.step === 'Upsert Contact',
+			)!.value,
+		);
 		expect(Math.abs(age - oldest)).toBeLessThan(5);
 	});
 
 	it('escapes label values (quotes, backslashes, newlines) so the text still parses', async () => {
 		await park({ x: 1 }, { workflowId: 'wf "odd" \\ name\nline2', step: 'Step "1"' });
-		const families = parsePrometheusTextFormat(await prometheusMetrics(store)) as Array<{ name: string; metrics: Array<{ labels?: Record<string, string> }> }>;
+		const families = parsePrometheusTextFormat(await prometheusMetrics(store)) as Array<{
+			name: string;
+			metrics: Array<{ labels?: Record<string, string> }>;
+		}>;
 		const open = families.find((f) => f.name === 'reliability_dead_letters_open')!;
 		expect(open.metrics.some((m) => m.labels!.step === 'Step "1"')).toBe(true);
 	});

@@ -1,4 +1,15 @@
-import { deadLetterStats, getDeadLetters, getDeadLettersByKey, listDeadLetters, MASK, parkItems, type ParkRequest, purgeDeadLetters, StatusChangeRefused, updateDeadLetterStatus } from '../../lib/deadletter';
+import {
+	deadLetterStats,
+	getDeadLetters,
+	getDeadLettersByKey,
+	listDeadLetters,
+	MASK,
+	parkItems,
+	type ParkRequest,
+	purgeDeadLetters,
+	StatusChangeRefused,
+	updateDeadLetterStatus,
+} from '../../lib/deadletter';
 import { adminQuery, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('deadletter');
@@ -19,26 +30,83 @@ const failed = (overrides: Partial<ParkRequest> = {}): ParkRequest => ({
 
 describe('park and get', () => {
 	it('a parked item comes back byte for byte, with secrets masked', async () => {
-		const payload = { z: 1, a: { b: 1.5, list: [3, 2, 1] }, headers: { Authorization: 'Bearer sk_live_123', Cookie: 'sid=1', accept: 'json' }, apiToken: 'tok', note: 'ünïcödé <script>' };
-		const [parked] = await parkItems(store, [failed({ payload, idempotencyKey: 'lead-42:create' })], { maskFields: ['apiToken'] });
+		const payload = {
+			z: 1,
+			a: { b: 1.5, list: [3, 2, 1] },
+			headers: { Authorization: 'Bearer sk_live_123', Cookie: 'sid=1', accept: 'json' },
+			apiToken: 'tok',
+			note: 'ünïcödé <script>',
+		};
+		const [parked] = await parkItems(
+			store,
+			[failed({ payload, idempotencyKey: 'lead-42:create' })],
+			{ maskFields: ['apiToken'] },
+		);
 		expect(parked.created).toBe(true);
 		const [record] = await getDeadLetters(store, [parked.id]);
-		expect(JSON.stringify(record.payload)).toBe(JSON.stringify({ ...payload, headers: { Authorization: MASK, Cookie: MASK, accept: 'json' }, apiToken: MASK }));
-		expect(record).toMatchObject({ status: 'new', step: 'CRM Upsert', error_class: 'permanent', error_message: 'phone: invalid format', error_status: 422, idempotency_key: 'lead-42:create', failure_count: 1 });
-		expect(record.history).toEqual([{ at: expect.any(Date), actor: 'n8n', fromStatus: null, toStatus: 'new', reason: 'phone: invalid format' }]);
-		const stored = await adminQuery<{ text: string }>(`SELECT payload::text AS text FROM "${schema}".dead_letters WHERE id = $1`, [parked.id]);
+		expect(JSON.stringify(record.payload)).toBe(
+			JSON.stringify({
+				...payload,
+				headers: { Authorization: MASK, Cookie: MASK, accept: 'json' },
+				apiToken: MASK,
+			}),
+		);
+		expect(record).toMatchObject({
+			status: 'new',
+			step: 'CRM Upsert',
+			error_class: 'permanent',
+			error_message: 'phone: invalid format',
+			error_status: 422,
+			idempotency_key: 'lead-42:create',
+			failure_count: 1,
+		});
+		expect(record.history).toEqual([
+			{
+				at: expect.any(Date),
+				actor: 'n8n',
+				fromStatus: null,
+				toStatus: 'new',
+				reason: 'phone: invalid format',
+			},
+		]);
+		const stored = await adminQuery<{ text: string }>(
+			`SELECT payload::text AS text FROM "${schema}".dead_letters WHERE id = $1`,
+			[parked.id],
+		);
 		expect(stored[0].text).not.toContain('sk_live_123');
-		expect((await getDeadLettersByKey(store, ['lead-42:create'])).map((r) => r.id)).toEqual([parked.id]);
+		expect((await getDeadLettersByKey(store, ['lead-42:create'])).map((r) => r.id)).toEqual([
+			parked.id,
+		]);
 	});
 
 	it('parking an open item again updates its counts and last failure instead of adding a row', async () => {
-		const [first] = await parkItems(store, [failed({ idempotencyKey: 'lead-7:create', attempts: 3 })]);
-		const [again] = await parkItems(store, [failed({ idempotencyKey: 'lead-7:create', attempts: 5, executionId: '102', errorMessage: 'phone: still invalid' })]);
+		const [first] = await parkItems(store, [
+			failed({ idempotencyKey: 'lead-7:create', attempts: 3 }),
+		]);
+		const [again] = await parkItems(store, [
+			failed({
+				idempotencyKey: 'lead-7:create',
+				attempts: 5,
+				executionId: '102',
+				errorMessage: 'phone: still invalid',
+			}),
+		]);
 		expect(again).toEqual({ id: first.id, status: 'new', failureCount: 2, created: false });
 		const [record] = await getDeadLetters(store, [first.id]);
-		expect(record).toMatchObject({ attempts: 5, failure_count: 2, execution_id: '102', error_message: 'phone: still invalid' });
-		expect((record.last_failed_at as Date).getTime()).toBeGreaterThanOrEqual((record.first_failed_at as Date).getTime());
-		expect(await adminQuery(`SELECT id FROM "${schema}".dead_letters WHERE idempotency_key = 'lead-7:create'`)).toHaveLength(1);
+		expect(record).toMatchObject({
+			attempts: 5,
+			failure_count: 2,
+			execution_id: '102',
+			error_message: 'phone: still invalid',
+		});
+		expect((record.last_failed_at as Date).getTime()).toBeGreaterThanOrEqual(
+			(record.first_failed_at as Date).getTime(),
+		);
+		expect(
+			await adminQuery(
+				`SELECT id FROM "${schema}".dead_letters WHERE idempotency_key = 'lead-7:create'`,
+			),
+		).toHaveLength(1);
 	});
 
 	it('items without a key are the same item when their payload is the same, whatever the key order', async () => {
@@ -50,14 +118,21 @@ describe('park and get', () => {
 
 	it('a closed item parked again opens a new record', async () => {
 		const [first] = await parkItems(store, [failed({ idempotencyKey: 'lead-8:create' })]);
-		await updateDeadLetterStatus(store, { id: first.id, to: 'resolved', actor: 'ops@example.com', reason: 'fixed by hand in the CRM' });
+		await updateDeadLetterStatus(store, {
+			id: first.id,
+			to: 'resolved',
+			actor: 'ops@example.com',
+			reason: 'fixed by hand in the CRM',
+		});
 		const [second] = await parkItems(store, [failed({ idempotencyKey: 'lead-8:create' })]);
 		expect(second.created).toBe(true);
 		expect(second.id).not.toBe(first.id);
 	});
 
 	it('parks 1,000 items in one statement, the same item twice in a batch being one record', async () => {
-		const batch = Array.from({ length: 1000 }, (_, i) => failed({ step: 'Bulk', idempotencyKey: `bulk-${i % 999}` }));
+		const batch = Array.from({ length: 1000 }, (_, i) =>
+			failed({ step: 'Bulk', idempotencyKey: `bulk-${i % 999}` }),
+		);
 		const results = await parkItems(store, batch);
 		expect(new Set(results.map((r) => r.id)).size).toBe(999);
 		expect(results[999].id).toBe(results[0].id);
@@ -67,8 +142,17 @@ describe('park and get', () => {
 describe('status changes and the audit trail', () => {
 	it('records who, when, from, to and why; Get returns the history with the record', async () => {
 		const [parked] = await parkItems(store, [failed({ idempotencyKey: 'lead-9:create' })]);
-		await updateDeadLetterStatus(store, { id: parked.id, to: 'being_fixed', actor: 'maria@sales-ops' });
-		await updateDeadLetterStatus(store, { id: parked.id, to: 'abandoned', actor: 'maria@sales-ops', reason: 'duplicate lead, merged by hand' });
+		await updateDeadLetterStatus(store, {
+			id: parked.id,
+			to: 'being_fixed',
+			actor: 'maria@sales-ops',
+		});
+		await updateDeadLetterStatus(store, {
+			id: parked.id,
+			to: 'abandoned',
+			actor: 'maria@sales-ops',
+			reason: 'duplicate lead, merged by hand',
+		});
 		const [record] = await getDeadLetters(store, [parked.id]);
 		expect(record.status).toBe('abandoned');
 		expect(record.closed_at).toBeInstanceOf(Date);
@@ -81,16 +165,26 @@ describe('status changes and the audit trail', () => {
 
 	it('refuses a change without an actor, and resolve or abandon without a reason, changing nothing', async () => {
 		const [parked] = await parkItems(store, [failed({ idempotencyKey: 'lead-10:create' })]);
-		await expect(updateDeadLetterStatus(store, { id: parked.id, to: 'being_fixed', actor: ' ' })).rejects.toThrow(new StatusChangeRefused(`Changing dead letter ${parked.id} to being_fixed needs an actor`));
-		await expect(updateDeadLetterStatus(store, { id: parked.id, to: 'resolved', actor: 'maria' })).rejects.toThrow(/needs a reason/);
-		await expect(updateDeadLetterStatus(store, { id: '999999999', to: 'being_fixed', actor: 'maria' })).rejects.toThrow(/does not exist/);
+		await expect(
+			updateDeadLetterStatus(store, { id: parked.id, to: 'being_fixed', actor: ' ' }),
+		).rejects.toThrow(
+			new StatusChangeRefused(`Changing dead letter ${parked.id} to being_fixed needs an actor`),
+		);
+		await expect(
+			updateDeadLetterStatus(store, { id: parked.id, to: 'resolved', actor: 'maria' }),
+		).rejects.toThrow(/needs a reason/);
+		await expect(
+			updateDeadLetterStatus(store, { id: '999999999', to: 'being_fixed', actor: 'maria' }),
+		).rejects.toThrow(/does not exist/);
 		const [record] = await getDeadLetters(store, [parked.id]);
 		expect(record.status).toBe('new');
 		expect(record.history).toHaveLength(1);
 	});
 
 	it('the audit trail cannot be rewritten', async () => {
-		await expect(adminQuery(`UPDATE "${schema}".dead_letter_events SET actor = 'someone else'`)).rejects.toThrow(/append-only/);
+		await expect(
+			adminQuery(`UPDATE "${schema}".dead_letter_events SET actor = 'someone else'`),
+		).rejects.toThrow(/append-only/);
 	});
 });
 
@@ -101,18 +195,58 @@ describe('list, stats and purge', () => {
 	it('Stats over a seeded set returns the exact expected numbers', async () => {
 		const s = other.store;
 		const parked = await parkItems(s, [
-			failed({ workflowId: 'wf-a', step: 'CRM', idempotencyKey: 'a1', errorMessage: 'phone: invalid format', owner: 'sales-ops' }),
-			failed({ workflowId: 'wf-a', step: 'CRM', idempotencyKey: 'a2', errorMessage: 'phone: invalid format', owner: 'sales-ops' }),
-			failed({ workflowId: 'wf-a', step: 'Enrich', idempotencyKey: 'a3', errorMessage: 'timeout', owner: 'data' }),
-			failed({ workflowId: 'wf-b', step: 'Ledger', idempotencyKey: 'b1', errorMessage: 'phone: invalid format' }),
-			failed({ workflowId: 'wf-b', step: 'Ledger', idempotencyKey: 'b2', errorMessage: 'conflict', status: 'held' }),
+			failed({
+				workflowId: 'wf-a',
+				step: 'CRM',
+				idempotencyKey: 'a1',
+				errorMessage: 'phone: invalid format',
+				owner: 'sales-ops',
+			}),
+			failed({
+				workflowId: 'wf-a',
+				step: 'CRM',
+				idempotencyKey: 'a2',
+				errorMessage: 'phone: invalid format',
+				owner: 'sales-ops',
+			}),
+			failed({
+				workflowId: 'wf-a',
+				step: 'Enrich',
+				idempotencyKey: 'a3',
+				errorMessage: 'timeout',
+				owner: 'data',
+			}),
+			failed({
+				workflowId: 'wf-b',
+				step: 'Ledger',
+				idempotencyKey: 'b1',
+				errorMessage: 'phone: invalid format',
+			}),
+			failed({
+				workflowId: 'wf-b',
+				step: 'Ledger',
+				idempotencyKey: 'b2',
+				errorMessage: 'conflict',
+				status: 'held',
+			}),
 		]);
 		// Fixed ages, set with the database clock: parked 1, 2, 3, 4 and 5 hours ago; one resolved after 30 minutes.
 		for (const [i, p] of parked.entries()) {
-			await adminQuery(`UPDATE "${other.schema}".dead_letters SET parked_at = now() - make_interval(hours => $2) WHERE id = $1`, [p.id, i + 1]);
+			await adminQuery(
+				`UPDATE "${other.schema}".dead_letters SET parked_at = now() - make_interval(hours => $2) WHERE id = $1`,
+				[p.id, i + 1],
+			);
 		}
-		await updateDeadLetterStatus(s, { id: parked[0].id, to: 'resolved', actor: 'maria', reason: 'fixed' });
-		await adminQuery(`UPDATE "${other.schema}".dead_letters SET closed_at = parked_at + interval '30 minutes' WHERE id = $1`, [parked[0].id]);
+		await updateDeadLetterStatus(s, {
+			id: parked[0].id,
+			to: 'resolved',
+			actor: 'maria',
+			reason: 'fixed',
+		});
+		await adminQuery(
+			`UPDATE "${other.schema}".dead_letters SET closed_at = parked_at + interval '30 minutes' WHERE id = $1`,
+			[parked[0].id],
+		);
 
 		const stats = await deadLetterStats(s);
 		expect(stats.openCount).toBe(4);
@@ -145,19 +279,54 @@ describe('list, stats and purge', () => {
 
 		const list = await listDeadLetters(s, { statuses: ['new'], workflowId: 'wf-a' });
 		expect(list.map((r) => r.idempotency_key)).toEqual(['a2', 'a3']);
-		expect((await listDeadLetters(s, { search: 'TIMEOUT' })).map((r) => r.idempotency_key)).toEqual(['a3']);
-		expect((await listDeadLetters(s, { olderThanMinutes: 4 * 60 - 5 })).map((r) => r.idempotency_key)).toEqual(['b1', 'b2']);
+		expect((await listDeadLetters(s, { search: 'TIMEOUT' })).map((r) => r.idempotency_key)).toEqual(
+			['a3'],
+		);
+		expect(
+			(await listDeadLetters(s, { olderThanMinutes: 4 * 60 - 5 })).map((r) => r.idempotency_key),
+		).toEqual(['b1', 'b2']);
 	});
 
 	it('Purge removes only closed records past retention and says how many', async () => {
 		const s = other.store;
-		const parked = await parkItems(s, [failed({ idempotencyKey: 'p1' }), failed({ idempotencyKey: 'p2' }), failed({ idempotencyKey: 'p3' })]);
-		await updateDeadLetterStatus(s, { id: parked[0].id, to: 'resolved', actor: 'maria', reason: 'done' });
-		await updateDeadLetterStatus(s, { id: parked[1].id, to: 'resolved', actor: 'maria', reason: 'done' });
+		const parked = await parkItems(s, [
+			failed({ idempotencyKey: 'p1' }),
+			failed({ idempotencyKey: 'p2' }),
+			failed({ idempotencyKey: 'p3' }),
+		]);
+		await updateDeadLetterStatus(s, {
+			id: parked[0].id,
+			to: 'resolved',
+			actor: 'maria',
+			reason: 'done',
+		});
+		await updateDeadLetterStatus(s, {
+			id: parked[1].id,
+			to: 'resolved',
+			actor: 'maria',
+			reason: 'done',
+		});
 		// p1 closed and expired, p2 closed but within retention, p3 open and expired.
-		await adminQuery(`UPDATE "${other.schema}".dead_letters SET expires_at = now() - interval '1 day' WHERE id = ANY($1::bigint[])`, [[parked[0].id, parked[2].id]]);
+		await adminQuery(
+			`UPDATE "${other.schema}".dead_letters SET expires_at = now() - interval '1 day' WHERE id = ANY($1::bigint[])`,
+			[[parked[0].id, parked[2].id]],
+		);
 		expect(await purgeDeadLetters(s)).toBe(1);
-		expect((await getDeadLetters(s, parked.map((p) => p.id))).map((r) => r.idempotency_key).sort()).toEqual(['p2', 'p3']);
-		expect(await adminQuery(`SELECT 1 FROM "${other.schema}".dead_letter_events WHERE dead_letter_id = $1`, [parked[0].id])).toHaveLength(0);
+		expect(
+			(
+				await getDeadLetters(
+					s,
+					parked.map((p) => p.id),
+				)
+			)
+				.map((r) => r.idempotency_key)
+				.sort(),
+		).toEqual(['p2', 'p3']);
+		expect(
+			await adminQuery(
+				`SELECT 1 FROM "${other.schema}".dead_letter_events WHERE dead_letter_id = $1`,
+				[parked[0].id],
+			),
+		).toHaveLength(0);
 	});
 });

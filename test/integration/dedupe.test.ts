@@ -1,4 +1,12 @@
-import { claimEvents, type ClaimContext, ClaimMode, completeEvents, purgeExpiredEvents, releaseEvents, releaseExecutionClaims } from '../../lib/dedupe';
+import {
+	claimEvents,
+	type ClaimContext,
+	ClaimMode,
+	completeEvents,
+	purgeExpiredEvents,
+	releaseEvents,
+	releaseExecutionClaims,
+} from '../../lib/dedupe';
 import { Store } from '../../lib/store';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 
@@ -17,14 +25,25 @@ const context = (overrides: Partial<ClaimContext> = {}): ClaimContext => ({
 });
 const ids = (...eventIds: string[]) => eventIds.map((eventId, index) => ({ index, eventId }));
 const outcomes = (results: Array<{ outcome: string }>) => results.map((r) => r.outcome);
-const rows = (where = 'true') => adminQuery<{ event_id: string; status: string; execution_id: string }>(`SELECT event_id, status, execution_id FROM "${schema}".processed_events WHERE ${where} ORDER BY event_id`);
+const rows = (where = 'true') =>
+	adminQuery<{ event_id: string; status: string; execution_id: string }>(
+		`SELECT event_id, status, execution_id FROM "${schema}".processed_events WHERE ${where} ORDER BY event_id`,
+	);
 
 describe('claims', () => {
 	it('the same event delivered twice is new once, then a duplicate that says it was done', async () => {
 		const first = await claimEvents(store, context(), ids('evt-1'));
 		const second = await claimEvents(store, context(), ids('evt-1'));
 		expect(outcomes(first)).toEqual(['new']);
-		expect(second).toEqual([{ index: 0, eventId: 'evt-1', outcome: 'duplicate', reason: 'done', claimedBy: expect.stringMatching(/^exec-/) }]);
+		expect(second).toEqual([
+			{
+				index: 0,
+				eventId: 'evt-1',
+				outcome: 'duplicate',
+				reason: 'done',
+				claimedBy: expect.stringMatching(/^exec-/),
+			},
+		]);
 		expect(await rows(`event_id = 'evt-1'`)).toHaveLength(1);
 	});
 
@@ -32,7 +51,9 @@ describe('claims', () => {
 		// Ten pools, as ten queue-mode workers would have.
 		const workers = Array.from({ length: 10 }, () => new Store(storeConfig(schema)));
 		try {
-			const results = await Promise.all(workers.map((worker) => claimEvents(worker, context(), ids('evt-race'))));
+			const results = await Promise.all(
+				workers.map((worker) => claimEvents(worker, context(), ids('evt-race'))),
+			);
 			expect(results.flat().filter((r) => r.outcome === 'new')).toHaveLength(1);
 			expect(results.flat().filter((r) => r.outcome === 'duplicate')).toHaveLength(9);
 		} finally {
@@ -52,7 +73,10 @@ describe('claims', () => {
 
 	it("a failed execution's claims, once released, let the redelivery through as new", async () => {
 		const failed = context();
-		expect(outcomes(await claimEvents(store, failed, ids('evt-fail', 'evt-fail-2')))).toEqual(['new', 'new']);
+		expect(outcomes(await claimEvents(store, failed, ids('evt-fail', 'evt-fail-2')))).toEqual([
+			'new',
+			'new',
+		]);
 		expect(await releaseExecutionClaims(store, failed.executionId)).toBe(2);
 		expect(outcomes(await claimEvents(store, context(), ids('evt-fail')))).toEqual(['new']);
 	});
@@ -60,12 +84,17 @@ describe('claims', () => {
 	it('release by event ID frees just that event', async () => {
 		await claimEvents(store, context(), ids('evt-r1', 'evt-r2'));
 		expect(await releaseEvents(store, 'orders', ['evt-r1'])).toEqual(['evt-r1']);
-		expect(outcomes(await claimEvents(store, context(), ids('evt-r1', 'evt-r2')))).toEqual(['new', 'duplicate']);
+		expect(outcomes(await claimEvents(store, context(), ids('evt-r1', 'evt-r2')))).toEqual([
+			'new',
+			'duplicate',
+		]);
 	});
 
 	it('consumers are independent', async () => {
 		await claimEvents(store, context({ consumer: 'billing' }), ids('evt-shared'));
-		expect(outcomes(await claimEvents(store, context({ consumer: 'crm' }), ids('evt-shared')))).toEqual(['new']);
+		expect(
+			outcomes(await claimEvents(store, context({ consumer: 'crm' }), ids('evt-shared'))),
+		).toEqual(['new']);
 	});
 
 	it('10,000 IDs in one run are claimed in one statement and all found again', async () => {
@@ -74,7 +103,9 @@ describe('claims', () => {
 		expect(first.every((r) => r.outcome === 'new')).toBe(true);
 		const again = await claimEvents(store, context({ consumer: 'bulk' }), many);
 		expect(again.every((r) => r.outcome === 'duplicate')).toBe(true);
-		const count = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".processed_events WHERE consumer = 'bulk'`);
+		const count = await adminQuery<{ n: number }>(
+			`SELECT count(*)::int AS n FROM "${schema}".processed_events WHERE consumer = 'bulk'`,
+		);
 		expect(count[0].n).toBe(10_000);
 	});
 });
@@ -83,8 +114,16 @@ describe('lease until complete', () => {
 	it('a live lease is in progress elsewhere; completion makes it done', async () => {
 		const owner = context({ mode: ClaimMode.leaseUntilComplete });
 		await claimEvents(store, owner, ids('evt-lease'));
-		const meanwhile = await claimEvents(store, context({ mode: ClaimMode.leaseUntilComplete }), ids('evt-lease'));
-		expect(meanwhile[0]).toMatchObject({ outcome: 'duplicate', reason: 'in_progress', claimedBy: owner.executionId });
+		const meanwhile = await claimEvents(
+			store,
+			context({ mode: ClaimMode.leaseUntilComplete }),
+			ids('evt-lease'),
+		);
+		expect(meanwhile[0]).toMatchObject({
+			outcome: 'duplicate',
+			reason: 'in_progress',
+			claimedBy: owner.executionId,
+		});
 		expect(await completeEvents(store, 'orders', ['evt-lease'])).toEqual(['evt-lease']);
 		const later = await claimEvents(store, context(), ids('evt-lease'));
 		expect(later[0]).toMatchObject({ outcome: 'duplicate', reason: 'done' });
@@ -96,24 +135,35 @@ describe('lease until complete', () => {
 		await new Promise((r) => setTimeout(r, 1_300));
 		const retry = context({ mode: ClaimMode.leaseUntilComplete });
 		expect(outcomes(await claimEvents(store, retry, ids('evt-crash')))).toEqual(['new']);
-		expect(await rows(`event_id = 'evt-crash'`)).toEqual([{ event_id: 'evt-crash', status: 'in_progress', execution_id: retry.executionId }]);
+		expect(await rows(`event_id = 'evt-crash'`)).toEqual([
+			{ event_id: 'evt-crash', status: 'in_progress', execution_id: retry.executionId },
+		]);
 	});
 });
 
 describe('ordering', () => {
-	const versioned = (entityKey: string, ...events: Array<[string, number]>) => events.map(([eventId, version], index) => ({ index, eventId, entityKey, version }));
+	const versioned = (entityKey: string, ...events: Array<[string, number]>) =>
+		events.map(([eventId, version], index) => ({ index, eventId, entityKey, version }));
 
 	it('versions arriving 3, 1, 2 in separate runs send 1 and 2 to stale', async () => {
 		const three = await claimEvents(store, context(), versioned('cust-1', ['v3', 3]));
 		const one = await claimEvents(store, context(), versioned('cust-1', ['v1', 1]));
 		const two = await claimEvents(store, context(), versioned('cust-1', ['v2', 2]));
-		expect([three[0].outcome, one[0], two[0]]).toEqual(['new', { index: 0, eventId: 'v1', outcome: 'stale', lastVersion: 3 }, { index: 0, eventId: 'v2', outcome: 'stale', lastVersion: 3 }]);
+		expect([three[0].outcome, one[0], two[0]]).toEqual([
+			'new',
+			{ index: 0, eventId: 'v1', outcome: 'stale', lastVersion: 3 },
+			{ index: 0, eventId: 'v2', outcome: 'stale', lastVersion: 3 },
+		]);
 		// A stale event is not recorded as processed.
 		expect(await rows(`event_id IN ('v1', 'v2')`)).toEqual([]);
 	});
 
 	it('versions 3, 1, 2 in one batch: 3 is new, 1 and 2 stale', async () => {
-		const results = await claimEvents(store, context(), versioned('cust-2', ['b3', 3], ['b1', 1], ['b2', 2]));
+		const results = await claimEvents(
+			store,
+			context(),
+			versioned('cust-2', ['b3', 3], ['b1', 1], ['b2', 2]),
+		);
 		expect(results.map((r) => r.outcome)).toEqual(['new', 'stale', 'stale']);
 	});
 
@@ -121,7 +171,9 @@ describe('ordering', () => {
 		await claimEvents(store, context(), versioned('cust-3', ['e5', 5]));
 		const same = await claimEvents(store, context(), versioned('cust-3', ['e5-again', 5]));
 		expect(same[0]).toMatchObject({ outcome: 'duplicate', reason: 'same_version' });
-		expect(outcomes(await claimEvents(store, context(), versioned('cust-3', ['e6', 6])))).toEqual(['new']);
+		expect(outcomes(await claimEvents(store, context(), versioned('cust-3', ['e6', 6])))).toEqual([
+			'new',
+		]);
 	});
 
 	it('releasing a failed execution restores the entity version it had advanced', async () => {
@@ -129,24 +181,36 @@ describe('ordering', () => {
 		const failed = context();
 		await claimEvents(store, failed, versioned('cust-4', ['f2', 2]));
 		await releaseExecutionClaims(store, failed.executionId);
-		const version = await adminQuery<{ version: string }>(`SELECT version FROM "${schema}".entity_versions WHERE entity_key = 'cust-4'`);
+		const version = await adminQuery<{ version: string }>(
+			`SELECT version FROM "${schema}".entity_versions WHERE entity_key = 'cust-4'`,
+		);
 		expect(Number(version[0].version)).toBe(1);
-		expect(outcomes(await claimEvents(store, context(), versioned('cust-4', ['f2', 2])))).toEqual(['new']);
+		expect(outcomes(await claimEvents(store, context(), versioned('cust-4', ['f2', 2])))).toEqual([
+			'new',
+		]);
 	});
 });
 
 describe('retention', () => {
 	it('purge removes only expired IDs and says how many; an expired ID is new again', async () => {
 		await claimEvents(store, context({ consumer: 'purge' }), ids('old-1', 'old-2', 'fresh'));
-		await adminQuery(`UPDATE "${schema}".processed_events SET expires_at = now() - interval '1 day' WHERE consumer = 'purge' AND event_id LIKE 'old-%'`);
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET expires_at = now() - interval '1 day' WHERE consumer = 'purge' AND event_id LIKE 'old-%'`,
+		);
 		expect(await purgeExpiredEvents(store, 'purge')).toBe(2);
 		expect((await rows(`consumer = 'purge'`)).map((r) => r.event_id)).toEqual(['fresh']);
-		expect(outcomes(await claimEvents(store, context({ consumer: 'purge' }), ids('old-1')))).toEqual(['new']);
+		expect(
+			outcomes(await claimEvents(store, context({ consumer: 'purge' }), ids('old-1'))),
+		).toEqual(['new']);
 	});
 
 	it('an expired ID not yet purged is claimable again', async () => {
 		await claimEvents(store, context({ consumer: 'expiry' }), ids('stale-id'));
-		await adminQuery(`UPDATE "${schema}".processed_events SET expires_at = now() - interval '1 second' WHERE consumer = 'expiry'`);
-		expect(outcomes(await claimEvents(store, context({ consumer: 'expiry' }), ids('stale-id')))).toEqual(['new']);
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET expires_at = now() - interval '1 second' WHERE consumer = 'expiry'`,
+		);
+		expect(
+			outcomes(await claimEvents(store, context({ consumer: 'expiry' }), ids('stale-id'))),
+		).toEqual(['new']);
 	});
 });

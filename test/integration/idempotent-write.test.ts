@@ -1,5 +1,11 @@
 import { getDeadLetters } from '../../lib/deadletter';
-import { DEFAULT_POLICY, requestFingerprint, runWrites, type WriteContext, type WriteRequest } from '../../lib/idempotency';
+import {
+	DEFAULT_POLICY,
+	requestFingerprint,
+	runWrites,
+	type WriteContext,
+	type WriteRequest,
+} from '../../lib/idempotency';
 import { Store } from '../../lib/store';
 import { TestTarget } from '../target/server';
 import { fetchSender } from '../helpers/send';
@@ -36,9 +42,16 @@ const write = (key: string, body: unknown, index = 0): WriteRequest & { body: un
 	body,
 });
 const bodies = new Map<string, unknown>();
-const run = (route: string, ctx: WriteContext, requests: Array<WriteRequest & { body: unknown }>, s: Store = store) => {
+const run = (
+	route: string,
+	ctx: WriteContext,
+	requests: Array<WriteRequest & { body: unknown }>,
+	s: Store = store,
+) => {
 	for (const r of requests) bodies.set(`${r.key}#${r.index}`, r.body);
-	return runWrites(s, ctx, requests, { send: fetchSender(target.url(route), (r) => bodies.get(`${r.key}#${r.index}`)) });
+	return runWrites(s, ctx, requests, {
+		send: fetchSender(target.url(route), (r) => bodies.get(`${r.key}#${r.index}`)),
+	});
 };
 
 describe('the record state machine on real Postgres', () => {
@@ -55,7 +68,9 @@ describe('the record state machine on real Postgres', () => {
 		target.route('/race', { honoursKey: false, latencyMs: 300 });
 		const workers = Array.from({ length: 20 }, () => new Store(storeConfig(schema)));
 		try {
-			const outcomes = await Promise.all(workers.map((w) => run('/race', context(), [write('lead-race', { name: 'Bo' })], w)));
+			const outcomes = await Promise.all(
+				workers.map((w) => run('/race', context(), [write('lead-race', { name: 'Bo' })], w)),
+			);
 			expect(target.requestsTo('/race')).toHaveLength(1);
 			expect(target.effectsOf('/race')).toHaveLength(1);
 			const answers = outcomes.map(([o]) => JSON.stringify(o.answer?.body));
@@ -90,9 +105,15 @@ describe('the record state machine on real Postgres', () => {
 		target.route('/limited-long');
 		target.script('/limited-long', { status: 429, retryAfter: '3600' });
 		const started = Date.now();
-		const [outcome] = await run('/limited-long', context(), [write('lead-429-long', { name: 'Ed' })]);
+		const [outcome] = await run('/limited-long', context(), [
+			write('lead-429-long', { name: 'Ed' }),
+		]);
 		expect(Date.now() - started).toBeLessThan(2_000);
-		expect(outcome.failure).toMatchObject({ class: 'rate_limited', status: 429, retryAt: expect.any(Date) });
+		expect(outcome.failure).toMatchObject({
+			class: 'rate_limited',
+			status: 429,
+			retryAt: expect.any(Date),
+		});
 		const [record] = await getDeadLetters(store, [outcome.failure!.deadLetterId!]);
 		expect(record).toMatchObject({ error_class: 'rate_limited', idempotency_key: 'lead-429-long' });
 		expect(record.retry_after).toEqual(outcome.failure!.retryAt);
@@ -102,10 +123,18 @@ describe('the record state machine on real Postgres', () => {
 		target.route('/strict');
 		target.script('/strict', { status: 422, body: { message: 'phone: invalid format' } });
 		const [outcome] = await run('/strict', context(), [write('lead-422', { phone: '0151' })]);
-		expect(outcome).toMatchObject({ ok: false, attempts: 1, failure: { class: 'permanent', status: 422, message: 'phone: invalid format' } });
+		expect(outcome).toMatchObject({
+			ok: false,
+			attempts: 1,
+			failure: { class: 'permanent', status: 422, message: 'phone: invalid format' },
+		});
 		expect(target.requestsTo('/strict')).toHaveLength(1);
 		const [record] = await getDeadLetters(store, [outcome.failure!.deadLetterId!]);
-		expect(record).toMatchObject({ error_class: 'permanent', error_message: 'phone: invalid format', payload: { phone: '0151' } });
+		expect(record).toMatchObject({
+			error_class: 'permanent',
+			error_message: 'phone: invalid format',
+			payload: { phone: '0151' },
+		});
 	});
 
 	it('the same key with a different body after a 422 is sent (fix and replay)', async () => {
@@ -125,7 +154,11 @@ describe('the record state machine on real Postgres', () => {
 	it('a replay of a succeeded key returns the saved response without a call', async () => {
 		const before = target.requestsTo('/strict').length;
 		const [outcome] = await run('/strict', context(), [write('lead-422', { phone: '+49151' })]);
-		expect(outcome).toMatchObject({ ok: true, replayed: true, answer: { status: 201, body: { phone: '+49151' } } });
+		expect(outcome).toMatchObject({
+			ok: true,
+			replayed: true,
+			answer: { status: 201, body: { phone: '+49151' } },
+		});
 		expect(target.requestsTo('/strict')).toHaveLength(before);
 	});
 
@@ -137,7 +170,11 @@ describe('the record state machine on real Postgres', () => {
 			`INSERT INTO "${schema}".idempotency_keys (scope, key, fingerprint, status, lease_until, execution_id, expires_at) VALUES ('crm', 'lead-crash', $1, 'in_progress', now() - interval '1 second', 'dead-worker', now() + interval '1 day')`,
 			[requestFingerprint({ method: 'POST', url: '/contacts', body: { name: 'Fa' } })],
 		);
-		await fetch(target.url('/crash'), { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'lead-crash' }, body: JSON.stringify({ name: 'Fa' }) });
+		await fetch(target.url('/crash'), {
+			method: 'POST',
+			headers: { 'content-type': 'application/json', 'idempotency-key': 'lead-crash' },
+			body: JSON.stringify({ name: 'Fa' }),
+		});
 		const [retried] = await run('/crash', crashed, [write('lead-crash', { name: 'Fa' })]);
 		expect(retried.ok).toBe(true);
 		expect(target.effectsOf('/crash')).toHaveLength(1);
@@ -148,7 +185,9 @@ describe('the record state machine on real Postgres', () => {
 			[requestFingerprint({ method: 'POST', url: '/contacts', body: { name: 'Gi' } })],
 		);
 		const before = target.requestsTo('/crash').length;
-		const [parked] = await run('/crash', context({ onUnknown: 'park' }), [write('lead-crash-2', { name: 'Gi' })]);
+		const [parked] = await run('/crash', context({ onUnknown: 'park' }), [
+			write('lead-crash-2', { name: 'Gi' }),
+		]);
 		expect(parked.failure).toMatchObject({ class: 'unknown_outcome' });
 		expect(target.requestsTo('/crash')).toHaveLength(before);
 	});
@@ -156,7 +195,19 @@ describe('the record state machine on real Postgres', () => {
 	it('a reached deadline parks the item as exhausted', async () => {
 		target.route('/down');
 		target.script('/down', ...Array.from({ length: 20 }, () => ({ status: 503 })));
-		const [outcome] = await run('/down', context({ policy: { ...DEFAULT_POLICY, maxAttempts: 50, baseDelayMs: 400, maxDelayMs: 400, deadlineMs: 1_500 } }), [write('lead-down', { name: 'Hu' })]);
+		const [outcome] = await run(
+			'/down',
+			context({
+				policy: {
+					...DEFAULT_POLICY,
+					maxAttempts: 50,
+					baseDelayMs: 400,
+					maxDelayMs: 400,
+					deadlineMs: 1_500,
+				},
+			}),
+			[write('lead-down', { name: 'Hu' })],
+		);
 		expect(outcome.failure).toMatchObject({ class: 'exhausted', status: 503 });
 		expect(outcome.failure!.message).toMatch(/deadline of 2 s reached|gave up/);
 		const [record] = await getDeadLetters(store, [outcome.failure!.deadLetterId!]);
@@ -167,7 +218,9 @@ describe('the record state machine on real Postgres', () => {
 		target.route('/never');
 		const unreachable = new Store({ ...storeConfig(schema), port: 1 });
 		try {
-			await expect(run('/never', context(), [write('lead-x', { name: 'Io' })], unreachable)).rejects.toThrow(/unreachable/);
+			await expect(
+				run('/never', context(), [write('lead-x', { name: 'Io' })], unreachable),
+			).rejects.toThrow(/unreachable/);
 		} finally {
 			await unreachable.close();
 		}
@@ -182,19 +235,33 @@ describe('the record state machine on real Postgres', () => {
 		expect(outcomes.map((o) => o.index)).toEqual(requests.map((r) => r.index));
 		expect(outcomes.every((o) => o.ok && !o.replayed)).toBe(true);
 		expect(target.effectsOf('/batch')).toHaveLength(50);
-		const rows = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".idempotency_keys WHERE key LIKE 'batch-%' AND status = 'succeeded'`);
+		const rows = await adminQuery<{ n: number }>(
+			`SELECT count(*)::int AS n FROM "${schema}".idempotency_keys WHERE key LIKE 'batch-%' AND status = 'succeeded'`,
+		);
 		expect(rows[0].n).toBe(50);
 	});
 
 	it('the circuit breaker opens after a streak of transient failures and holds the next writes without calling', async () => {
 		target.route('/breaker');
 		target.script('/breaker', { status: 503 }, { status: 503 }, { status: 503 });
-		const breakerContext = () => context({ integration: 'ledger', breaker: { threshold: 3, coolDownSeconds: 60 }, policy: { ...DEFAULT_POLICY, maxAttempts: 1 } });
-		const first = await run('/breaker', breakerContext(), [write('ledger-1', { n: 1 }, 0), write('ledger-2', { n: 2 }, 1), write('ledger-3', { n: 3 }, 2)]);
+		const breakerContext = () =>
+			context({
+				integration: 'ledger',
+				breaker: { threshold: 3, coolDownSeconds: 60 },
+				policy: { ...DEFAULT_POLICY, maxAttempts: 1 },
+			});
+		const first = await run('/breaker', breakerContext(), [
+			write('ledger-1', { n: 1 }, 0),
+			write('ledger-2', { n: 2 }, 1),
+			write('ledger-3', { n: 3 }, 2),
+		]);
 		expect(first.map((o) => o.failure?.class)).toEqual(['exhausted', 'exhausted', 'exhausted']);
 		const sent = target.requestsTo('/breaker').length;
 		const [held] = await run('/breaker', breakerContext(), [write('ledger-4', { n: 4 })]);
-		expect(held.failure).toMatchObject({ class: 'paused', message: expect.stringMatching(/circuit breaker for ledger is open until/) });
+		expect(held.failure).toMatchObject({
+			class: 'paused',
+			message: expect.stringMatching(/circuit breaker for ledger is open until/),
+		});
 		expect(target.requestsTo('/breaker')).toHaveLength(sent);
 		const [record] = await getDeadLetters(store, [held.failure!.deadLetterId!]);
 		expect(record.status).toBe('held');
@@ -205,8 +272,17 @@ describe('a parked item that later succeeds', () => {
 	it('its open record is closed as replayed, with an audit event, and a record someone took is left to them', async () => {
 		target.route('/later', { honoursKey: true });
 		target.script('/later', { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 });
-		const tight = { ...DEFAULT_POLICY, baseDelayMs: 10, maxDelayMs: 20, deadlineMs: 10_000, maxAttempts: 2 };
-		const [first, taken] = await run('/later', context({ policy: tight }), [write('lead-later', { name: 'Di' }), write('lead-taken', { name: 'Ed' }, 1)]);
+		const tight = {
+			...DEFAULT_POLICY,
+			baseDelayMs: 10,
+			maxDelayMs: 20,
+			deadlineMs: 10_000,
+			maxAttempts: 2,
+		};
+		const [first, taken] = await run('/later', context({ policy: tight }), [
+			write('lead-later', { name: 'Di' }),
+			write('lead-taken', { name: 'Ed' }, 1),
+		]);
 		expect(first.ok).toBe(false);
 		expect(taken.ok).toBe(false);
 		const byId = async (id: string) => (await getDeadLetters(store, [id]))[0];
@@ -214,15 +290,26 @@ describe('a parked item that later succeeds', () => {
 		const parkedTaken = await byId(taken.failure!.deadLetterId!);
 		expect(parked.status).toBe('new');
 		// An operator has taken the second one.
-		await adminQuery(`UPDATE "${schema}".dead_letters SET status = 'being_fixed' WHERE id = $1`, [parkedTaken.id]);
+		await adminQuery(`UPDATE "${schema}".dead_letters SET status = 'being_fixed' WHERE id = $1`, [
+			parkedTaken.id,
+		]);
 
-		const again = await run('/later', context(), [write('lead-later', { name: 'Di' }), write('lead-taken', { name: 'Ed' }, 1)]);
+		const again = await run('/later', context(), [
+			write('lead-later', { name: 'Di' }),
+			write('lead-taken', { name: 'Ed' }, 1),
+		]);
 		expect(again.every((o) => o.ok)).toBe(true);
 		const closed = await byId(parked.id);
 		const left = await byId(parkedTaken.id);
 		expect(closed.status).toBe('replayed');
-		expect(closed.history.at(-1)).toMatchObject({ actor: 'Idempotent HTTP Write', fromStatus: 'new', toStatus: 'replayed' });
-		expect(closed.history.at(-1)!.reason).toMatch(/^succeeded on a later delivery \(execution exec-\d+\)$/);
+		expect(closed.history.at(-1)).toMatchObject({
+			actor: 'Idempotent HTTP Write',
+			fromStatus: 'new',
+			toStatus: 'replayed',
+		});
+		expect(closed.history.at(-1)!.reason).toMatch(
+			/^succeeded on a later delivery \(execution exec-\d+\)$/,
+		);
 		expect(left.status).toBe('being_fixed');
 		expect(target.effectsOf('/later')).toHaveLength(2);
 	});
@@ -232,22 +319,40 @@ describe('a run whose earlier attempt lost its response', () => {
 	it('ends unknown_outcome, not failed, when a later attempt fails: the effect may exist', async () => {
 		target.route('/lost-then-down', { honoursKey: true });
 		target.script('/lost-then-down', { reset: 'after' }, { status: 503 }, { status: 503 });
-		const policy = { ...DEFAULT_POLICY, baseDelayMs: 10, maxDelayMs: 20, deadlineMs: 10_000, maxAttempts: 3 };
-		const [outcome] = await run('/lost-then-down', context({ policy, alreadyHappened: 'enriched, not in CRM' }), [write('lead-lost-down', { name: 'Fe' })]);
+		const policy = {
+			...DEFAULT_POLICY,
+			baseDelayMs: 10,
+			maxDelayMs: 20,
+			deadlineMs: 10_000,
+			maxAttempts: 3,
+		};
+		const [outcome] = await run(
+			'/lost-then-down',
+			context({ policy, alreadyHappened: 'enriched, not in CRM' }),
+			[write('lead-lost-down', { name: 'Fe' })],
+		);
 		expect(outcome.ok).toBe(false);
 		expect(outcome.failure).toMatchObject({ class: 'unknown_outcome', status: 503 });
 		expect(outcome.failure!.message).toMatch(/response was lost after it was sent/);
 		// The first attempt did commit at the target.
 		expect(target.effectsOf('/lost-then-down')).toHaveLength(1);
-		const [record] = await adminQuery<{ status: string }>(`SELECT status FROM "${schema}".idempotency_keys WHERE key = 'lead-lost-down'`);
+		const [record] = await adminQuery<{ status: string }>(
+			`SELECT status FROM "${schema}".idempotency_keys WHERE key = 'lead-lost-down'`,
+		);
 		expect(record.status).not.toBe('failed');
 		const [parked] = await getDeadLetters(store, [outcome.failure!.deadLetterId!]);
 		expect(parked).toMatchObject({ error_class: 'unknown_outcome' });
-		expect(String(parked.already_happened)).toBe('enriched, not in CRM; Create Contact may have taken effect (its response was lost): check before replaying');
+		expect(String(parked.already_happened)).toBe(
+			'enriched, not in CRM; Create Contact may have taken effect (its response was lost): check before replaying',
+		);
 
 		// Delivered again once the lease is over: the same key, still one effect, and the record closes.
-		await adminQuery(`UPDATE "${schema}".idempotency_keys SET lease_until = now() - interval '1 second' WHERE key = 'lead-lost-down'`);
-		const [again] = await run('/lost-then-down', context(), [write('lead-lost-down', { name: 'Fe' })]);
+		await adminQuery(
+			`UPDATE "${schema}".idempotency_keys SET lease_until = now() - interval '1 second' WHERE key = 'lead-lost-down'`,
+		);
+		const [again] = await run('/lost-then-down', context(), [
+			write('lead-lost-down', { name: 'Fe' }),
+		]);
 		expect(again.ok).toBe(true);
 		expect(target.effectsOf('/lost-then-down')).toHaveLength(1);
 		expect((await getDeadLetters(store, [parked.id]))[0].status).toBe('replayed');

@@ -1,8 +1,22 @@
 import { Client } from 'pg';
 import { ConfigurationError, StoreUnavailableError } from '../../lib/errors';
-import { closeAllStores, diagnoseStore, getStore, latestMigrationId, migrate, Store, toStoreConfig } from '../../lib/store';
+import {
+	closeAllStores,
+	diagnoseStore,
+	getStore,
+	latestMigrationId,
+	migrate,
+	Store,
+	toStoreConfig,
+} from '../../lib/store';
 import { clientConfig, pgSettingsFromEnv } from '../harness/postgres';
-import { adminQuery, credentialData, dropSchema, storeConfig, uniqueSchema } from '../helpers/store';
+import {
+	adminQuery,
+	credentialData,
+	dropSchema,
+	storeConfig,
+	uniqueSchema,
+} from '../helpers/store';
 
 const schemas: string[] = [];
 const newSchema = (label: string): string => {
@@ -29,10 +43,17 @@ describe('first use', () => {
 		}
 		const allIds = Array.from({ length: latestMigrationId() }, (_, i) => i + 1);
 		expect(runs.filter((ids) => ids.length > 0)).toEqual([allIds]);
-		const applied = await adminQuery<{ id: number; name: string }>(`SELECT id, name FROM "${schema}".migrations ORDER BY id`);
+		const applied = await adminQuery<{ id: number; name: string }>(
+			`SELECT id, name FROM "${schema}".migrations ORDER BY id`,
+		);
 		expect(applied.map((row) => row.id)).toEqual(allIds);
-		const tables = await adminQuery<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [schema]);
-		expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(['migrations', 'processed_events', 'entity_versions']));
+		const tables = await adminQuery<{ table_name: string }>(
+			`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`,
+			[schema],
+		);
+		expect(tables.map((t) => t.table_name)).toEqual(
+			expect.arrayContaining(['migrations', 'processed_events', 'entity_versions']),
+		);
 	});
 
 	it('a later start finds the schema up to date and applies nothing', async () => {
@@ -40,17 +61,23 @@ describe('first use', () => {
 		const first = new Store(storeConfig(schema));
 		await first.ready();
 		await first.close();
-		const before = await adminQuery<{ applied_at: Date }>(`SELECT applied_at FROM "${schema}".migrations`);
+		const before = await adminQuery<{ applied_at: Date }>(
+			`SELECT applied_at FROM "${schema}".migrations`,
+		);
 		const second = new Store(storeConfig(schema));
 		await second.ready();
 		await second.close();
-		const after = await adminQuery<{ applied_at: Date }>(`SELECT applied_at FROM "${schema}".migrations`);
+		const after = await adminQuery<{ applied_at: Date }>(
+			`SELECT applied_at FROM "${schema}".migrations`,
+		);
 		expect(after).toEqual(before);
 	});
 
 	it('a bad schema name is a clear error and creates nothing', async () => {
 		const before = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM pg_namespace`);
-		expect(() => toStoreConfig(credentialData('bad-name; DROP SCHEMA public'))).toThrow(ConfigurationError);
+		expect(() => toStoreConfig(credentialData('bad-name; DROP SCHEMA public'))).toThrow(
+			ConfigurationError,
+		);
 		const result = await diagnoseStore(credentialData('Bad"Name'));
 		expect(result.ok).toBe(false);
 		expect(result.message).toMatch(/is not a valid identifier.*lowercase letters/);
@@ -62,7 +89,9 @@ describe('first use', () => {
 		const store = new Store({ ...storeConfig(newSchema('unreachable')), port: 1 });
 		try {
 			await expect(store.ready()).rejects.toThrow(StoreUnavailableError);
-			await expect(store.ready()).rejects.toThrow(/unreachable at 127\.0\.0\.1:1|unreachable at localhost:1/);
+			await expect(store.ready()).rejects.toThrow(
+				/unreachable at 127\.0\.0\.1:1|unreachable at localhost:1/,
+			);
 		} finally {
 			await store.close();
 		}
@@ -90,19 +119,40 @@ describe('credential test', () => {
 		await store.ready();
 		await store.close();
 		const result = await diagnoseStore(credentialData(schema));
-		expect(result).toEqual({ ok: true, message: expect.stringMatching(new RegExp(`^PostgreSQL \\d+\\.\\d+.*, schema ${schema} at migration ${latestMigrationId()} of ${latestMigrationId()}$`)) });
+		expect(result).toEqual({
+			ok: true,
+			message: expect.stringMatching(
+				new RegExp(
+					`^PostgreSQL \\d+\\.\\d+.*, schema ${schema} at migration ${latestMigrationId()} of ${latestMigrationId()}$`,
+				),
+			),
+		});
 	});
 
 	it('says an absent schema will be created on first use, and creates nothing', async () => {
 		const schema = newSchema('diag_absent');
 		const result = await diagnoseStore(credentialData(schema));
-		expect(result).toEqual({ ok: true, message: expect.stringMatching(new RegExp(`^PostgreSQL \\d+.*, schema ${schema} absent: it will be created on first use$`)) });
-		expect(await adminQuery(`SELECT 1 FROM pg_namespace WHERE nspname = $1`, [schema])).toHaveLength(0);
+		expect(result).toEqual({
+			ok: true,
+			message: expect.stringMatching(
+				new RegExp(`^PostgreSQL \\d+.*, schema ${schema} absent: it will be created on first use$`),
+			),
+		});
+		expect(
+			await adminQuery(`SELECT 1 FROM pg_namespace WHERE nspname = $1`, [schema]),
+		).toHaveLength(0);
 	});
 
 	it('says host:port is unreachable', async () => {
-		const result = await diagnoseStore({ ...credentialData('n8n_reliability'), host: '127.0.0.1', port: 1 });
-		expect(result).toEqual({ ok: false, message: expect.stringMatching(/^127\.0\.0\.1:1 unreachable: connection refused/) });
+		const result = await diagnoseStore({
+			...credentialData('n8n_reliability'),
+			host: '127.0.0.1',
+			port: 1,
+		});
+		expect(result).toEqual({
+			ok: false,
+			message: expect.stringMatching(/^127\.0\.0\.1:1 unreachable: connection refused/),
+		});
 	});
 
 	it('names the missing CREATE privilege and the GRANT to run', async () => {
@@ -111,33 +161,65 @@ describe('credential test', () => {
 		await adminQuery(`CREATE ROLE ${role} LOGIN PASSWORD 'x'`);
 		try {
 			const settings = pgSettingsFromEnv();
-			const result = await diagnoseStore({ ...credentialData(newSchema('diag_noprivs')), user: role, password: 'x' });
+			const result = await diagnoseStore({
+				...credentialData(newSchema('diag_noprivs')),
+				user: role,
+				password: 'x',
+			});
 			expect(result.ok).toBe(false);
-			expect(result.message).toContain(`missing CREATE privilege on database "${settings.database}"`);
-			expect(result.message).toContain(`GRANT CREATE ON DATABASE "${settings.database}" TO "${role}";`);
+			expect(result.message).toContain(
+				`missing CREATE privilege on database "${settings.database}"`,
+			);
+			expect(result.message).toContain(
+				`GRANT CREATE ON DATABASE "${settings.database}" TO "${role}";`,
+			);
 		} finally {
 			await adminQuery(`DROP ROLE IF EXISTS ${role}`);
 		}
 	});
 
 	it('says the password is wrong, on a server that checks passwords', async () => {
-		const server = JSON.parse(process.env.RELIABILITY_TEST_PASSWORD_PG!) as ReturnType<typeof pgSettingsFromEnv>;
-		const good = await diagnoseStore({ ...server, ssl: 'disable', schema: 'n8n_reliability', maxConnections: 2 });
+		const server = JSON.parse(process.env.RELIABILITY_TEST_PASSWORD_PG!) as ReturnType<
+			typeof pgSettingsFromEnv
+		>;
+		const good = await diagnoseStore({
+			...server,
+			ssl: 'disable',
+			schema: 'n8n_reliability',
+			maxConnections: 2,
+		});
 		expect(good.ok).toBe(true);
-		const wrong = await diagnoseStore({ ...server, password: 'not-the-password', ssl: 'disable', schema: 'n8n_reliability', maxConnections: 2 });
-		expect(wrong).toEqual({ ok: false, message: `Wrong password for user "${server.user}" at ${server.host}:${server.port} (password authentication failed). Check Password in the credential.` });
+		const wrong = await diagnoseStore({
+			...server,
+			password: 'not-the-password',
+			ssl: 'disable',
+			schema: 'n8n_reliability',
+			maxConnections: 2,
+		});
+		expect(wrong).toEqual({
+			ok: false,
+			message: `Wrong password for user "${server.user}" at ${server.host}:${server.port} (password authentication failed). Check Password in the credential.`,
+		});
 	});
 
 	it('says a database does not exist', async () => {
-		const result = await diagnoseStore({ ...credentialData('n8n_reliability'), database: 'no_such_database_here' });
-		expect(result).toEqual({ ok: false, message: expect.stringMatching(/^Database "no_such_database_here" does not exist/) });
+		const result = await diagnoseStore({
+			...credentialData('n8n_reliability'),
+			database: 'no_such_database_here',
+		});
+		expect(result).toEqual({
+			ok: false,
+			message: expect.stringMatching(/^Database "no_such_database_here" does not exist/),
+		});
 	});
 
 	it('does not keep a connection open after the test', async () => {
 		const count = async (): Promise<number> => {
 			const client = new Client(clientConfig(pgSettingsFromEnv()));
 			await client.connect();
-			const { rows } = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'n8n-nodes-reliability' AND pid <> pg_backend_pid()`);
+			const { rows } = await client.query(
+				`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'n8n-nodes-reliability' AND pid <> pg_backend_pid()`,
+			);
 			await client.end();
 			return rows[0].n as number;
 		};

@@ -90,8 +90,17 @@ export class TestTarget {
 		const url = new URL(request.url ?? '/', 'http://target');
 		const route = url.pathname.replace(/\/by-key\/.*$/, '');
 		const options = this.routes.get(route) ?? { honoursKey: true };
-		const key = headerText(request.headers[(options.keyHeader ?? 'idempotency-key').toLowerCase()])?.replace(/^"(.*)"$/, '$1');
-		this.received.push({ route, method: request.method ?? 'GET', key, body, headers: request.headers, at: Date.now() });
+		const key = headerText(
+			request.headers[(options.keyHeader ?? 'idempotency-key').toLowerCase()],
+		)?.replace(/^"(.*)"$/, '$1');
+		this.received.push({
+			route,
+			method: request.method ?? 'GET',
+			key,
+			body,
+			headers: request.headers,
+			at: Date.now(),
+		});
 
 		if (request.method === 'GET') {
 			// Lookup for reconciliation: GET <route>/by-key/<key> finds the effect written with that key.
@@ -104,8 +113,15 @@ export class TestTarget {
 		if (step?.delayMs) await delay(step.delayMs);
 
 		if (step && 'status' in step) {
-			const headers: Record<string, string> = step.retryAfter ? { 'retry-after': step.retryAfter } : {};
-			return json(response, step.status, step.body ?? { message: `scripted ${step.status}` }, headers);
+			const headers: Record<string, string> = step.retryAfter
+				? { 'retry-after': step.retryAfter }
+				: {};
+			return json(
+				response,
+				step.status,
+				step.body ?? { message: `scripted ${step.status}` },
+				headers,
+			);
 		}
 		if (step && 'reset' in step && step.reset === 'before') return void request.socket.destroy();
 
@@ -119,7 +135,10 @@ export class TestTarget {
 		}
 		const effect: Effect = { id: this.nextId++, route, key, body, at: Date.now() };
 		this.effects.push(effect);
-		const answer = { id: effect.id, ...(body && typeof body === 'object' ? body : { value: body }) };
+		const answer = {
+			id: effect.id,
+			...(body && typeof body === 'object' ? body : { value: body }),
+		};
 		if (savedKey) this.saved.set(savedKey, { status: 201, body: answer });
 		if (step && 'reset' in step && step.reset === 'after') return void request.socket.destroy();
 		return json(response, 201, answer, { location: `${route}/${effect.id}` });
@@ -128,4 +147,5 @@ export class TestTarget {
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const headerText = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
+const headerText = (value: string | string[] | undefined): string | undefined =>
+	Array.isArray(value) ? value[0] : value;

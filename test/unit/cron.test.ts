@@ -12,7 +12,9 @@ describe('cron schedules of heartbeats (UTC)', () => {
 		['0 0 * * 7', '2026-11-30T00:00:00Z', '2026-12-06T00:00:00Z'],
 		['5,35 9-10 * * *', '2026-11-30T09:36:00Z', '2026-11-30T10:05:00Z'],
 	])('%s after %s fires at %s', (expression, after, expected) => {
-		expect(nextCronTime(parseCron(expression), at(after)).toISOString()).toBe(at(expected).toISOString());
+		expect(nextCronTime(parseCron(expression), at(after)).toISOString()).toBe(
+			at(expected).toISOString(),
+		);
 	});
 
 	it.each([
@@ -25,7 +27,15 @@ describe('cron schedules of heartbeats (UTC)', () => {
 });
 
 describe('heartbeat state', () => {
-	const row = (lastBeat: string, now: string, extra: Partial<{ period_seconds: number | null; cron: string | null; grace_seconds: number }> = {}) => ({
+	const row = (
+		lastBeat: string,
+		now: string,
+		extra: Partial<{
+			period_seconds: number | null;
+			cron: string | null;
+			grace_seconds: number;
+		}> = {},
+	) => ({
 		name: 'nightly import',
 		period_seconds: 3600,
 		cron: null,
@@ -46,6 +56,8 @@ describe('heartbeat state', () => {
 		const status = heartbeatStatus(row('2026-11-29T06:00:05Z', '2026-11-30T06:20:00Z', cron));
 		expect(status.dueAt.toISOString()).toBe('2026-11-30T06:00:00.000Z');
 		expect(status.state).toBe('late');
-		expect(heartbeatStatus(row('2026-11-29T06:00:05Z', '2026-11-30T06:31:00Z', cron)).state).toBe('down');
+		expect(heartbeatStatus(row('2026-11-29T06:00:05Z', '2026-11-30T06:31:00Z', cron)).state).toBe(
+			'down',
+		);
 	});
 });

@@ -16,7 +16,9 @@ describe('entity versions', () => {
 	});
 
 	it('orders later dates above earlier ones', () => {
-		expect(toVersionNumber('2026-11-30T10:00:01Z')!).toBeGreaterThan(toVersionNumber('2026-11-30T10:00:00Z')!);
+		expect(toVersionNumber('2026-11-30T10:00:01Z')!).toBeGreaterThan(
+			toVersionNumber('2026-11-30T10:00:00Z')!,
+		);
 	});
 });
 
@@ -28,19 +30,29 @@ describe('required fields', () => {
 	];
 
 	it('passes a complete item', () => {
-		expect(validateItem({ email: 'a@b.c', contact: { phone: '+4915' }, tags: [] }, fields)).toBeUndefined();
+		expect(
+			validateItem({ email: 'a@b.c', contact: { phone: '+4915' }, tags: [] }, fields),
+		).toBeUndefined();
 	});
 
 	it('names a missing nested field', () => {
-		expect(validateItem({ email: 'a@b.c', contact: {}, tags: [] }, fields)).toBe('field "contact.phone" is missing');
+		expect(validateItem({ email: 'a@b.c', contact: {}, tags: [] }, fields)).toBe(
+			'field "contact.phone" is missing',
+		);
 	});
 
 	it('names a field of the wrong type', () => {
-		expect(validateItem({ email: 42, contact: { phone: 1 }, tags: [] }, fields)).toBe('field "email" must be a string, got number');
-		expect(validateItem({ email: 'a', contact: { phone: 1 }, tags: 'x' }, fields)).toBe('field "tags" must be an array, got string');
+		expect(validateItem({ email: 42, contact: { phone: 1 }, tags: [] }, fields)).toBe(
+			'field "email" must be a string, got number',
+		);
+		expect(validateItem({ email: 'a', contact: { phone: 1 }, tags: 'x' }, fields)).toBe(
+			'field "tags" must be an array, got string',
+		);
 	});
 
 	it('treats an empty string as missing', () => {
-		expect(validateItem({ email: '', contact: { phone: 1 }, tags: [] }, fields)).toBe('field "email" is missing');
+		expect(validateItem({ email: '', contact: { phone: 1 }, tags: [] }, fields)).toBe(
+			'field "email" is missing',
+		);
 	});
 });

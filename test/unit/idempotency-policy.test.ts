@@ -1,18 +1,58 @@
-import { businessKey, classifyStatus, decideRetry, DEFAULT_POLICY, headerValue, nextDelayMs, parseRetryAfter, requestFingerprint } from '../../lib/idempotency';
+import {
+	businessKey,
+	classifyStatus,
+	decideRetry,
+	DEFAULT_POLICY,
+	headerValue,
+	nextDelayMs,
+	parseRetryAfter,
+	requestFingerprint,
+} from '../../lib/idempotency';
 
 describe('keys and fingerprints', () => {
 	it('the same business operation gives the same 48-character key; another version another key', () => {
-		const key = businessKey({ source: 'webform', recordId: 'lead-42', action: 'crm-create', version: '3' });
+		const key = businessKey({
+			source: 'webform',
+			recordId: 'lead-42',
+			action: 'crm-create',
+			version: '3',
+		});
 		expect(key).toMatch(/^[0-9a-f]{48}$/);
-		expect(businessKey({ source: 'webform', recordId: 'lead-42', action: 'crm-create', version: '3' })).toBe(key);
-		expect(businessKey({ source: 'webform', recordId: 'lead-42', action: 'crm-create', version: '4' })).not.toBe(key);
+		expect(
+			businessKey({ source: 'webform', recordId: 'lead-42', action: 'crm-create', version: '3' }),
+		).toBe(key);
+		expect(
+			businessKey({ source: 'webform', recordId: 'lead-42', action: 'crm-create', version: '4' }),
+		).not.toBe(key);
 	});
 
 	it('fingerprints ignore the body key order but not its values, the method or the URL', () => {
-		const a = requestFingerprint({ method: 'post', url: 'https://crm/contacts', body: { name: 'Ana', phone: '+49' } });
-		expect(requestFingerprint({ method: 'POST', url: 'https://crm/contacts', body: { phone: '+49', name: 'Ana' } })).toBe(a);
-		expect(requestFingerprint({ method: 'POST', url: 'https://crm/contacts', body: { phone: '+48', name: 'Ana' } })).not.toBe(a);
-		expect(requestFingerprint({ method: 'PUT', url: 'https://crm/contacts', body: { phone: '+49', name: 'Ana' } })).not.toBe(a);
+		const a = requestFingerprint({
+			method: 'post',
+			url: 'https://crm/contacts',
+			body: { name: 'Ana', phone: '+49' },
+		});
+		expect(
+			requestFingerprint({
+				method: 'POST',
+				url: 'https://crm/contacts',
+				body: { phone: '+49', name: 'Ana' },
+			}),
+		).toBe(a);
+		expect(
+			requestFingerprint({
+				method: 'POST',
+				url: 'https://crm/contacts',
+				body: { phone: '+48', name: 'Ana' },
+			}),
+		).not.toBe(a);
+		expect(
+			requestFingerprint({
+				method: 'PUT',
+				url: 'https://crm/contacts',
+				body: { phone: '+49', name: 'Ana' },
+			}),
+		).not.toBe(a);
 	});
 
 	it('quotes the header value as the IETF draft has it, or leaves it plain', () => {
@@ -54,12 +94,24 @@ describe('retry policy', () => {
 	});
 
 	it('waits what Retry-After asks when it fits the deadline, else parks as rate limited at once', () => {
-		expect(decideRetry({ attempt: 1, startedAtMs: 0, nowMs: 1000, retryAfterMs: 2000 }, DEFAULT_POLICY)).toEqual({ kind: 'retry', delayMs: 2000 });
-		expect(decideRetry({ attempt: 1, startedAtMs: 0, nowMs: 1000, retryAfterMs: 3_600_000 }, DEFAULT_POLICY)).toEqual({ kind: 'rate_limited', retryAt: new Date(3_601_000) });
+		expect(
+			decideRetry({ attempt: 1, startedAtMs: 0, nowMs: 1000, retryAfterMs: 2000 }, DEFAULT_POLICY),
+		).toEqual({ kind: 'retry', delayMs: 2000 });
+		expect(
+			decideRetry(
+				{ attempt: 1, startedAtMs: 0, nowMs: 1000, retryAfterMs: 3_600_000 },
+				DEFAULT_POLICY,
+			),
+		).toEqual({ kind: 'rate_limited', retryAt: new Date(3_601_000) });
 	});
 
 	it('stops at max attempts and at the deadline', () => {
-		expect(decideRetry({ attempt: 5, startedAtMs: 0, nowMs: 0 }, DEFAULT_POLICY)).toEqual({ kind: 'exhausted', reason: 'gave up after 5 attempts' });
-		expect(decideRetry({ attempt: 2, startedAtMs: 0, nowMs: 119_000 }, DEFAULT_POLICY, () => 0.9)).toEqual({ kind: 'exhausted', reason: 'deadline of 120 s reached after 2 attempts' });
+		expect(decideRetry({ attempt: 5, startedAtMs: 0, nowMs: 0 }, DEFAULT_POLICY)).toEqual({
+			kind: 'exhausted',
+			reason: 'gave up after 5 attempts',
+		});
+		expect(
+			decideRetry({ attempt: 2, startedAtMs: 0, nowMs: 119_000 }, DEFAULT_POLICY, () => 0.9),
+		).toEqual({ kind: 'exhausted', reason: 'deadline of 120 s reached after 2 attempts' });
 	});
 });

@@ -12,12 +12,17 @@ describe('per-item parameters read straight from the item', () => {
 		expect(jsonPathOf(raw)).toEqual(path);
 	});
 
-	it.each(['={{ $json.id + 1 }}', '={{ $("Webhook").item.json.id }}', '={{ $json.id.toString() }}', 'plain-text', '={{ $jsonx }}', 42, undefined])(
-		'leaves %j to n8n\'s expression engine',
-		(raw) => {
-			expect(jsonPathOf(raw)).toBeUndefined();
-		},
-	);
+	it.each([
+		'={{ $json.id + 1 }}',
+		'={{ $("Webhook").item.json.id }}',
+		'={{ $json.id.toString() }}',
+		'plain-text',
+		'={{ $jsonx }}',
+		42,
+		undefined,
+	])("leaves %j to n8n's expression engine", (raw) => {
+		expect(jsonPathOf(raw)).toBeUndefined();
+	});
 });
 
 describe('parameters without expressions', () => {

@@ -1,15 +1,39 @@
 import { ConfigurationError } from '../../lib/errors';
-import { quoteIdent, storeKey, toPoolConfig, toStoreConfig, validateSchemaName } from '../../lib/store';
+import {
+	quoteIdent,
+	storeKey,
+	toPoolConfig,
+	toStoreConfig,
+	validateSchemaName,
+} from '../../lib/store';
 import { loadMigrations, migrationScript } from '../../lib/store/migrations';
 
-const base = { host: 'db.internal', port: 5432, database: 'app', user: 'n8n', password: 'secret', ssl: 'disable', schema: 'n8n_reliability', maxConnections: 5 };
+const base = {
+	host: 'db.internal',
+	port: 5432,
+	database: 'app',
+	user: 'n8n',
+	password: 'secret',
+	ssl: 'disable',
+	schema: 'n8n_reliability',
+	maxConnections: 5,
+};
 
 describe('schema names', () => {
 	it.each(['n8n_reliability', '_private', 'a', 'tenant_42'])('accepts %s', (name) => {
 		expect(validateSchemaName(name)).toBe(name);
 	});
 
-	it.each(['', 'Upper', '1starts_with_digit', 'has-dash', 'x; DROP TABLE users', 'pg_catalog', 'a'.repeat(64), 'quo"te'])('refuses %j with a message that says what to use', (name) => {
+	it.each([
+		'',
+		'Upper',
+		'1starts_with_digit',
+		'has-dash',
+		'x; DROP TABLE users',
+		'pg_catalog',
+		'a'.repeat(64),
+		'quo"te',
+	])('refuses %j with a message that says what to use', (name) => {
 		expect(() => validateSchemaName(name)).toThrow(ConfigurationError);
 		try {
 			validateSchemaName(name);
@@ -54,9 +78,16 @@ describe('credential fields', () => {
 	it('maps SSL modes to TLS settings', () => {
 		expect(toPoolConfig(toStoreConfig(base)).ssl).toBe(false);
 		expect(toPoolConfig(toStoreConfig({ ...base, ssl: 'allow' })).ssl).toBe(false);
-		expect(toPoolConfig(toStoreConfig({ ...base, ssl: 'allow' }), {}, true).ssl).toEqual({ rejectUnauthorized: false });
-		expect(toPoolConfig(toStoreConfig({ ...base, ssl: 'require' })).ssl).toEqual({ rejectUnauthorized: false });
-		expect(toPoolConfig(toStoreConfig({ ...base, ssl: 'verify', ca: 'PEM' })).ssl).toEqual({ ca: 'PEM', rejectUnauthorized: true });
+		expect(toPoolConfig(toStoreConfig({ ...base, ssl: 'allow' }), {}, true).ssl).toEqual({
+			rejectUnauthorized: false,
+		});
+		expect(toPoolConfig(toStoreConfig({ ...base, ssl: 'require' })).ssl).toEqual({
+			rejectUnauthorized: false,
+		});
+		expect(toPoolConfig(toStoreConfig({ ...base, ssl: 'verify', ca: 'PEM' })).ssl).toEqual({
+			ca: 'PEM',
+			rejectUnauthorized: true,
+		});
 		expect(toPoolConfig(toStoreConfig(base)).max).toBe(5);
 	});
 });

@@ -17,10 +17,17 @@ export function splitErrorItem(json: IDataObject): FailedItem {
 	if (typeof error === 'string') return { payload, message: error };
 	if (error && typeof error === 'object') {
 		const e = error as IDataObject;
-		const message = [e.message, e.description].filter((part) => typeof part === 'string' && part).join(': ') || undefined;
-		const rawStatus = e.httpCode ?? e.status ?? e.statusCode ?? (e.context as IDataObject | undefined)?.httpCode;
+		const message =
+			[e.message, e.description].filter((part) => typeof part === 'string' && part).join(': ') ||
+			undefined;
+		const rawStatus =
+			e.httpCode ?? e.status ?? e.statusCode ?? (e.context as IDataObject | undefined)?.httpCode;
 		const status = Number(rawStatus);
-		return { payload, message: message ?? JSON.stringify(e), status: Number.isInteger(status) && status >= 100 && status < 600 ? status : undefined };
+		return {
+			payload,
+			message: message ?? JSON.stringify(e),
+			status: Number.isInteger(status) && status >= 100 && status < 600 ? status : undefined,
+		};
 	}
 	return { payload };
 }

@@ -1,36 +1,65 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { type DeadLetterRecord, getDeadLetters, getDeadLettersByKey, ItemError, type Store } from '../../../lib';
+import {
+	type DeadLetterRecord,
+	getDeadLetters,
+	getDeadLettersByKey,
+	ItemError,
+	type Store,
+} from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { toNodeError } from '../../shared/store';
 
 /** Get: each input item names a record by ID or idempotency key; outputs the records with their history. */
-export async function execute(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
 	const byKey = this.getNodeParameter('findBy', 0, 'id') === 'idempotencyKey';
 	const read = itemValueReader(this, items, byKey ? 'lookupKey' : 'deadLetterId');
 	const label = byKey ? 'idempotency key' : 'dead letter ID';
 	const wanted: string[] = [];
 	for (let index = 0; index < items.length; index++) {
 		try {
-			const value = requiredText(read, label, index, `Set ${byKey ? 'Idempotency Key' : 'Dead Letter ID'} to the record to get.`);
-			if (!byKey && !/^\d+$/.test(value)) throw new ItemError(`Item ${index}: dead letter ID "${value}" is not a number`, index, 'Dead letter IDs are the numbers Park and List output as id.');
+			const value = requiredText(
+				read,
+				label,
+				index,
+				`Set ${byKey ? 'Idempotency Key' : 'Dead Letter ID'} to the record to get.`,
+			);
+			if (!byKey && !/^\d+$/.test(value))
+				throw new ItemError(
+					`Item ${index}: dead letter ID "${value}" is not a number`,
+					index,
+					'Dead letter IDs are the numbers Park and List output as id.',
+				);
 			wanted.push(value);
 		} catch (error) {
 			throw toNodeError(this, error, index);
 		}
 	}
-	const records = await (byKey ? getDeadLettersByKey(store, wanted) : getDeadLetters(store, wanted)).catch((error: unknown) => {
+	const records = await (
+		byKey ? getDeadLettersByKey(store, wanted) : getDeadLetters(store, wanted)
+	).catch((error: unknown) => {
 		throw toNodeError(this, error);
 	});
 	const out: INodeExecutionData[] = [];
 	wanted.forEach((value, index) => {
-		const found = records.filter((r: DeadLetterRecord) => (byKey ? r.idempotency_key === value : r.id === value));
+		const found = records.filter((r: DeadLetterRecord) =>
+			byKey ? r.idempotency_key === value : r.id === value,
+		);
 		if (found.length === 0) {
-			const error = new ItemError(`Item ${index}: no dead letter with ${label} "${value}"`, index, 'List shows the records that exist; purged records are gone.');
+			const error = new ItemError(
+				`Item ${index}: no dead letter with ${label} "${value}"`,
+				index,
+				'List shows the records that exist; purged records are gone.',
+			);
 			if (!this.continueOnFail()) throw toNodeError(this, error, index);
 			out.push({ json: { error: error.message }, pairedItem: { item: index } });
 			return;
 		}
-		for (const record of found) out.push({ json: record as unknown as IDataObject, pairedItem: { item: index } });
+		for (const record of found)
+			out.push({ json: record as unknown as IDataObject, pairedItem: { item: index } });
 	});
 	return [out];
 }

@@ -3,7 +3,10 @@ import { type DeadLetterStatus, listDeadLetters, type Store } from '../../../lib
 import { toNodeError } from '../../shared/store';
 
 /** List: one search per run (filters from the first item), one output item per record. */
-export async function execute(this: IExecuteFunctions, store: Store): Promise<INodeExecutionData[][]> {
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+): Promise<INodeExecutionData[][]> {
 	const filters = this.getNodeParameter('filters', 0, {}) as IDataObject;
 	const rows = await listDeadLetters(store, {
 		statuses: (filters.statuses as DeadLetterStatus[] | undefined) ?? [],

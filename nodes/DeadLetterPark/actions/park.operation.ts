@@ -8,11 +8,18 @@ import { classifyStatus, splitErrorItem } from './errorInput';
  * Park: every input item becomes (or updates) one dead-letter record, in one statement. Items
  * from an error output are recognised without mapping. Outputs the items with `_deadLetter`.
  */
-export async function execute(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
 	const workflow = this.getWorkflow();
 	const executionId = this.getExecutionId();
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
-	const runLink = workflow.id && executionId ? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}` : undefined;
+	const runLink =
+		workflow.id && executionId
+			? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}`
+			: undefined;
 	let sourceStep = '';
 	try {
 		sourceStep = this.getInputSourceData()?.previousNode ?? '';
@@ -33,17 +40,27 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 		const failed = splitErrorItem(item.json);
 		const chosenClass = String(classOf(index) ?? 'auto');
 		const itemOptions = (optionsOf(index) ?? {}) as IDataObject;
-		const text = (value: unknown): string | undefined => (value === undefined || value === null || String(value).trim() === '' ? undefined : String(value).trim());
+		const text = (value: unknown): string | undefined =>
+			value === undefined || value === null || String(value).trim() === ''
+				? undefined
+				: String(value).trim();
 		const failedWorkflowId = text(itemOptions.workflowId);
 		const failedExecutionId = text(itemOptions.executionId);
 		return {
 			workflowId: failedWorkflowId ?? workflow.id ?? 'unsaved',
-			workflowName: text(itemOptions.workflowName) ?? (failedWorkflowId ? undefined : workflow.name),
+			workflowName:
+				text(itemOptions.workflowName) ?? (failedWorkflowId ? undefined : workflow.name),
 			executionId: failedExecutionId ?? executionId,
 			step: text(stepOf(index)) ?? (sourceStep || this.getNode().name),
-			itemIndex: item.pairedItem && typeof item.pairedItem === 'object' && !Array.isArray(item.pairedItem) ? item.pairedItem.item : index,
+			itemIndex:
+				item.pairedItem && typeof item.pairedItem === 'object' && !Array.isArray(item.pairedItem)
+					? item.pairedItem.item
+					: index,
 			idempotencyKey: text(keyOf(index)),
-			runLink: failedWorkflowId && failedExecutionId ? `${baseUrl}/workflow/${failedWorkflowId}/executions/${failedExecutionId}` : runLink,
+			runLink:
+				failedWorkflowId && failedExecutionId
+					? `${baseUrl}/workflow/${failedWorkflowId}/executions/${failedExecutionId}`
+					: runLink,
 			integration: text(itemOptions.integration),
 			errorClass: chosenClass === 'auto' ? classifyStatus(failed.status) : chosenClass,
 			errorMessage: failed.message,
@@ -62,7 +79,16 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 	});
 	return [
 		results.map((result, index) => ({
-			json: { ...(requests[index].payload as IDataObject), _deadLetter: { id: result.id, status: result.status, failureCount: result.failureCount, created: result.created, runLink: requests[index].runLink ?? null } },
+			json: {
+				...(requests[index].payload as IDataObject),
+				_deadLetter: {
+					id: result.id,
+					status: result.status,
+					failureCount: result.failureCount,
+					created: result.created,
+					runLink: requests[index].runLink ?? null,
+				},
+			},
 			pairedItem: { item: index },
 		})),
 	];

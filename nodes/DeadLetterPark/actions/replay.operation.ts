@@ -8,7 +8,11 @@ import { changeStatuses } from './updateStatus.operation';
  * its original payload, with the idempotency key and step under `_deadLetter`, so the next node
  * re-runs the failed step with the same key.
  */
-export async function execute(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
 	const changed = await changeStatuses.call(this, store, items, () => 'replay_requested');
 	const ids = changed.filter((item) => !item.json.error).map((item) => String(item.json.id));
 	const records = await getDeadLetters(store, ids).catch((error: unknown) => {
@@ -19,7 +23,16 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 			if (item.json.error) return item;
 			const record = records.find((r) => r.id === String(item.json.id))!;
 			return {
-				json: { ...(record.payload as IDataObject), _deadLetter: { id: record.id, idempotencyKey: record.idempotency_key, step: record.step, workflowId: record.workflow_id, status: record.status } },
+				json: {
+					...(record.payload as IDataObject),
+					_deadLetter: {
+						id: record.id,
+						idempotencyKey: record.idempotency_key,
+						step: record.step,
+						workflowId: record.workflow_id,
+						status: record.status,
+					},
+				},
 				pairedItem: item.pairedItem,
 			};
 		}),

@@ -4,8 +4,19 @@ import { itemValueReader } from '../../shared/itemValues';
 import { toNodeError } from '../../shared/store';
 
 /** Update Status: one change per item, each with its audit event; a refused change names the item. */
-export async function execute(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {
-	return [await changeStatuses.call(this, store, items, (index) => this.getNodeParameter('newStatus', index) as DeadLetterStatus)];
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
+	return [
+		await changeStatuses.call(
+			this,
+			store,
+			items,
+			(index) => this.getNodeParameter('newStatus', index) as DeadLetterStatus,
+		),
+	];
 }
 
 export async function changeStatuses(
@@ -24,10 +35,16 @@ export async function changeStatuses(
 				actor: String(this.getNodeParameter('actor', index, '') ?? ''),
 				reason: String(this.getNodeParameter('reason', index, '') ?? ''),
 			});
-			out.push({ json: { id: change.id, from: change.from, to: change.to }, pairedItem: { item: index } });
+			out.push({
+				json: { id: change.id, from: change.from, to: change.to },
+				pairedItem: { item: index },
+			});
 		} catch (error) {
 			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			out.push({ json: { error: error instanceof Error ? error.message : String(error) }, pairedItem: { item: index } });
+			out.push({
+				json: { error: error instanceof Error ? error.message : String(error) },
+				pairedItem: { item: index },
+			});
 		}
 	}
 	return out;

@@ -1,5 +1,14 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { claimEvents, ClaimMode, type ClaimRequest, ItemError, type RequiredField, type Store, toVersionNumber, validateItem } from '../../../lib';
+import {
+	claimEvents,
+	ClaimMode,
+	type ClaimRequest,
+	ItemError,
+	type RequiredField,
+	type Store,
+	toVersionNumber,
+	validateItem,
+} from '../../../lib';
 import { toNodeError } from '../../shared/store';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { consumerName } from './consumer';
@@ -8,11 +17,17 @@ import { consumerName } from './consumer';
  * Claim: reads every item's event ID (and entity version, and validates it), claims the whole
  * run in one batched statement, and routes each item to New, Duplicate, Stale or Invalid.
  */
-export async function execute(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
 	const checkOrder = this.getNodeParameter('checkOrder', 0, false) as boolean;
 	const validate = this.getNodeParameter('validate', 0, false) as boolean;
 	const onInvalid = validate ? (this.getNodeParameter('onInvalid', 0, 'route') as string) : 'route';
-	const fields = validate ? ((this.getNodeParameter('requiredFields.field', 0, []) as RequiredField[]) ?? []) : [];
+	const fields = validate
+		? ((this.getNodeParameter('requiredFields.field', 0, []) as RequiredField[]) ?? [])
+		: [];
 
 	const newItems: INodeExecutionData[] = [];
 	const duplicates: INodeExecutionData[] = [];
@@ -27,26 +42,58 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 		try {
 			const problem = validate ? validateItem(items[index].json, fields) : undefined;
 			if (problem) {
-				if (onInvalid === 'fail') throw new ItemError(`Item ${index} is invalid: ${problem}`, index, 'Fix the sender or the mapping; the item was not claimed.');
+				if (onInvalid === 'fail')
+					throw new ItemError(
+						`Item ${index} is invalid: ${problem}`,
+						index,
+						'Fix the sender or the mapping; the item was not claimed.',
+					);
 				// `error` as n8n's error outputs carry it, so Dead Letter Park records the reason as is.
-				invalid.push({ json: { ...items[index].json, _dedupe: { outcome: 'invalid', message: problem }, error: problem }, pairedItem: { item: index } });
+				invalid.push({
+					json: {
+						...items[index].json,
+						_dedupe: { outcome: 'invalid', message: problem },
+						error: problem,
+					},
+					pairedItem: { item: index },
+				});
 				continue;
 			}
-			const eventId = requiredText(eventIdOf, 'event ID', index, 'Set Event ID to an expression that gives the unique ID of the event, for example {{ $json.id }}. Nothing was claimed.');
+			const eventId = requiredText(
+				eventIdOf,
+				'event ID',
+				index,
+				'Set Event ID to an expression that gives the unique ID of the event, for example {{ $json.id }}. Nothing was claimed.',
+			);
 			const request: ClaimRequest = { index, eventId };
 			if (checkOrder) {
-				request.entityKey = requiredText(entityKeyOf!, 'entity key', index, 'Set Entity Key to the ID of the object the event is about.');
+				request.entityKey = requiredText(
+					entityKeyOf!,
+					'entity key',
+					index,
+					'Set Entity Key to the ID of the object the event is about.',
+				);
 				const raw = versionOf!(index);
 				const version = toVersionNumber(raw);
 				if (version === undefined) {
-					throw new ItemError(`Item ${index} has no usable entity version (got ${JSON.stringify(raw)})`, index, "Set Entity Version to the object's version number or updated-at date.");
+					throw new ItemError(
+						`Item ${index} has no usable entity version (got ${JSON.stringify(raw)})`,
+						index,
+						"Set Entity Version to the object's version number or updated-at date.",
+					);
 				}
 				request.version = version;
 			}
 			requests.push(request);
 		} catch (error) {
 			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			newItems.push({ json: { ...items[index].json, error: error instanceof Error ? error.message : String(error) }, pairedItem: { item: index } });
+			newItems.push({
+				json: {
+					...items[index].json,
+					error: error instanceof Error ? error.message : String(error),
+				},
+				pairedItem: { item: index },
+			});
 		}
 	}
 
@@ -71,9 +118,32 @@ export async function execute(this: IExecuteFunctions, store: Store, items: INod
 		if (result.outcome === 'new') {
 			newItems.push({ json: item.json, binary: item.binary, pairedItem });
 		} else if (result.outcome === 'duplicate') {
-			duplicates.push({ json: { ...item.json, _dedupe: { eventId: result.eventId, outcome: result.outcome, reason: result.reason, claimedBy: result.claimedBy ?? null } }, binary: item.binary, pairedItem });
+			duplicates.push({
+				json: {
+					...item.json,
+					_dedupe: {
+						eventId: result.eventId,
+						outcome: result.outcome,
+						reason: result.reason,
+						claimedBy: result.claimedBy ?? null,
+					},
+				},
+				binary: item.binary,
+				pairedItem,
+			});
 		} else {
-			stale.push({ json: { ...item.json, _dedupe: { eventId: result.eventId, outcome: result.outcome, lastVersion: result.lastVersion } }, binary: item.binary, pairedItem });
+			stale.push({
+				json: {
+					...item.json,
+					_dedupe: {
+						eventId: result.eventId,
+						outcome: result.outcome,
+						lastVersion: result.lastVersion,
+					},
+				},
+				binary: item.binary,
+				pairedItem,
+			});
 		}
 	}
 	const outputs = [newItems, duplicates];

@@ -4,9 +4,14 @@ import { toNodeError } from '../../shared/store';
 import { consumerName } from './consumer';
 
 /** Purge: deletes event IDs past retention and says how many, once per run. */
-export async function execute(this: IExecuteFunctions, store: Store): Promise<INodeExecutionData[][]> {
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+): Promise<INodeExecutionData[][]> {
 	const scope = this.getNodeParameter('purgeScope', 0, 'consumer') as string;
 	const consumer = scope === 'all' ? null : consumerName(this);
-	const purged = await purgeExpiredEvents(store, consumer).catch((error: unknown) => { throw toNodeError(this, error); });
+	const purged = await purgeExpiredEvents(store, consumer).catch((error: unknown) => {
+		throw toNodeError(this, error);
+	});
 	return [[{ json: { consumer: consumer ?? 'all', purged }, pairedItem: { item: 0 } }]];
 }

@@ -8,22 +8,55 @@ import { consumerName } from './consumer';
  * Release: frees claims so a redelivery or a replay is New again. By execution (the error
  * workflow's case: one statement per distinct execution) or by event ID (one statement).
  */
-export async function execute(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
 	const by = this.getNodeParameter('releaseBy', 0, 'execution') as string;
 	try {
 		if (by === 'event') {
 			const eventIdOf = itemValueReader(this, items, 'releaseEventId');
-			const ids = items.map((_, index) => requiredText(eventIdOf, 'event ID', index, 'Set Event ID to the ID of the event to release.'));
+			const ids = items.map((_, index) =>
+				requiredText(
+					eventIdOf,
+					'event ID',
+					index,
+					'Set Event ID to the ID of the event to release.',
+				),
+			);
 			const released = new Set(await releaseEvents(store, consumerName(this), ids));
-			return [items.map((item, index) => ({ json: { ...item.json, _dedupe: { eventId: ids[index], released: released.has(ids[index]) } }, pairedItem: { item: index } }))];
+			return [
+				items.map((item, index) => ({
+					json: {
+						...item.json,
+						_dedupe: { eventId: ids[index], released: released.has(ids[index]) },
+					},
+					pairedItem: { item: index },
+				})),
+			];
 		}
 		const executionIdOf = itemValueReader(this, items, 'executionId');
 		const executions = items.map((_, index) =>
-			requiredText(executionIdOf, 'execution ID', index, 'Set Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.'),
+			requiredText(
+				executionIdOf,
+				'execution ID',
+				index,
+				'Set Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.',
+			),
 		);
 		const counts = new Map<string, number>();
-		for (const executionId of new Set(executions)) counts.set(executionId, await releaseExecutionClaims(store, executionId));
-		return [items.map((item, index) => ({ json: { ...item.json, _dedupe: { executionId: executions[index], released: counts.get(executions[index]) ?? 0 } }, pairedItem: { item: index } }))];
+		for (const executionId of new Set(executions))
+			counts.set(executionId, await releaseExecutionClaims(store, executionId));
+		return [
+			items.map((item, index) => ({
+				json: {
+					...item.json,
+					_dedupe: { executionId: executions[index], released: counts.get(executions[index]) ?? 0 },
+				},
+				pairedItem: { item: index },
+			})),
+		];
 	} catch (error) {
 		throw toNodeError(this, error, (error as { itemIndex?: number }).itemIndex);
 	}

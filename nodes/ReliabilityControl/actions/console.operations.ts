@@ -1,6 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
-import { type ConsoleRequest, handleConsoleRequest, PROMETHEUS_CONTENT_TYPE, prometheusMetrics, type Store } from '../../../lib';
+import {
+	type ConsoleRequest,
+	handleConsoleRequest,
+	PROMETHEUS_CONTENT_TYPE,
+	prometheusMetrics,
+	type Store,
+} from '../../../lib';
 import { toNodeError } from '../../shared/store';
 
 /**
@@ -9,17 +15,26 @@ import { toNodeError } from '../../shared/store';
  * says how many records the request set to replay, so the workflow can run the Replay
  * workflow at once instead of at its next schedule.
  */
-export async function serve(this: IExecuteFunctions, store: Store, items: INodeExecutionData[]): Promise<INodeExecutionData[][]> {
+export async function serve(
+	this: IExecuteFunctions,
+	store: Store,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
 	const out: INodeExecutionData[] = [];
 	for (let index = 0; index < items.length; index++) {
 		const request = this.getNodeParameter('request', index, {}) as unknown;
 		if (typeof request !== 'object' || request === null || Array.isArray(request)) {
 			throw new NodeOperationError(this.getNode(), `Item ${index}: the request is not an object`, {
 				itemIndex: index,
-				description: 'Set Request to the Webhook node\'s item, e.g. {{ $json }} (it has headers, query and body).',
+				description:
+					"Set Request to the Webhook node's item, e.g. {{ $json }} (it has headers, query and body).",
 			});
 		}
-		const options = this.getNodeParameter('consoleOptions', index, {}) as { operatorHeader?: string; title?: string; days?: number };
+		const options = this.getNodeParameter('consoleOptions', index, {}) as {
+			operatorHeader?: string;
+			title?: string;
+			days?: number;
+		};
 		try {
 			const response = await handleConsoleRequest(store, request as ConsoleRequest, {
 				operatorHeader: options.operatorHeader?.trim() || undefined,
@@ -35,9 +50,19 @@ export async function serve(this: IExecuteFunctions, store: Store, items: INodeE
 }
 
 /** Prometheus: the store's metrics as Prometheus text, one item for a Respond to Webhook node. */
-export async function prometheus(this: IExecuteFunctions, store: Store): Promise<INodeExecutionData[][]> {
+export async function prometheus(
+	this: IExecuteFunctions,
+	store: Store,
+): Promise<INodeExecutionData[][]> {
 	const body = await prometheusMetrics(store).catch((error: unknown) => {
 		throw toNodeError(this, error);
 	});
-	return [[{ json: { statusCode: 200, contentType: PROMETHEUS_CONTENT_TYPE, body }, pairedItem: { item: 0 } }]];
+	return [
+		[
+			{
+				json: { statusCode: 200, contentType: PROMETHEUS_CONTENT_TYPE, body },
+				pairedItem: { item: 0 },
+			},
+		],
+	];
 }

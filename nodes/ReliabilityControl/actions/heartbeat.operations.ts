@@ -8,7 +8,10 @@ export async function beat(this: IExecuteFunctions, store: Store): Promise<INode
 	try {
 		const status = await recordBeat(store, {
 			name: String(this.getNodeParameter('heartbeatName', 0, '') ?? ''),
-			periodSeconds: schedule === 'period' ? Number(this.getNodeParameter('periodMinutes', 0, 60)) * 60 : undefined,
+			periodSeconds:
+				schedule === 'period'
+					? Number(this.getNodeParameter('periodMinutes', 0, 60)) * 60
+					: undefined,
 			cron: schedule === 'cron' ? String(this.getNodeParameter('cron', 0, '')) : undefined,
 			graceSeconds: Number(this.getNodeParameter('graceMinutes', 0, 10)) * 60,
 		});
@@ -19,13 +22,19 @@ export async function beat(this: IExecuteFunctions, store: Store): Promise<INode
 }
 
 /** Check: the heartbeats that became late or down, and recoveries, each reported once. */
-export async function check(this: IExecuteFunctions, store: Store): Promise<INodeExecutionData[][]> {
+export async function check(
+	this: IExecuteFunctions,
+	store: Store,
+): Promise<INodeExecutionData[][]> {
 	const outputAll = this.getNodeParameter('outputAll', 0, false) as boolean;
 	const result = await checkHeartbeats(store).catch((error: unknown) => {
 		throw toNodeError(this, error);
 	});
 	const rows = outputAll
-		? result.heartbeats.map((h) => ({ ...h, event: result.changes.find((c) => c.name === h.name)?.event ?? null }))
+		? result.heartbeats.map((h) => ({
+				...h,
+				event: result.changes.find((c) => c.name === h.name)?.event ?? null,
+			}))
 		: result.changes;
 	return [rows.map((row) => ({ json: row as unknown as IDataObject, pairedItem: { item: 0 } }))];
 }

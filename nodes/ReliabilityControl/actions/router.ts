@@ -5,15 +5,23 @@ import * as consoleOps from './console.operations';
 import * as heartbeat from './heartbeat.operations';
 import * as pause from './pause.operations';
 
-const resources = { pause, heartbeat, console: { serve: consoleOps.serve }, metrics: { prometheus: consoleOps.prometheus } } as const;
+const resources = {
+	pause,
+	heartbeat,
+	console: { serve: consoleOps.serve },
+	metrics: { prometheus: consoleOps.prometheus },
+} as const;
 
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const resource = this.getNodeParameter('resource', 0) as keyof typeof resources;
 	const operation = this.getNodeParameter('operation', 0) as string;
 	const handler = (resources[resource] as Record<string, unknown> | undefined)?.[operation] as
-		| ((this: IExecuteFunctions, ...args: unknown[]) => Promise<INodeExecutionData[][]>)
-		| undefined;
-	if (!handler) throw new NodeOperationError(this.getNode(), `The operation "${operation}" of "${resource}" is not supported`);
+		((this: IExecuteFunctions, ...args: unknown[]) => Promise<INodeExecutionData[][]>) | undefined;
+	if (!handler)
+		throw new NodeOperationError(
+			this.getNode(),
+			`The operation "${operation}" of "${resource}" is not supported`,
+		);
 	const store = await storeFor(this);
 	return await handler.call(this, store, this.getInputData());
 }
