@@ -412,14 +412,21 @@ export async function releaseBreakerHolds(
  */
 export async function takeForReplay(
 	store: Store,
-	take: { taker: string; limit: number; workflowId?: string },
-): Promise<Array<Record<string, unknown> & { id: string; generation: string }>> {
+	take: { taker: string; limit: number; workflowId?: string; staleAfterMinutes?: number },
+): Promise<Array<DeadLetterRecord & { generation: string }>> {
 	await releaseBreakerHolds(store, { actor: take.taker, reason: 'circuit breaker cool-down over' });
-	const rows = await store.query<Record<string, unknown> & { id: string; generation: string }>(
-		takeForReplaySql(store),
-		[take.taker, 'taken for replay', take.limit, take.workflowId ?? null],
+	const rows = await store.query<Record<string, unknown>>(takeForReplaySql(store), [
+		take.taker,
+		'taken for replay',
+		take.limit,
+		take.workflowId ?? null,
+		take.staleAfterMinutes ?? 30,
+	]);
+	const records = await withHistory(
+		store,
+		rows.map(({ from_status: _from, ...row }) => row),
 	);
-	return rows.map((row) => ({ ...row, id: String(row.id), generation: String(row.generation) }));
+	return records.map((record) => ({ ...record, generation: String(record.generation) }));
 }
 
 /** Deletes closed records past retention and says how many; open records are never purged. */

@@ -38,11 +38,6 @@ WITH input AS (
 	            WHEN input.status = 'held' AND input.hold_reason = 'breaker'
 	                 AND input.integration IN (SELECT integration FROM open_breakers) THEN 'breaker' END AS hold
 	FROM input
-), existing AS (
-	SELECT d.id, d.workflow_id, d.step, d.item_key, d.status
-	FROM ${store.table('dead_letters')} d JOIN input i USING (workflow_id, step, item_key)
-	WHERE d.is_open
-	FOR UPDATE OF d
 ), parked AS (
 	INSERT INTO ${store.table('dead_letters')} AS d (
 		workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
@@ -71,15 +66,15 @@ WITH input AS (
 		hold_reason = CASE WHEN d.status = 'new' AND EXCLUDED.status <> 'held' THEN NULL ELSE EXCLUDED.hold_reason END,
 		generation = d.generation + CASE WHEN d.status = 'new' AND EXCLUDED.status <> 'held' THEN 0 ELSE 1 END,
 		taken_by = NULL,
+		previous_status = d.status,
 		updated_at = now()
-	RETURNING d.id, d.workflow_id, d.step, d.item_key, d.status, d.failure_count, (xmax = 0) AS inserted
+	RETURNING d.id, d.workflow_id, d.step, d.item_key, d.status, d.previous_status, d.failure_count, (xmax = 0) AS inserted
 ), audited AS (
 	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
-	SELECT p.id, 'n8n', e.status, p.status, i.error_message
+	SELECT p.id, 'n8n', CASE WHEN NOT p.inserted THEN p.previous_status END, p.status, i.error_message
 	FROM parked p
 	JOIN input i ON i.workflow_id = p.workflow_id AND i.step = p.step AND i.item_key = p.item_key
-	LEFT JOIN existing e ON e.id = p.id
-	WHERE p.inserted OR e.status IS DISTINCT FROM p.status
+	WHERE p.inserted OR p.previous_status IS DISTINCT FROM p.status
 )
 SELECT p.id, p.status, p.failure_count, p.inserted, i.ord
 FROM parked p JOIN input i ON i.workflow_id = p.workflow_id AND i.step = p.step AND i.item_key = p.item_key`;
@@ -131,7 +126,7 @@ WITH target AS (
 ), changed AS (
 	UPDATE ${store.table('dead_letters')} d
 	SET status = $1, updated_at = now(), generation = d.generation + 1,
-	    taken_by = CASE WHEN $1 = 'being_fixed' THEN d.taken_by END,
+	    taken_by = NULL,
 	    hold_reason = CASE WHEN $1 = 'held' THEN d.hold_reason END,
 	    closed_at = CASE WHEN $1 IN ('replayed', 'resolved', 'abandoned') THEN now() ELSE NULL END
 	FROM target t
@@ -174,13 +169,17 @@ export const releaseBreakerHoldsSql = (store: Store): string =>
 
 /**
  * Takes up to $3 records asked to be replayed for one replay run ($1, the taker; $2 the reason;
- * $4 an optional workflow), atomically: two overlapping runs never take one record. Each taken
- * record is being fixed, at a new generation that the run's later status change must present.
+ * $4 an optional workflow), atomically: two overlapping runs never take one record. A record
+ * another run took more than $5 minutes ago without settling it (that run died) is taken again.
+ * Each taken record is being fixed, at a new generation that the run's later status change must
+ * present, so a late settle of the dead run changes nothing.
  */
 export const takeForReplaySql = (store: Store): string => `
 WITH target AS (
-	SELECT id FROM ${store.table('dead_letters')}
-	WHERE status = 'replay_requested' AND ($4::text IS NULL OR workflow_id = $4)
+	SELECT id, status FROM ${store.table('dead_letters')}
+	WHERE (status = 'replay_requested'
+	       OR (status = 'being_fixed' AND taken_by IS NOT NULL AND updated_at < now() - make_interval(mins => $5)))
+	  AND ($4::text IS NULL OR workflow_id = $4)
 	ORDER BY updated_at, id
 	LIMIT $3
 	FOR UPDATE SKIP LOCKED
@@ -189,10 +188,12 @@ WITH target AS (
 	SET status = 'being_fixed', updated_at = now(), generation = d.generation + 1, taken_by = $1
 	FROM target t
 	WHERE d.id = t.id
-	RETURNING d.*
+	RETURNING d.*, t.status AS from_status
 ), audited AS (
 	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
-	SELECT id, $1, 'replay_requested', 'being_fixed', $2 FROM changed
+	SELECT id, $1, from_status, 'being_fixed',
+	       CASE WHEN from_status = 'being_fixed' THEN $2 || ' (an earlier replay run did not finish)' ELSE $2 END
+	FROM changed
 )
 SELECT * FROM changed ORDER BY updated_at, id`;
 

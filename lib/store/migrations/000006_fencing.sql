@@ -38,7 +38,9 @@ CREATE INDEX processed_events_by_execution ON :SCHEMA.processed_events (executio
 ALTER TABLE :SCHEMA.dead_letters
 	ADD COLUMN generation bigint NOT NULL DEFAULT 1,
 	ADD COLUMN taken_by text,
-	ADD COLUMN hold_reason text CHECK (hold_reason IN ('pause', 'breaker'));
+	ADD COLUMN hold_reason text CHECK (hold_reason IN ('pause', 'breaker')),
+	-- The status before a park updated the record, so the statement can write its audit event.
+	ADD COLUMN previous_status text;
 UPDATE :SCHEMA.dead_letters SET hold_reason = 'pause' WHERE status = 'held';
 
 -- The audit trail is append-only for deletes too: an event leaves only with its dead letter
