@@ -1,6 +1,7 @@
 /**
- * Three projects: unit (pure logic), integration (the engine on real Postgres, each file in its
- * own schema) and e2e (the built package inside real n8n processes, every version under test).
+ * Four projects: unit (pure logic), integration (the engine on real Postgres, each file in its
+ * own schema), protocol (the model check's short budget and its regressions, on real Postgres)
+ * and e2e (the built package inside real n8n processes, every version under test).
  * The global setup finds or starts Postgres and installs n8n into the cache outside the repo.
  */
 const common = {
@@ -19,6 +20,11 @@ module.exports = {
 			...common,
 			displayName: 'integration',
 			testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+		},
+		{
+			...common,
+			displayName: 'protocol',
+			testMatch: ['<rootDir>/test/protocol/**/*.test.ts'],
 		},
 		{
 			...common,

@@ -48,13 +48,16 @@ WITH input AS (
 	       coalesce(severity, 'normal'),
 	       CASE WHEN hold IS NOT NULL THEN 'held' WHEN status = 'held' THEN 'replay_requested' ELSE coalesce(status, 'new') END,
 	       hold, payload, retry_after, now() + make_interval(days => retention_days)
-	FROM decided ORDER BY ord
+	-- In identity order, the same in every park, so overlapping batches never deadlock.
+	FROM decided ORDER BY workflow_id, step, item_key
 	ON CONFLICT (workflow_id, step, item_key) WHERE is_open DO UPDATE SET
 		failure_count = d.failure_count + 1,
 		attempts = EXCLUDED.attempts,
 		last_failed_at = now(),
 		execution_id = EXCLUDED.execution_id,
 		run_link = coalesce(EXCLUDED.run_link, d.run_link),
+		-- The latest failure's integration: the one whose resume (or breaker) releases a hold.
+		integration = coalesce(EXCLUDED.integration, d.integration),
 		error_class = EXCLUDED.error_class,
 		error_message = EXCLUDED.error_message,
 		error_status = EXCLUDED.error_status,
@@ -122,7 +125,7 @@ SELECT count(*)::int AS n FROM ${store.table('dead_letters')}${filterWhere}`;
  */
 const statusChangeSql = (store: Store, where: string): string => `
 WITH target AS (
-	SELECT id, status, generation FROM ${store.table('dead_letters')} WHERE ${where} FOR UPDATE
+	SELECT id, status, generation FROM ${store.table('dead_letters')} WHERE ${where} ORDER BY id FOR UPDATE
 ), changed AS (
 	UPDATE ${store.table('dead_letters')} d
 	SET status = $1, updated_at = now(), generation = d.generation + 1,

@@ -24,7 +24,8 @@ WITH input AS (
 	SELECT $1, event_id, $5, $6, $7, now(), now() + make_interval(secs => $8),
 	       CASE WHEN $5 = 'done' THEN now() END, CASE WHEN $5 = 'done' THEN 'claim' END,
 	       now() + make_interval(days => $9), entity_key, version
-	FROM input
+	-- In ID order, the same in every statement, so overlapping batches never deadlock.
+	FROM input ORDER BY event_id
 	ON CONFLICT (consumer, event_id) DO UPDATE SET
 		status = EXCLUDED.status, workflow_id = EXCLUDED.workflow_id, execution_id = EXCLUDED.execution_id,
 		claimed_at = now(), lease_until = EXCLUDED.lease_until, completed_at = EXCLUDED.completed_at,
@@ -52,7 +53,7 @@ WITH input AS (
 	SELECT * FROM unnest($2::text[], $3::numeric[], $4::text[]) AS t(entity_key, version, event_id)
 ), advanced AS (
 	INSERT INTO ${store.table('entity_versions')} AS v (consumer, entity_key, version, previous_version, event_id, execution_id)
-	SELECT $1, entity_key, version, NULL, event_id, $5 FROM input
+	SELECT $1, entity_key, version, NULL, event_id, $5 FROM input ORDER BY entity_key
 	ON CONFLICT (consumer, entity_key) DO UPDATE SET
 		previous_version = v.version, version = EXCLUDED.version, event_id = EXCLUDED.event_id,
 		execution_id = EXCLUDED.execution_id, updated_at = now()
@@ -78,7 +79,7 @@ const openOrClaimDone = `(status = 'in_progress' OR completed_by = 'claim')`;
 export const completeEventsSql = (store: Store): string => `
 WITH target AS (
 	SELECT event_id, status, execution_id, completed_by FROM ${store.table('processed_events')}
-	WHERE consumer = $1 AND event_id = ANY($2::text[]) FOR UPDATE
+	WHERE consumer = $1 AND event_id = ANY($2::text[]) ORDER BY event_id FOR UPDATE
 ), done AS (
 	UPDATE ${store.table('processed_events')} p SET status = 'done', completed_at = now(), completed_by = 'complete'
 	FROM target t

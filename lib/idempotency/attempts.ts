@@ -4,7 +4,7 @@ import type { BreakerStreak } from './breaker';
 import { heldId, type Held, type RunLeases } from './lease';
 import { classifyStatus, decideRetry, readRetryAfter, type RetryDecision } from './policy';
 import { fromSaved, savedResponse, type SavedResponse, targetMessage } from './responses';
-import { claimKeysSql, readKeySql, takeOverSql } from './sql';
+import { abandonKeySql, claimKeysSql, readKeySql, takeOverSql } from './sql';
 import {
 	type AttemptEntry,
 	type Failure,
@@ -231,6 +231,15 @@ export class ItemWrite {
 	 * land, then look the effect up or resend with the same key.
 	 */
 	private async reconcileUnknown(row: KeyRow): Promise<WriteOutcome> {
+		if (row.status === KeyStatus.inProgress) {
+			// Its owner is gone: first record what is known (nothing sent: failed; else unknown).
+			await this.run.store.query(abandonKeySql(this.run.store), [
+				this.request.scope,
+				this.request.key,
+				row.generation,
+			]);
+			return await this.fromRow(await this.read());
+		}
 		const strategy = this.context.onUnknown;
 		if (
 			row.fingerprint !== this.request.fingerprint &&

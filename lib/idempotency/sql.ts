@@ -10,6 +10,17 @@ import type { Store } from '../store';
  */
 
 /**
+ * A CTE that locks the records named by `input` in key order. Every statement that changes
+ * several records locks them through it (or inserts in the same order), so two batches that
+ * overlap wait for each other instead of deadlocking.
+ */
+const lockedInKeyOrder = (store: Store): string => `locked AS (
+	SELECT k.scope, k.key FROM ${store.table('idempotency_keys')} k JOIN input i ON i.scope = k.scope AND i.key = k.key
+	ORDER BY k.scope, k.key
+	FOR UPDATE OF k
+)`;
+
+/**
  * Claims a run's keys in one statement. A key is claimed when it has no record, when its record
  * failed definitely (nothing happened at the target: claim again, possibly with a new
  * fingerprint, the fix-and-replay path), or when it succeeded and is past retention. A record
@@ -29,7 +40,8 @@ WITH input AS (
 		(scope, key, fingerprint, status, lease_until, workflow_id, execution_id, node, expires_at, attempt_timeout_ms)
 	SELECT scope, key, fingerprint, 'in_progress', now() + make_interval(secs => lease_ms / 1000.0), $2, $3, $4,
 	       now() + make_interval(days => $5), timeout_ms
-	FROM input ORDER BY ord
+	-- Rows are locked in key order, the same in every statement, so overlapping batches never deadlock.
+	FROM input ORDER BY scope, key
 	ON CONFLICT (scope, key) DO UPDATE SET
 		fingerprint = EXCLUDED.fingerprint, status = 'in_progress', lease_until = EXCLUDED.lease_until,
 		generation = k.generation + 1, workflow_id = EXCLUDED.workflow_id, execution_id = EXCLUDED.execution_id,
@@ -57,15 +69,14 @@ SELECT status, generation, fingerprint, (lease_until < now()) AS lease_expired, 
 FROM ${store.table('idempotency_keys')} WHERE scope = $1 AND key = $2`;
 
 /**
- * Takes over a record whose outcome is unknown or whose owner's lease ended (a worker died
- * mid-call), conditional on the generation the taker saw: of two takers, one wins.
+ * Takes over a record whose outcome is unknown (a lost response, an owner that ended without a
+ * settle), conditional on the generation the taker saw: of two takers, one wins.
  */
 export const takeOverSql = (store: Store): string => `
 UPDATE ${store.table('idempotency_keys')}
 SET status = 'in_progress', generation = generation + 1, lease_until = now() + make_interval(secs => $5 / 1000.0),
     execution_id = $4, workflow_id = $6, node = $7, updated_at = now()
-WHERE scope = $1 AND key = $2 AND generation = $3
-  AND (status = 'unknown' OR (status = 'in_progress' AND lease_until < now()))
+WHERE scope = $1 AND key = $2 AND generation = $3 AND status = 'unknown'
 RETURNING generation`;
 
 /**
@@ -76,11 +87,11 @@ RETURNING generation`;
 export const startAttemptsSql = (store: Store): string => `
 WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, generation bigint, lease_ms int, timeout_ms int)
-)
+), ${lockedInKeyOrder(store)}
 UPDATE ${store.table('idempotency_keys')} k
 SET attempts = k.attempts + 1, attempt_started_at = now(), attempt_timeout_ms = input.timeout_ms,
     lease_until = now() + make_interval(secs => input.lease_ms / 1000.0), updated_at = now()
-FROM input
+FROM input JOIN locked USING (scope, key)
 WHERE k.scope = input.scope AND k.key = input.key AND k.generation = input.generation AND k.status = 'in_progress'
 RETURNING k.scope, k.key`;
 
@@ -88,10 +99,10 @@ RETURNING k.scope, k.key`;
 export const renewLeasesSql = (store: Store): string => `
 WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, generation bigint, lease_ms int)
-)
+), ${lockedInKeyOrder(store)}
 UPDATE ${store.table('idempotency_keys')} k
 SET lease_until = greatest(k.lease_until, now() + make_interval(secs => input.lease_ms / 1000.0))
-FROM input
+FROM input JOIN locked USING (scope, key)
 WHERE k.scope = input.scope AND k.key = input.key AND k.generation = input.generation AND k.status = 'in_progress'
 RETURNING k.scope, k.key`;
 
@@ -107,7 +118,7 @@ WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, generation bigint, fingerprint text,
 		outcome text, response_status int, response_headers json, response_body text, response_truncated boolean,
 		last_error text, history jsonb)
-), settled AS (
+), ${lockedInKeyOrder(store)}, settled AS (
 	UPDATE ${store.table('idempotency_keys')} k SET
 		status = CASE input.outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'failed' THEN 'failed' ELSE 'unknown' END,
 		lease_until = now(),
@@ -121,7 +132,7 @@ WITH input AS (
 		updated_at = now(),
 		history = (SELECT coalesce(jsonb_agg(h.e ORDER BY h.i), '[]') FROM jsonb_array_elements(k.history || coalesce(input.history, '[]')) WITH ORDINALITY AS h(e, i)
 		           WHERE h.i > jsonb_array_length(k.history || coalesce(input.history, '[]')) - 50)
-	FROM input
+	FROM input JOIN locked USING (scope, key)
 	WHERE k.scope = input.scope AND k.key = input.key
 	  AND ((k.generation = input.generation AND k.status = 'in_progress')
 	       OR (input.outcome = 'succeeded' AND k.status = 'unknown' AND k.fingerprint = input.fingerprint))
@@ -130,7 +141,7 @@ WITH input AS (
 	UPDATE ${store.table('idempotency_keys')} k SET
 		history = (SELECT coalesce(jsonb_agg(h.e ORDER BY h.i), '[]') FROM jsonb_array_elements(k.history || coalesce(input.history, '[]')) WITH ORDINALITY AS h(e, i)
 		           WHERE h.i > jsonb_array_length(k.history || coalesce(input.history, '[]')) - 50)
-	FROM input
+	FROM input JOIN locked USING (scope, key)
 	WHERE k.scope = input.scope AND k.key = input.key
 	  AND NOT EXISTS (SELECT 1 FROM settled s WHERE s.scope = input.scope AND s.key = input.key)
 	RETURNING k.scope, k.key, k.execution_id
@@ -140,13 +151,27 @@ UNION ALL
 SELECT scope, key, false, execution_id FROM observed`;
 
 /**
- * Marks records whose owner is known to be dead (its execution crashed) as unknown at once,
- * instead of waiting out their lease. Records of other owners are untouched.
+ * Ends the record of an owner that is gone (its lease ended without a settle), conditional on
+ * the generation the caller saw: failed when it never started an attempt (nothing was sent, so
+ * the key is claimable again, also with another request), unknown when it had.
+ */
+export const abandonKeySql = (store: Store): string => `
+UPDATE ${store.table('idempotency_keys')}
+SET status = CASE WHEN attempts = 0 THEN 'failed' ELSE 'unknown' END, lease_until = now(), updated_at = now(),
+    last_error = coalesce(last_error, 'its owner (execution ' || coalesce(execution_id, '?') || ') ended without settling it'),
+    history = history || jsonb_build_array(jsonb_build_object('at', now(), 'kind', 'abandoned', 'execution', execution_id))
+WHERE scope = $1 AND key = $2 AND generation = $3 AND status = 'in_progress' AND lease_until < now()
+RETURNING status`;
+
+/**
+ * The same for every open record of an execution known to be dead (its execution crashed), at
+ * once instead of after its leases end.
  */
 export const abandonExecutionKeysSql = (store: Store): string => `
 UPDATE ${store.table('idempotency_keys')}
 SET status = CASE WHEN attempts = 0 THEN 'failed' ELSE 'unknown' END, lease_until = now(), updated_at = now(),
-    last_error = coalesce(last_error, 'the execution that owned this key ended without settling it')
+    last_error = coalesce(last_error, 'its owner (execution ' || coalesce(execution_id, '?') || ') ended without settling it'),
+    history = history || jsonb_build_array(jsonb_build_object('at', now(), 'kind', 'abandoned', 'execution', execution_id))
 WHERE execution_id = $1 AND status = 'in_progress'
 RETURNING scope, key, status`;
 

@@ -164,10 +164,10 @@ describe('the record state machine on real Postgres', () => {
 
 	it('an expired lease after a simulated crash is reconciled by the configured strategy', async () => {
 		target.route('/crash', { honoursKey: true });
-		// A worker claimed the key, sent, and died before recording the answer.
+		// A worker claimed the key, started an attempt (counted), sent, and died before recording the answer.
 		const crashed = context({ onUnknown: 'retry' });
 		await adminQuery(
-			`INSERT INTO "${schema}".idempotency_keys (scope, key, fingerprint, status, lease_until, execution_id, expires_at) VALUES ('crm', 'lead-crash', $1, 'in_progress', now() - interval '1 second', 'dead-worker', now() + interval '1 day')`,
+			`INSERT INTO "${schema}".idempotency_keys (scope, key, fingerprint, status, lease_until, execution_id, expires_at, attempts) VALUES ('crm', 'lead-crash', $1, 'in_progress', now() - interval '1 second', 'dead-worker', now() + interval '1 day', 1)`,
 			[requestFingerprint({ method: 'POST', url: '/contacts', body: { name: 'Fa' } })],
 		);
 		await fetch(target.url('/crash'), {
@@ -181,7 +181,7 @@ describe('the record state machine on real Postgres', () => {
 
 		// Park for review: nothing is sent.
 		await adminQuery(
-			`INSERT INTO "${schema}".idempotency_keys (scope, key, fingerprint, status, lease_until, execution_id, expires_at) VALUES ('crm', 'lead-crash-2', $1, 'in_progress', now() - interval '1 second', 'dead-worker', now() + interval '1 day')`,
+			`INSERT INTO "${schema}".idempotency_keys (scope, key, fingerprint, status, lease_until, execution_id, expires_at, attempts) VALUES ('crm', 'lead-crash-2', $1, 'in_progress', now() - interval '1 second', 'dead-worker', now() + interval '1 day', 1)`,
 			[requestFingerprint({ method: 'POST', url: '/contacts', body: { name: 'Gi' } })],
 		);
 		const before = target.requestsTo('/crash').length;

@@ -16,8 +16,10 @@ ALTER TABLE :SCHEMA.idempotency_keys
 	-- Every attempt (time, class, status, delay chosen, message) and every observation a
 	-- superseded owner made, newest last, capped.
 	ADD COLUMN history jsonb NOT NULL DEFAULT '[]';
--- Records written by earlier versions as "in progress with the lease ended now" after a lost
--- response are unknown outcomes.
+-- Attempts are now counted when they start; a record in progress from an earlier version may
+-- have sent without counting, so it counts as having sent. Records written by earlier versions
+-- as "in progress with the lease ended now" after a lost response are unknown outcomes.
+UPDATE :SCHEMA.idempotency_keys SET attempts = greatest(attempts, 1) WHERE status = 'in_progress';
 UPDATE :SCHEMA.idempotency_keys SET status = 'unknown'
 WHERE status = 'in_progress' AND lease_until <= updated_at AND last_error IS NOT NULL;
 

@@ -1,0 +1,33 @@
+import { checkProtocol, withModelEnv } from './check';
+import regressions from './regressions.json';
+import { runSchedule } from './run';
+import type { Schedule } from './schedule';
+
+/**
+ * The protocols' invariants, checked by search: a short budget of random schedules on every
+ * `npm test` (the full runs are `npm run check:protocol -- --schedules N`), and every schedule
+ * the search ever found, replayed as it was.
+ */
+const budget = Number(process.env.PROTOCOL_SCHEDULES ?? 300);
+
+describe('the write, claim and dead-letter protocols', () => {
+	it.each(regressions.map((r) => [r.name, r.schedule] as const))(
+		'holds on a schedule that once broke it: %s',
+		async (_name, schedule) => {
+			const violations = await withModelEnv((env) =>
+				runSchedule(env, schedule as Schedule, `reg${Date.now() % 100000}`),
+			);
+			expect(violations).toEqual([]);
+		},
+	);
+
+	it(
+		`holds on ${budget} random schedules of executions, crashes, leases, operators and replays`,
+		async () => {
+			const result = await checkProtocol({ schedules: budget });
+			expect(result.failure).toBeUndefined();
+			expect(result).toMatchObject({ schedules: budget, violations: 0 });
+		},
+		30 * 60_000,
+	);
+});

@@ -1,0 +1,496 @@
+import { pause, resume } from '../../lib/control/pauses';
+import {
+	getDeadLettersByKey,
+	OPEN_STATUSES,
+	StatusChangeRefused,
+	takeForReplay,
+	updateDeadLetterStatus,
+} from '../../lib/deadletter';
+import { ClaimMode, claimEvents, completeEvents, releaseExecutionClaims } from '../../lib/dedupe';
+import { StoreUnavailableError } from '../../lib/errors';
+import {
+	DEFAULT_POLICY,
+	requestFingerprint,
+	runWrites,
+	type WriteContext,
+	type WriteRequest,
+} from '../../lib/idempotency';
+import type { Store } from '../../lib/store';
+import type { Command, Schedule } from './schedule';
+import { SimTarget } from './target';
+
+/**
+ * Runs one schedule against real Postgres with the engine's own functions, then checks the
+ * invariants from the target's truth and the store's rows. Everything a schedule touches is
+ * named after it (keys, integration, workflow, consumer), so schedules share one schema.
+ */
+export interface ModelEnv {
+	/** One store per simulated worker process; actors are spread over them. */
+	workers: Store[];
+	admin: Store;
+}
+
+/** Timings small enough for hundreds of schedules a minute, in the same proportions as production. */
+const TIMEOUT_MS = 60;
+const LEASE_MARGIN_MS = 60;
+const GRACE_MS = 30;
+/** A late commit lands this long after the client's timeout: within the grace the protocol assumes. */
+const LATE_MS = 12;
+const CLAIM_LEASE_S = 0.15;
+const BREAKER = { threshold: 2, coolDownSeconds: 0.3 };
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+interface Execution {
+	id: string;
+	killed: boolean;
+	faultNext: boolean;
+	done?: Promise<unknown>;
+}
+
+/** A worker's store as one execution sees it: dead once killed, failing once when told. */
+function storeOf(worker: Store, execution: Execution): Store {
+	return new Proxy(worker, {
+		get(target, prop, receiver) {
+			if (prop !== 'query' && prop !== 'execute' && prop !== 'transaction')
+				return Reflect.get(target, prop, receiver);
+			return async (...args: unknown[]) => {
+				if (execution.killed) return await new Promise(() => undefined);
+				if (execution.faultNext) {
+					execution.faultNext = false;
+					throw new StoreUnavailableError(
+						'Reliability store unreachable (injected by the model check)',
+					);
+				}
+				const result = await (target[prop] as (...a: unknown[]) => Promise<unknown>).apply(
+					target,
+					args,
+				);
+				if (execution.killed) return await new Promise(() => undefined);
+				return result;
+			};
+		},
+	});
+}
+
+export async function runSchedule(
+	env: ModelEnv,
+	schedule: Schedule,
+	id: string,
+): Promise<string[]> {
+	const violations: string[] = [];
+	const scope = `${id}`;
+	const integration = `${id}-api`;
+	const workflowId = `${id}-wf`;
+	const consumer = `${id}-c`;
+	const target = new SimTarget(schedule.target, TIMEOUT_MS, LATE_MS);
+	const keyName = (k: number) => `${id}-k${k}`;
+	const eventName = (e: number) => `${id}-e${e}`;
+	const deliveries: Execution[] = [];
+	const running: Array<Promise<unknown>> = [];
+	const delivered = new Set<number>();
+	let executions = 0;
+	let paused = false;
+	let usedBreaker = false;
+	// Dedupe truth: completions per event, and when each event was first completed.
+	const completions = new Map<string, number>();
+	const completedAt = new Map<string, number>();
+	// Keys whose settled record passed its retention: a later claim starts a new operation, whose
+	// effects are counted from that moment (the retention is what makes a key forgettable).
+	const expiries = new Map<string, { at: number; generation: number }>();
+
+	const context = (execution: string, withIntegration: boolean): WriteContext => ({
+		workflowId,
+		executionId: execution,
+		node: 'Write',
+		integration: withIntegration ? integration : undefined,
+		retentionDays: 30,
+		policy: { ...DEFAULT_POLICY, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 700 },
+		onUnknown: schedule.strategy,
+		concurrency: 2,
+		maxSavedBodyChars: 10_000,
+		park: true,
+		breaker: withIntegration ? BREAKER : undefined,
+		leaseMarginMs: LEASE_MARGIN_MS,
+		inFlightGraceMs: GRACE_MS,
+	});
+	const request = (
+		key: number,
+		variant: number,
+		index: number,
+	): WriteRequest & { body: unknown } => {
+		const body = { key, v: variant };
+		return {
+			index,
+			scope,
+			key: keyName(key),
+			fingerprint: requestFingerprint({ method: 'POST', url: '/sim', body }),
+			payload: body,
+			body,
+			timeoutMs: TIMEOUT_MS,
+		};
+	};
+	const deliver = (
+		keys: number[],
+		variant: number,
+		withIntegration: boolean,
+		worker: Store,
+	): Execution => {
+		const execution: Execution = { id: `${id}-x${executions++}`, killed: false, faultNext: false };
+		for (const k of keys) delivered.add(k);
+		const requests = keys.map((k, i) => request(k, variant, i));
+		if (withIntegration) usedBreaker = true;
+		execution.done = runWrites(
+			storeOf(worker, execution),
+			context(execution.id, withIntegration),
+			requests,
+			{
+				send: (r) => target.send(r, requests[r.index].body, () => execution.killed),
+				lookup: schedule.strategy === 'lookup' ? (r) => target.lookup(r) : undefined,
+			},
+		).catch((error: unknown) => {
+			if (!(error instanceof StoreUnavailableError))
+				violations.push(`delivery ${execution.id} threw ${String(error)}`);
+		});
+		return execution;
+	};
+
+	/** The Replay workflow: take, re-run each record's item with its key, mark replayed if it succeeded. */
+	const replayRun = async (worker: Store): Promise<number> => {
+		const taken = await takeForReplay(worker, { taker: `${id} replay`, limit: 50, workflowId });
+		for (const record of taken) {
+			const body = record.payload as { key: number; v: number };
+			const execution: Execution = {
+				id: `${id}-r${executions++}`,
+				killed: false,
+				faultNext: false,
+			};
+			const r = request(body.key, body.v, 0);
+			const [outcome] = await runWrites(
+				worker,
+				context(execution.id, record.integration !== null),
+				[r],
+				{
+					send: (req) => target.send(req, r.body, () => false),
+					lookup: schedule.strategy === 'lookup' ? (req) => target.lookup(req) : undefined,
+				},
+			).catch(() => [undefined]);
+			if (outcome?.ok) {
+				await updateDeadLetterStatus(worker, {
+					id: record.id,
+					to: 'replayed',
+					actor: `${id} replay`,
+					reason: 're-run finished',
+					expectedGeneration: record.generation,
+				}).catch((error: unknown) => {
+					if (!(error instanceof StatusChangeRefused)) throw error;
+				});
+			}
+		}
+		return taken.length;
+	};
+
+	const claim = async (
+		command: Extract<Command, { kind: 'claim' }>,
+		worker: Store,
+	): Promise<void> => {
+		const execution = `${id}-x${executions++}`;
+		const mode =
+			command.mode === 'doneAtClaim' ? ClaimMode.doneAtClaim : ClaimMode.leaseUntilComplete;
+		const ids = command.events.map(eventName);
+		const startedAt = Date.now();
+		const results = await claimEvents(
+			worker,
+			{
+				consumer,
+				workflowId,
+				executionId: execution,
+				mode,
+				leaseSeconds: CLAIM_LEASE_S,
+				retentionDays: 30,
+			},
+			ids.map((eventId, index) => ({ index, eventId })),
+		);
+		const won = results.filter((r) => r.outcome === 'new').map((r) => r.eventId);
+		for (const eventId of won) {
+			const first = completedAt.get(eventId);
+			if (first !== undefined && first < startedAt) {
+				violations.push(`event ${eventId} was New again for ${execution} after it was completed`);
+			}
+		}
+		await sleep(5);
+		if (command.end === 'die' || won.length === 0) return;
+		if (command.end === 'fail') {
+			await releaseExecutionClaims(worker, execution);
+			return;
+		}
+		if (command.end === 'stall') await sleep(CLAIM_LEASE_S * 1000 + 60);
+		for (const result of await completeEvents(worker, consumer, won, execution)) {
+			if (!result.changed) continue;
+			completions.set(result.eventId, (completions.get(result.eventId) ?? 0) + 1);
+			if (!completedAt.has(result.eventId)) completedAt.set(result.eventId, Date.now());
+		}
+	};
+
+	const operator = async (command: Extract<Command, { kind: 'operator' }>, worker: Store) => {
+		const open = (await getDeadLettersByKey(worker, [keyName(command.key)])).filter(
+			(r) => r.workflow_id === workflowId && OPEN_STATUSES.includes(r.status),
+		);
+		for (const record of open) {
+			const to = {
+				replay: 'replay_requested',
+				resolve: 'resolved',
+				abandon: 'abandoned',
+				beingFixed: 'being_fixed',
+			}[command.action] as 'replay_requested' | 'resolved' | 'abandoned' | 'being_fixed';
+			await updateDeadLetterStatus(worker, {
+				id: record.id,
+				to,
+				actor: 'operator',
+				reason: 'model check',
+			}).catch((error: unknown) => {
+				if (!(error instanceof StatusChangeRefused)) throw error;
+			});
+		}
+	};
+
+	const admin = env.admin;
+	const started = Date.now();
+	for (const [n, command] of schedule.commands.entries()) {
+		const wait = started + command.at - Date.now();
+		if (wait > 0) await sleep(wait);
+		const worker = env.workers[n % env.workers.length];
+		const act = async (): Promise<void> => {
+			switch (command.kind) {
+				case 'deliver':
+					deliveries.push(deliver(command.keys, command.variant, command.integration, worker));
+					return;
+				case 'kill': {
+					const victim = deliveries[command.delivery % Math.max(1, deliveries.length)];
+					if (victim) victim.killed = true;
+					return;
+				}
+				case 'storeFault': {
+					const victim = deliveries[command.delivery % Math.max(1, deliveries.length)];
+					if (victim) victim.faultNext = true;
+					return;
+				}
+				case 'expireLease':
+					await admin.query(
+						`UPDATE ${admin.table('idempotency_keys')} SET lease_until = now() - interval '1 second' WHERE scope = $1 AND key = $2 AND status = 'in_progress'`,
+						[scope, keyName(command.key)],
+					);
+					return;
+				case 'expireKey': {
+					const [row] = await admin.query<{ status: string; generation: string }>(
+						`UPDATE ${admin.table('idempotency_keys')} SET expires_at = now() - interval '1 day' WHERE scope = $1 AND key = $2 RETURNING status, generation`,
+						[scope, keyName(command.key)],
+					);
+					if (row && (row.status === 'succeeded' || row.status === 'failed')) {
+						expiries.set(keyName(command.key), {
+							at: Date.now(),
+							generation: Number(row.generation),
+						});
+					}
+					return;
+				}
+				case 'pause':
+					paused = true;
+					await pause(worker, 'integration', integration, 'operator', 'model check outage');
+					return;
+				case 'resume':
+					paused = false;
+					await resume(worker, 'integration', integration, 'operator', 'model check recovery');
+					return;
+				case 'replayRun':
+					await replayRun(worker);
+					return;
+				case 'operator':
+					await operator(command, worker);
+					return;
+				case 'claim':
+					await claim(command, worker);
+					return;
+			}
+		};
+		running.push(
+			act().catch((error: unknown) =>
+				violations.push(`${command.kind} at ${command.at} ms threw ${String(error)}`),
+			),
+		);
+	}
+	await Promise.all(running);
+	await Promise.all(deliveries.filter((d) => !d.killed).map((d) => d.done));
+	await target.settled();
+	await checkHolds(admin, workflowId, violations, 'during the schedule');
+	await checkAudit(admin, workflowId, violations);
+
+	// Recovery, as the world would do it: dead owners' leases end, the outage ends, the breaker
+	// cools down, senders deliver once more, the Replay workflow drains its queue.
+	await admin.query(
+		`UPDATE ${admin.table('idempotency_keys')} SET lease_until = now() - interval '1 second' WHERE scope = $1 AND status = 'in_progress'`,
+		[scope],
+	);
+	if (paused)
+		await resume(admin, 'integration', integration, 'operator', 'model check: outage over');
+	if (usedBreaker) await sleep(BREAKER.coolDownSeconds * 1000 + 20);
+	if (delivered.size > 0) {
+		const last = deliver([...delivered], 0, usedBreaker, env.workers[0]);
+		await last.done;
+	}
+	for (let round = 0; round < 3 && (await replayRun(env.workers[0])) > 0; round++);
+	await target.settled();
+
+	await checkHolds(admin, workflowId, violations, 'after recovery');
+	await checkAudit(admin, workflowId, violations);
+	await checkWrites(
+		admin,
+		{
+			scope,
+			workflowId,
+			keys: [...delivered].map(keyName),
+			target,
+			honoursKeys: schedule.target.honoursKeys,
+			expiries,
+		},
+		violations,
+	);
+	await checkEvents(admin, consumer, completions, violations);
+	return violations;
+}
+
+/** No held item without a pause or a breaker that can release it. */
+async function checkHolds(admin: Store, workflowId: string, violations: string[], when: string) {
+	const stuck = await admin.query<{
+		id: string;
+		hold_reason: string | null;
+		integration: string | null;
+	}>(
+		`SELECT d.id, d.hold_reason, d.integration FROM ${admin.table('dead_letters')} d
+		 WHERE d.workflow_id = $1 AND d.status = 'held'
+		   AND NOT (d.hold_reason = 'pause' AND EXISTS (SELECT 1 FROM ${admin.table('pauses')} p WHERE p.scope = 'integration' AND p.name = d.integration AND p.paused))
+		   AND NOT (d.hold_reason = 'breaker' AND EXISTS (SELECT 1 FROM ${admin.table('breakers')} b WHERE b.integration = d.integration AND b.open_until > now()))`,
+		[workflowId],
+	);
+	// A breaker hold whose cool-down just ended is released by the next take; only after recovery is it stuck.
+	for (const row of stuck) {
+		if (when !== 'after recovery' && row.hold_reason === 'breaker') continue;
+		violations.push(
+			`dead letter ${row.id} is held (${row.hold_reason}) with nothing to release it, ${when}`,
+		);
+	}
+}
+
+/** An audit event for every status change: each record's events chain to its current status. */
+async function checkAudit(admin: Store, workflowId: string, violations: string[]) {
+	const rows = await admin.query<{
+		id: string;
+		status: string;
+		chain: Array<{ f: string | null; t: string }>;
+	}>(
+		`SELECT d.id, d.status, json_agg(json_build_object('f', e.from_status, 't', e.to_status) ORDER BY e.id) AS chain
+		 FROM ${admin.table('dead_letters')} d JOIN ${admin.table('dead_letter_events')} e ON e.dead_letter_id = d.id
+		 WHERE d.workflow_id = $1 GROUP BY d.id, d.status`,
+		[workflowId],
+	);
+	for (const row of rows) {
+		const chain = row.chain;
+		const broken =
+			chain[0].f !== null ||
+			chain.some((e, i) => i > 0 && e.f !== chain[i - 1].t) ||
+			chain[chain.length - 1].t !== row.status;
+		if (broken)
+			violations.push(
+				`dead letter ${row.id} (${row.status}) has an audit trail that does not chain: ${JSON.stringify(chain)}`,
+			);
+	}
+}
+
+async function checkWrites(
+	admin: Store,
+	run: {
+		scope: string;
+		workflowId: string;
+		keys: string[];
+		target: SimTarget;
+		honoursKeys: boolean;
+		expiries: Map<string, { at: number; generation: number }>;
+	},
+	violations: string[],
+) {
+	const rows = await admin.query<{ key: string; status: string; generation: string }>(
+		`SELECT key, status, generation FROM ${admin.table('idempotency_keys')} WHERE scope = $1`,
+		[run.scope],
+	);
+	const records = new Map(rows.map((r) => [r.key, r.status]));
+	const generations = new Map(rows.map((r) => [r.key, Number(r.generation)]));
+	const letters = await admin.query<{
+		idempotency_key: string;
+		status: string;
+		error_class: string;
+	}>(
+		`SELECT idempotency_key, status, error_class FROM ${admin.table('dead_letters')} WHERE workflow_id = $1`,
+		[run.workflowId],
+	);
+	for (const key of run.keys) {
+		const expiry = run.expiries.get(key);
+		// A target that honours keys answers a forgotten key from its own memory: one effect, ever.
+		const renewed =
+			!run.honoursKeys && expiry !== undefined && (generations.get(key) ?? 0) > expiry.generation;
+		const effects = run.target.effectsOf(key).filter((e) => !renewed || e.at >= expiry.at).length;
+		const status = records.get(key);
+		const mine = letters.filter((l) => l.idempotency_key === key);
+		// At most one effect per key, where the strategy promises once (every strategy generated does).
+		if (effects > 1) violations.push(`key ${key} has ${effects} effects at the target`);
+		// A record says succeeded only if the effect exists; failed only if it does not.
+		if (status === 'succeeded' && effects === 0)
+			violations.push(`key ${key} is succeeded but the target has no effect`);
+		if (status === 'failed' && effects > 0)
+			violations.push(`key ${key} is failed but the target has ${effects} effect(s)`);
+		// Every item ends done, or with a dead letter a person or a replay owns; never silently gone.
+		const accounted = mine.some((l) => l.status !== 'replayed');
+		if (status !== 'succeeded' && !accounted) {
+			violations.push(
+				`key ${key} is ${status ?? 'without a record'} and has no open or person-closed dead letter`,
+			);
+		}
+		// A record closed as replayed means the work is done.
+		if (status !== 'succeeded' && mine.some((l) => l.status === 'replayed')) {
+			violations.push(
+				`key ${key} has a dead letter closed as replayed while the record is ${status ?? 'missing'}`,
+			);
+		}
+		// No open dead letter waits for work that is done.
+		if (
+			status === 'succeeded' &&
+			mine.some((l) => (l.status === 'new' || l.status === 'held') && l.error_class !== 'conflict')
+		) {
+			violations.push(`key ${key} is succeeded but a dead letter of it is still open for review`);
+		}
+		if (status === 'in_progress')
+			violations.push(`key ${key} is still in progress after every owner finished`);
+	}
+}
+
+async function checkEvents(
+	admin: Store,
+	consumer: string,
+	completions: Map<string, number>,
+	violations: string[],
+) {
+	for (const [eventId, count] of completions) {
+		if (count > 1) violations.push(`event ${eventId} was completed ${count} times`);
+	}
+	const rows = await admin.query<{ event_id: string; status: string; completed_by: string | null }>(
+		`SELECT event_id, status, completed_by FROM ${admin.table('processed_events')} WHERE consumer = $1`,
+		[consumer],
+	);
+	for (const eventId of completions.keys()) {
+		const row = rows.find((r) => r.event_id === eventId);
+		if (!row || row.status !== 'done' || row.completed_by !== 'complete') {
+			violations.push(
+				`event ${eventId} was completed but its claim is ${row ? `${row.status}/${row.completed_by}` : 'gone'}`,
+			);
+		}
+	}
+}
