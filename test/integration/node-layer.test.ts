@@ -1,0 +1,101 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { execute as claim } from '../../nodes/EventDedupe/actions/claim.operation';
+import { adminQuery, testStore } from '../helpers/store';
+
+/**
+ * The node layer with a stand-in for n8n's IExecuteFunctions (parameters, items, Continue On
+ * Fail), on the real store: what reaches the outputs and the rows.
+ */
+const { store, schema, cleanup } = testStore('nodes');
+afterAll(cleanup);
+
+function context(
+	parameters: Record<string, unknown>,
+	items: INodeExecutionData[],
+	options: { continueOnFail?: boolean; executionId?: string } = {},
+): IExecuteFunctions {
+	const node = {
+		id: 'n1',
+		name: 'Event Dedupe',
+		type: 'n8n-nodes-reliability.eventDedupe',
+		typeVersion: 1,
+		position: [0, 0],
+		parameters,
+	};
+	return {
+		getNode: () => node,
+		getInputData: () => items,
+		getWorkflow: () => ({ id: 'wf-node', name: 'Node layer', active: false }),
+		getExecutionId: () => options.executionId ?? 'exec-node',
+		continueOnFail: () => options.continueOnFail ?? false,
+		getNodeParameter: (name: string, _index: number, fallback?: unknown) => {
+			const value = name
+				.split('.')
+				.reduce<unknown>(
+					(v, part) => (v as Record<string, unknown> | undefined)?.[part],
+					parameters,
+				);
+			return value === undefined ? fallback : value;
+		},
+	} as unknown as IExecuteFunctions;
+}
+
+describe('Event Dedupe Claim', () => {
+	const items: INodeExecutionData[] = [
+		{ json: { id: 'evt-a' } },
+		{ json: { id: { nested: true } } },
+		{ json: { other: 1 } },
+		{ json: { id: 'evt-a' } },
+	];
+
+	it('with Continue On Fail, items without a usable event ID go to Invalid with the reason, never to New', async () => {
+		const outputs = await claim.call(
+			context({ operation: 'claim', eventId: '={{ $json.id }}', consumer: 'node-layer' }, items, {
+				continueOnFail: true,
+			}),
+			store,
+			items,
+		);
+		const [fresh, duplicates, invalid] = outputs;
+		expect(outputs).toHaveLength(3);
+		expect(fresh.map((i) => i.json.id)).toEqual(['evt-a']);
+		expect(duplicates.map((i) => i.pairedItem)).toEqual([{ item: 3 }]);
+		expect(invalid.map((i) => [i.pairedItem, i.json.error])).toEqual([
+			[{ item: 1 }, 'Item 1 has an event ID that is an object, not text or a number'],
+			[{ item: 2 }, 'Item 2 has no event ID'],
+		]);
+		const rows = await adminQuery<{ event_id: string }>(
+			`SELECT event_id FROM "${schema}".processed_events WHERE consumer = 'node-layer'`,
+		);
+		expect(rows).toEqual([{ event_id: 'evt-a' }]);
+	});
+
+	it('without it, the first bad item fails the run with its index and nothing is claimed', async () => {
+		const bad: INodeExecutionData[] = [{ json: { id: 'evt-b' } }, { json: { id: [] } }];
+		await expect(
+			claim.call(
+				context({ operation: 'claim', eventId: '={{ $json.id }}', consumer: 'node-layer-2' }, bad),
+				store,
+				bad,
+			),
+		).rejects.toMatchObject({
+			message: 'Item 1 has an event ID that is a list, not text or a number',
+			context: { itemIndex: 1 },
+		});
+		expect(
+			await adminQuery(
+				`SELECT 1 FROM "${schema}".processed_events WHERE consumer = 'node-layer-2'`,
+			),
+		).toEqual([]);
+	});
+
+	it('refuses a retention that is not a whole number of days from 1, naming the parameter', async () => {
+		await expect(
+			claim.call(
+				context({ operation: 'claim', eventId: '={{ $json.id }}', retentionDays: 0.5 }, items),
+				store,
+				items,
+			),
+		).rejects.toThrow('Retention (Days) must be a whole number from 1 to 3650 (got 0.5)');
+	});
+});
