@@ -1,4 +1,5 @@
 import type { Store, Transaction } from '../store';
+import { storableValue } from '../store/storable';
 import {
 	type ClaimContext,
 	ClaimMode,
@@ -13,6 +14,7 @@ import {
 	completeEventsSql,
 	completeExecutionSql,
 	dropClaimsSql,
+	failExecutionClaimsSql,
 	purgeExpiredSql,
 	releaseEventsSql,
 	releaseExecutionSql,
@@ -61,6 +63,10 @@ export async function claimEvents(
 				context.executionId,
 				context.leaseSeconds,
 				context.retentionDays,
+				candidates.map((c) =>
+					c.payload === undefined ? null : JSON.stringify(storableValue(c.payload)),
+				),
+				candidates.map((c) => c.payloadBytes ?? null),
 			]);
 			const won: ClaimRequest[] = [];
 			for (const row of claimed) {
@@ -199,11 +205,13 @@ export async function completeExecution(store: Store, executionId: string): Prom
 
 /**
  * Frees the claims a (failed) execution made, so a redelivery or a replay is new again. Events
- * the execution had completed stay done: their work finished.
+ * the execution had completed stay done: their work finished. Inbox claims keep their items:
+ * they are failed, which a redelivery claims again just the same.
  */
 export async function releaseExecutionClaims(store: Store, executionId: string): Promise<number> {
+	const failed = await store.execute(failExecutionClaimsSql(store), [executionId, null]);
 	const rows = await store.query<{ released: number }>(releaseExecutionSql(store), [executionId]);
-	return rows[0].released;
+	return rows[0].released + failed.rowCount;
 }
 
 /** Frees the claims of given events (never a completed one); returns the IDs released. */

@@ -3,3 +3,5 @@ export * from './eventIds';
 export * from './outcomes';
 export * from './validate';
 export * from './version';
+export * from './inbox';
+export * from './keeper';

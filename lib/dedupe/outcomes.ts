@@ -24,6 +24,12 @@ export const ClaimMode = {
 	doneAtClaim: 'doneAtClaim',
 	/** In progress under a lease until the Complete operation marks it done; an expired lease is claimable again. */
 	leaseUntilComplete: 'leaseUntilComplete',
+	/**
+	 * In progress while the execution runs (its lease renewed by the process), with the item kept
+	 * in the inbox; done when the execution succeeds, failed when it fails; when the process dies
+	 * the lease ends and the Recover workflow re-runs the item.
+	 */
+	untilExecutionEnds: 'untilExecutionEnds',
 } as const;
 export type ClaimMode = (typeof ClaimMode)[keyof typeof ClaimMode];
 
@@ -34,6 +40,10 @@ export interface ClaimRequest {
 	/** With ordering on: the entity the event is about, and its version (exact decimal text, from toVersion). */
 	entityKey?: string;
 	version?: string;
+	/** The item itself, kept with the claim in mode untilExecutionEnds (masked and capped by the caller). */
+	payload?: unknown;
+	/** The item's size when it was over the inbox cap and is not kept. */
+	payloadBytes?: number;
 }
 
 export interface ClaimContext {

@@ -7,7 +7,8 @@ import type { Store } from '../store';
 
 /**
  * Claims a batch of event IDs in one statement. A row is (re)claimed when absent, when its lease
- * expired without completion (a dead owner), when it is done and past retention, or when this
+ * expired without completion (a dead owner), when its execution failed (the redelivery is the
+ * retry), when it is done and past retention, or when this
  * same execution made it (n8n running one execution again, as queue mode does with a stalled
  * job) and did not complete it. A claim in progress is never taken because it expired. Each
  * (re)claim increments the generation. Rows the statement did not return were held by someone
@@ -16,22 +17,26 @@ import type { Store } from '../store';
  */
 export const claimEventsSql = (store: Store): string => `
 WITH input AS (
-	SELECT * FROM unnest($2::text[], $3::text[], $4::numeric[]) AS t(event_id, entity_key, version)
+	SELECT * FROM unnest($2::text[], $3::text[], $4::numeric[], $10::json[], $11::int[])
+		AS t(event_id, entity_key, version, payload, payload_bytes)
 ), claimed AS (
 	INSERT INTO ${store.table('processed_events')} AS p
-		(consumer, event_id, status, workflow_id, execution_id, claimed_at, lease_until, completed_at, completed_by,
-		 expires_at, entity_key, version)
-	SELECT $1, event_id, $5, $6, $7, now(), now() + make_interval(secs => $8),
+		(consumer, event_id, status, workflow_id, execution_id, origin_execution_id, claimed_at, lease_until,
+		 completed_at, completed_by, expires_at, entity_key, version, payload, payload_bytes)
+	SELECT $1, event_id, $5, $6, $7, $7, now(), now() + make_interval(secs => $8),
 	       CASE WHEN $5 = 'done' THEN now() END, CASE WHEN $5 = 'done' THEN 'claim' END,
-	       now() + make_interval(days => $9), entity_key, version
+	       now() + make_interval(days => $9), entity_key, version, payload, payload_bytes
 	-- In ID order, the same in every statement, so overlapping batches never deadlock.
 	FROM input ORDER BY event_id
 	ON CONFLICT (consumer, event_id) DO UPDATE SET
 		status = EXCLUDED.status, workflow_id = EXCLUDED.workflow_id, execution_id = EXCLUDED.execution_id,
 		claimed_at = now(), lease_until = EXCLUDED.lease_until, completed_at = EXCLUDED.completed_at,
 		completed_by = EXCLUDED.completed_by, expires_at = EXCLUDED.expires_at, entity_key = EXCLUDED.entity_key,
-		version = EXCLUDED.version, generation = p.generation + 1
+		version = EXCLUDED.version, generation = p.generation + 1, payload = EXCLUDED.payload,
+		payload_bytes = EXCLUDED.payload_bytes, origin_execution_id = EXCLUDED.origin_execution_id,
+		recover_attempts = 0, last_error = NULL
 	WHERE (p.status = 'in_progress' AND p.lease_until < now())
+	   OR p.status = 'failed'
 	   OR (p.status = 'done' AND p.expires_at < now())
 	   OR (p.execution_id = $7 AND p.completed_by IS DISTINCT FROM 'complete')
 	RETURNING p.event_id
@@ -116,11 +121,13 @@ restored AS (
 /**
  * Releases the claims a failed execution made (all consumers: the error workflow does not know
  * them), restoring entity versions it had advanced. Claims in progress and claims done at claim
- * are released; a completed event stays done: its work finished.
+ * are released; a completed event stays done: its work finished. Inbox claims (their items kept)
+ * are never deleted here: failing them keeps the item and lets a redelivery claim it.
  */
 export const releaseExecutionSql = (store: Store): string => `
 WITH released AS (
-	DELETE FROM ${store.table('processed_events')} WHERE execution_id = $1 AND ${openOrClaimDone}
+	DELETE FROM ${store.table('processed_events')}
+	WHERE execution_id = $1 AND ${openOrClaimDone} AND payload IS NULL AND payload_bytes IS NULL
 	RETURNING consumer, event_id, execution_id
 ), ${restoreVersions(store)}
 SELECT count(*)::int AS released FROM released`;
@@ -145,3 +152,65 @@ WITH doomed AS (
 )
 DELETE FROM ${store.table('processed_events')} p USING doomed d
 WHERE p.consumer = d.consumer AND p.event_id = d.event_id`;
+
+/** Renews the leases of the claims the given executions hold while they run (the keeper's beat). */
+export const renewExecutionClaimsSql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET lease_until = greatest(lease_until, now() + make_interval(secs => $2))
+WHERE execution_id = ANY($1::text[]) AND status = 'in_progress'`;
+
+/** The execution failed: its claims wait, with their items, for a redelivery or the error workflow. */
+export const failExecutionClaimsSql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET status = 'failed', lease_until = now(), last_error = coalesce($2, last_error)
+WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
+RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes`;
+
+/** The execution waits (a Wait node): its claims are kept until it may resume, plus a lease. */
+export const holdExecutionClaimsSql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET lease_until = greatest(lease_until, $2::timestamptz + make_interval(secs => $3))
+WHERE execution_id = $1 AND status = 'in_progress'`;
+
+/** The execution crashed: its inbox claims' leases end now, so the Recover workflow takes them at once. */
+export const endExecutionLeasesSql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET lease_until = least(lease_until, now()), last_error = coalesce($2, last_error)
+WHERE execution_id = $1 AND status = 'in_progress' AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
+RETURNING event_id`;
+
+/**
+ * Takes up to $2 inbox claims whose owner is gone (in progress, lease ended) for one recovery
+ * run ($1), atomically (two recoverers never take one), fenced (generation + 1): a claim tried
+ * fewer than $3 times is re-run (its lease $4 seconds, counted); a claim tried $3 times, or whose
+ * item was not kept, is given up: failed, for the caller to park. Returns both kinds with the
+ * origin execution and what its write steps did.
+ */
+export const takeCrashedSql = (store: Store): string => `
+WITH lapsed AS (
+	SELECT consumer, event_id FROM ${store.table('processed_events')}
+	WHERE status = 'in_progress' AND lease_until < now() AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
+	  AND ($5::text IS NULL OR workflow_id = $5)
+	ORDER BY lease_until, consumer, event_id
+	LIMIT $2
+	FOR UPDATE SKIP LOCKED
+), taken AS (
+	UPDATE ${store.table('processed_events')} p
+	SET generation = p.generation + 1,
+	    execution_id = CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN $1 ELSE p.execution_id END,
+	    recover_attempts = p.recover_attempts + CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN 1 ELSE 0 END,
+	    status = CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN 'in_progress' ELSE 'failed' END,
+	    lease_until = now() + make_interval(secs => $4),
+	    last_error = CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN p.last_error
+	                      WHEN p.payload IS NULL THEN 'its execution ended without finishing, and the item was over the inbox cap, so it cannot be re-run'
+	                      ELSE 'given up after ' || p.recover_attempts || ' recoveries' END
+	FROM lapsed l
+	WHERE p.consumer = l.consumer AND p.event_id = l.event_id
+	RETURNING p.consumer, p.event_id, p.workflow_id, p.origin_execution_id, p.payload, p.payload_bytes, p.generation,
+	          p.recover_attempts, p.status, p.last_error
+)
+SELECT t.*, (
+	SELECT coalesce(json_agg(json_build_object('step', k.node, 'status', k.status) ORDER BY k.created_at), '[]'::json)
+	FROM ${store.table('idempotency_keys')} k WHERE k.execution_id = t.origin_execution_id
+) AS steps
+FROM taken t`;

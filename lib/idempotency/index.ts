@@ -4,3 +4,4 @@ export * from './policy';
 export * from './responses';
 export * from './types';
 export * from './writer';
+export * from './recovery';

@@ -1,0 +1,174 @@
+import { abandonExecutionKeys } from '../idempotency/recovery';
+import type { Store } from '../store';
+import {
+	completeExecutionSql,
+	endExecutionLeasesSql,
+	failExecutionClaimsSql,
+	holdExecutionClaimsSql,
+	releaseExecutionSql,
+	takeCrashedSql,
+} from './sql';
+
+/**
+ * The durable inbox: claims made "until the execution ends" keep their items. How an execution
+ * ended settles them: success completes them, an error leaves them failed (a redelivery claims
+ * them again; the error workflow parks them with their items), a wait keeps them until the
+ * execution may resume. A crash settles nothing: the lease ends and Recover re-runs the items,
+ * a few times, then gives them up to be parked as crashed.
+ */
+export const ExecutionEnd = {
+	success: 'success',
+	error: 'error',
+	waiting: 'waiting',
+	crashed: 'crashed',
+} as const;
+export type ExecutionEnd = (typeof ExecutionEnd)[keyof typeof ExecutionEnd];
+
+export interface InboxItem {
+	consumer: string;
+	eventId: string;
+	workflowId: string | null;
+	originExecutionId: string | null;
+	payload: unknown;
+	/** Set when the item was over the inbox cap and was not kept. */
+	payloadBytes: number | null;
+}
+
+type InboxRow = {
+	consumer: string;
+	event_id: string;
+	workflow_id: string | null;
+	origin_execution_id: string | null;
+	payload: unknown;
+	payload_bytes: number | null;
+};
+
+const toItem = (row: InboxRow): InboxItem => ({
+	consumer: row.consumer,
+	eventId: row.event_id,
+	workflowId: row.workflow_id,
+	originExecutionId: row.origin_execution_id,
+	payload: row.payload,
+	payloadBytes: row.payload_bytes,
+});
+
+/** Settles an execution's claims by how it ended (the end-of-execution hook, in its own process). */
+export async function settleExecutionClaims(
+	store: Store,
+	executionId: string,
+	end: { status: ExecutionEnd; message?: string; waitTill?: Date; leaseSeconds?: number },
+): Promise<void> {
+	switch (end.status) {
+		case ExecutionEnd.success:
+			await store.execute(completeExecutionSql(store), [executionId]);
+			return;
+		case ExecutionEnd.waiting:
+			await store.execute(holdExecutionClaimsSql(store), [
+				executionId,
+				end.waitTill ?? new Date(Date.now() + 24 * 3600_000),
+				end.leaseSeconds ?? 60,
+			]);
+			return;
+		case ExecutionEnd.crashed:
+			await store.execute(endExecutionLeasesSql(store), [executionId, end.message ?? null]);
+			return;
+		default:
+			await store.execute(failExecutionClaimsSql(store), [executionId, end.message ?? null]);
+	}
+}
+
+export interface FailedExecution {
+	/** Inbox items of a failed execution, for the error workflow to park with their payloads. */
+	items: InboxItem[];
+	/** Inbox items of a crashed execution, now left to Recover. */
+	recovering: number;
+	/** Claims of the other modes, released so a redelivery is new. */
+	released: number;
+	/** The execution's write keys that were still in progress: now failed (nothing sent) or unknown. */
+	keys: Array<{ scope: string; key: string; status: string }>;
+}
+
+/**
+ * The error workflow's step for a failed or crashed execution: its in-progress write keys are
+ * marked at once (a redelivery or a recovery reconciles them now, instead of waiting out a
+ * lease), its inbox claims are failed with their items (to park) or, for a crash, left to
+ * Recover; claims of the other modes are released.
+ */
+export async function failExecution(
+	store: Store,
+	execution: { executionId: string; crashed: boolean; message?: string },
+): Promise<FailedExecution> {
+	const keys = await abandonExecutionKeys(store, execution.executionId);
+	let items: InboxItem[] = [];
+	let recovering = 0;
+	if (execution.crashed) {
+		recovering = (
+			await store.execute(endExecutionLeasesSql(store), [
+				execution.executionId,
+				execution.message ?? null,
+			])
+		).rowCount;
+	} else {
+		items = (
+			await store.query<InboxRow>(failExecutionClaimsSql(store), [
+				execution.executionId,
+				execution.message ?? null,
+			])
+		).map(toItem);
+	}
+	const [{ released }] = await store.query<{ released: number }>(releaseExecutionSql(store), [
+		execution.executionId,
+	]);
+	return { items, recovering, released, keys };
+}
+
+export interface RecoveredItem extends InboxItem {
+	generation: string;
+	/** How many times Recover has taken it (this one included). */
+	attempt: number;
+	/** Given up: failed, to be parked as crashed, with why. */
+	givenUp: boolean;
+	reason: string | null;
+	/** What the origin execution's write steps did (step, status), for "already happened". */
+	steps: Array<{ step: string; status: string }>;
+}
+
+/**
+ * Takes the inbox claims whose execution died, for one recovery run: re-run (each counted) or,
+ * after `maxAttempts`, given up. Fenced, so two recoverers never take one claim; the run later
+ * completes a re-run claim with Complete (this execution holds it).
+ */
+export async function takeCrashed(
+	store: Store,
+	take: {
+		executionId: string;
+		limit: number;
+		maxAttempts: number;
+		leaseSeconds: number;
+		workflowId?: string;
+	},
+): Promise<RecoveredItem[]> {
+	const rows = await store.query<
+		InboxRow & {
+			generation: string;
+			recover_attempts: number;
+			status: string;
+			last_error: string | null;
+			steps: Array<{ step: string; status: string }>;
+		}
+	>(takeCrashedSql(store), [
+		take.executionId,
+		take.limit,
+		take.maxAttempts,
+		take.leaseSeconds,
+		take.workflowId ?? null,
+	]);
+	return rows.map((row) => ({
+		...toItem(row),
+		generation: String(row.generation),
+		attempt: row.recover_attempts,
+		givenUp: row.status === 'failed',
+		reason: row.status === 'failed' ? row.last_error : null,
+		steps: row.steps,
+	}));
+}
