@@ -100,6 +100,10 @@ interface Owned {
 export class ItemWrite {
 	private readonly started: number;
 	private readonly history: AttemptEntry[] = [];
+	/** The record this item holds, once it claimed or took it over. */
+	private owned: Owned | undefined;
+	/** Requests this item sent. */
+	private sent = 0;
 
 	constructor(
 		private readonly run: RunState,
@@ -116,8 +120,35 @@ export class ItemWrite {
 		return this.started + this.context.policy.deadlineMs;
 	}
 
+	/**
+	 * The item to its outcome. Anything unexpected (a bug, an answer nothing foresaw) ends this
+	 * item alone: its record, if it holds one, is settled unknown when a request went out and
+	 * failed when none did, and the item is parked with what is known.
+	 */
+	async write(first: KeyRow): Promise<WriteOutcome> {
+		try {
+			return await this.fromRow(first);
+		} catch (error) {
+			if (error instanceof StoreUnavailableError) throw error;
+			const cause = error instanceof Error ? error.message : String(error);
+			const failure: Failure =
+				this.sent > 0
+					? {
+							class: FailureClass.unknownOutcome,
+							message: `the write failed after a request was sent, so the effect may exist: ${cause}`,
+						}
+					: {
+							class: FailureClass.permanent,
+							message: `the write failed before anything was sent: ${cause}`,
+						};
+			if (this.owned)
+				return this.settleFail(this.owned, this.sent > 0 ? 'unknown' : 'failed', failure);
+			return this.fail(this.sent, failure);
+		}
+	}
+
 	/** Decides from the record the claim found; loops only while the record changes under it. */
-	async fromRow(first: KeyRow): Promise<WriteOutcome> {
+	private async fromRow(first: KeyRow): Promise<WriteOutcome> {
 		let row = first;
 		for (;;) {
 			if (row.claimed) return await this.sendLoop(this.holdFrom(row));
@@ -165,7 +196,8 @@ export class ItemWrite {
 			timeoutMs: timeoutOf(this.request),
 		};
 		this.run.leases.hold(held);
-		return { held, attempt: 0, lostEarlier: false };
+		this.owned = { held, attempt: 0, lostEarlier: false };
+		return this.owned;
 	}
 
 	private replayOrConflict(row: KeyRow): WriteOutcome {
@@ -337,6 +369,7 @@ export class ItemWrite {
 			const start = await this.startAttempt(owned);
 			if (!start) return await this.superseded(owned);
 			owned.attempt++;
+			this.sent++;
 			this.run.progress.sent++;
 			const result = await this.run.deps.send(this.request, owned.attempt);
 			const policy = this.context.policy;

@@ -244,29 +244,9 @@ class Run implements RunState {
 		return results;
 	}
 
-	/** One item to its outcome; anything unexpected ends this item, never the run. */
+	/** One item to its outcome; anything unexpected ends this item, never the run (but a store failure does). */
 	private async writeItem(request: WriteRequest, row: KeyRow): Promise<WriteOutcome> {
-		const sentBefore = this.progress.sent;
-		let outcome: WriteOutcome;
-		try {
-			outcome = await new ItemWrite(this, request).fromRow(row);
-		} catch (error) {
-			if (error instanceof StoreUnavailableError) throw error;
-			// A bug or an answer nothing foresaw: this item ends, parked with what is known.
-			const sent = this.progress.sent > sentBefore;
-			outcome = {
-				index: request.index,
-				key: request.key,
-				ok: false,
-				replayed: false,
-				attempts: 0,
-				durationMs: 0,
-				failure: {
-					class: sent ? FailureClass.unknownOutcome : FailureClass.permanent,
-					message: `${sent ? 'the write failed after a request was sent, so the effect may exist' : 'the write failed before anything was sent'}: ${error instanceof Error ? error.message : String(error)}`,
-				},
-			};
-		}
+		const outcome = await new ItemWrite(this, request).write(row);
 		if (outcome.ok) this.succeededKeys.add(outcome.key);
 		else this.toPark.push({ outcome, request });
 		return outcome;

@@ -148,10 +148,21 @@ export async function runSchedule(
 				send: (r) => target.send(r, requests[r.index].body, () => execution.killed),
 				lookup: schedule.strategy === 'lookup' ? (r) => target.lookup(r) : undefined,
 			},
-		).catch((error: unknown) => {
-			if (!(error instanceof StoreUnavailableError))
-				violations.push(`delivery ${execution.id} threw ${String(error)}`);
-		});
+		)
+			.then((outcomes) => {
+				// The engine ends an item on an error nothing foresaw; in the model nothing should be unforeseen.
+				for (const outcome of outcomes) {
+					if (/^the write failed (after|before)/.test(outcome.failure?.message ?? '')) {
+						violations.push(
+							`delivery ${execution.id}, key ${outcome.key}: ${outcome.failure!.message}`,
+						);
+					}
+				}
+			})
+			.catch((error: unknown) => {
+				if (!(error instanceof StoreUnavailableError))
+					violations.push(`delivery ${execution.id} threw ${String(error)}`);
+			});
 		return execution;
 	};
 
