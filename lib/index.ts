@@ -1,4 +1,5 @@
 export * from './errors';
+export * from './masking';
 export * from './store';
 export * from './dedupe';
 export * from './deadletter';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
 import type { Store } from '../store';
-import { maskSecrets } from './mask';
+import { maskText, maskValue } from '../masking';
 import {
 	closeSucceededSql,
 	countSql,
@@ -50,7 +50,7 @@ export interface ParkRequest {
 }
 
 export interface ParkOptions {
-	/** Extra field names to mask besides Authorization, Cookie and Proxy-Authorization. */
+	/** Field names to mask besides the default secret names (see lib/masking). */
 	maskFields?: string[];
 }
 
@@ -78,7 +78,10 @@ export async function parkItems(
 ): Promise<ParkResult[]> {
 	if (requests.length === 0) return [];
 	const rows = requests.map((request, ord) => {
-		const payload = maskSecrets(request.payload ?? null, options.maskFields);
+		// Secrets never land in the store: the payload and every text that came from outside.
+		const payload = maskValue(request.payload ?? null, options.maskFields);
+		const text = (value: string | undefined): string | null =>
+			value === undefined ? null : maskText(value, options.maskFields);
 		return {
 			ord,
 			workflow_id: request.workflowId,
@@ -91,11 +94,11 @@ export async function parkItems(
 			run_link: request.runLink ?? null,
 			integration: request.integration ?? null,
 			error_class: request.errorClass,
-			error_message: request.errorMessage ?? null,
+			error_message: text(request.errorMessage),
 			error_status: request.errorStatus ?? null,
 			attempts: request.attempts ?? 1,
-			already_happened: request.alreadyHappened ?? null,
-			impact: request.impact ?? null,
+			already_happened: text(request.alreadyHappened),
+			impact: text(request.impact),
 			owner: request.owner ?? null,
 			severity: request.severity ?? null,
 			status: request.status ?? 'new',
@@ -293,7 +296,13 @@ export async function updateDeadLetterStatuses(
 		id: string;
 		from_status: DeadLetterStatus;
 		to_status: DeadLetterStatus;
-	}>(updateStatusSql(store), [change.to, change.actor.trim(), change.reason?.trim() || null, ids]);
+	}>(updateStatusSql(store), [
+		change.to,
+		change.actor.trim(),
+		// An operator's note may quote what they were sent: masked like any text from outside.
+		change.reason?.trim() ? maskText(change.reason.trim()) : null,
+		ids,
+	]);
 	return rows.map((row) => ({ id: String(row.id), from: row.from_status, to: row.to_status }));
 }
 

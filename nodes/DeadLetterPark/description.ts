@@ -161,7 +161,7 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'e.g. apiKey, ssn',
 				description:
-					'Comma-separated field names to mask, besides Authorization, Cookie and Proxy-Authorization',
+					'Comma-separated field names to mask, in any spelling (ssn matches SSN and s-s-n), besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
 			},
 			{
 				displayName: 'Owner',

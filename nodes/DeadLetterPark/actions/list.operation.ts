@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { type DeadLetterStatus, listDeadLetters, type Store } from '../../../lib';
+import { type DeadLetterStatus, listDeadLetters, maskValue, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
 
 /** List: one search per run (filters from the first item), one output item per record. */
@@ -21,5 +21,6 @@ export async function execute(
 	}).catch((error: unknown) => {
 		throw toNodeError(this, error);
 	});
-	return [rows.map((row) => ({ json: row as IDataObject, pairedItem: { item: 0 } }))];
+	// Masked when parked; masked again on the way out for rows parked by older versions.
+	return [rows.map((row) => ({ json: maskValue(row) as IDataObject, pairedItem: { item: 0 } }))];
 }

@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { parkItems, type ParkRequest, type Store } from '../../../lib';
+import { maskValue, parkItems, parseMaskFields, type ParkRequest, type Store } from '../../../lib';
 import { itemValueReader } from '../../shared/itemValues';
 import { toNodeError } from '../../shared/store';
 import { classifyStatus, splitErrorItem } from './errorInput';
@@ -31,10 +31,12 @@ export async function execute(
 	const stepOf = itemValueReader(this, items, 'step');
 	const classOf = itemValueReader(this, items, 'errorClass', 'auto');
 	const keyOf = itemValueReader(this, items, 'idempotencyKey');
-	const maskFields = String(options.maskFields ?? '')
-		.split(',')
-		.map((f) => f.trim())
-		.filter(Boolean);
+	let maskFields: string[];
+	try {
+		maskFields = parseMaskFields(options.maskFields);
+	} catch (error) {
+		throw toNodeError(this, error, 0);
+	}
 
 	const requests: ParkRequest[] = items.map((item, index) => {
 		const failed = splitErrorItem(item.json);
@@ -80,7 +82,8 @@ export async function execute(
 	return [
 		results.map((result, index) => ({
 			json: {
-				...(requests[index].payload as IDataObject),
+				// What goes on to the next node (an alert, typically) is masked like the record.
+				...(maskValue(requests[index].payload, maskFields) as IDataObject),
 				_deadLetter: {
 					id: result.id,
 					status: result.status,
