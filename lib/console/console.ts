@@ -17,6 +17,7 @@ import {
 	OPEN_STATUSES,
 } from '../deadletter/statuses';
 import { ReliabilityError } from '../errors';
+import { maskText, maskValue } from '../masking';
 import type { Store } from '../store';
 import { parkedPerDayChart } from './chart';
 import { duration, type Html, html, query } from './html';
@@ -237,7 +238,7 @@ export async function handleConsoleRequest(
 			const hint = error instanceof ReliabilityError && error.hint ? ` ${error.hint}` : '';
 			context.flash = {
 				kind: 'error',
-				text: `${error instanceof Error ? error.message : String(error)}.${hint}`,
+				text: maskText(`${error instanceof Error ? error.message : String(error)}.${hint}`),
 			};
 		}
 	}
@@ -250,7 +251,7 @@ export async function handleConsoleRequest(
 				context,
 				'Error',
 				view,
-				html`<p class="flash error">${error instanceof Error ? error.message : String(error)}</p>`,
+				html`<p class="flash error">${maskText(error instanceof Error ? error.message : String(error))}</p>`,
 			),
 		} as Page;
 	});
@@ -473,8 +474,9 @@ async function listPage(filters: Filters, context: PageContext): Promise<Page> {
 	)
 		filters.status = 'open';
 	const filter = listFilter(filters, LIST_LIMIT);
+	// Records are masked when parked; masked again here for rows parked by older versions.
 	const [rows, matching, stats] = await Promise.all([
-		listDeadLetters(store, filter),
+		listDeadLetters(store, filter).then((list) => maskValue(list)),
 		countDeadLetters(store, filter),
 		deadLetterStats(store, { days: 1, topReasons: 0 }),
 	]);
@@ -533,7 +535,7 @@ async function itemPage(id: string, context: PageContext): Promise<Page> {
 			),
 			notFound: true,
 		};
-	const r = record as Record<string, unknown> & typeof record;
+	const r = maskValue(record) as Record<string, unknown> & typeof record;
 	const payload = JSON.stringify(r.payload, null, 2);
 	const runLink = str(r.run_link);
 	const field = (label: string, value: unknown) =>
@@ -568,8 +570,8 @@ ${open ? html`<h2>Actions</h2><div class="actions">${form('replay', 'Replay', fa
 
 async function controlsPage(context: PageContext): Promise<Page> {
 	const [pauses, heartbeats, held] = await Promise.all([
-		listPauses(context.store),
-		listHeartbeats(context.store),
+		listPauses(context.store).then((list) => maskValue(list)),
+		listHeartbeats(context.store).then((list) => maskValue(list)),
 		heldByIntegration(context.store),
 	]);
 	const heldBy = (name: string) => held.find((h) => h.integration === name)?.held ?? 0;

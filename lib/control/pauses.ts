@@ -1,4 +1,5 @@
 import { ReliabilityError } from '../errors';
+import { maskText } from '../masking';
 import type { Store } from '../store';
 
 /**
@@ -101,7 +102,7 @@ export async function pause(
 		name.trim(),
 		true,
 		actor.trim(),
-		reason.trim(),
+		maskText(reason.trim()),
 	]);
 	return toState(row);
 }
@@ -115,6 +116,8 @@ export async function resume(
 	reason: string,
 ): Promise<PauseState & { released: number }> {
 	check(scope, name, actor);
+	// A reason is an operator's note: it may quote what they were sent.
+	const why = maskText(reason.trim());
 	const client = await store.pool.connect();
 	try {
 		await client.query('BEGIN');
@@ -123,14 +126,14 @@ export async function resume(
 			name.trim(),
 			false,
 			actor.trim(),
-			reason.trim() || null,
+			why || null,
 		]);
 		let released = 0;
 		if (scope === PauseScope.integration) {
 			const result = await client.query<{ released: number }>(releaseHeldSql(store), [
 				name.trim(),
 				actor.trim(),
-				`${scope} ${name.trim()} resumed${reason.trim() ? `: ${reason.trim()}` : ''}`,
+				`${scope} ${name.trim()} resumed${why ? `: ${why}` : ''}`,
 			]);
 			released = result.rows[0].released;
 		}

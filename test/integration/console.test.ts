@@ -351,3 +351,46 @@ describe('Prometheus metrics', () => {
 		expect(open.metrics.some((m) => m.labels!.step === 'Step "1"')).toBe(true);
 	});
 });
+
+describe('secrets on pages and in metrics', () => {
+	const canary = 'cAnArY-c0ns0le';
+
+	it('a row parked by an older version, with secrets in it, shows them masked on every page', async () => {
+		// Written with SQL, as an older version stored it: nothing masked.
+		const [{ id }] = await adminQuery<{ id: string }>(
+			`INSERT INTO "${schema}".dead_letters (workflow_id, workflow_name, step, item_key, error_class, error_message, payload, expires_at)
+			 VALUES ('wfOld', 'Old workflow', 'Old Step', 'old-1', 'permanent', $1, $2, now() + interval '1 day') RETURNING id`,
+			[
+				`401 Unauthorized: Authorization: Bearer ${canary}`,
+				JSON.stringify({ headers: { 'x-api-key': canary }, body: `password=${canary}` }),
+			],
+		);
+		await adminQuery(
+			`INSERT INTO "${schema}".dead_letter_events (dead_letter_id, actor, to_status, reason) VALUES ($1, 'n8n', 'new', $2)`,
+			[id, `token=${canary}`],
+		);
+		await pause(store, 'integration', 'old-crm', 'maria', `vendor gave us api_key=${canary}`);
+		const pages = [
+			await handleConsoleRequest(store, request({ view: 'item', id: String(id) })),
+			await handleConsoleRequest(store, request({ workflow: 'wfOld' })),
+			await handleConsoleRequest(store, request({ view: 'controls' })),
+		];
+		for (const page of pages) {
+			expect(page.statusCode).toBe(200);
+			expect(page.body).not.toContain(canary);
+		}
+		expect(pages[0].body).toContain('Authorization: [masked]');
+		expect(pages[2].body).toContain('vendor gave us api_key=[masked]');
+		const [{ reason }] = await adminQuery<{ reason: string }>(
+			`SELECT reason FROM "${schema}".pauses WHERE name = 'old-crm'`,
+		);
+		expect(reason).toBe('vendor gave us api_key=[masked]');
+	});
+
+	it('a secret in a workflow name or step never reaches a metrics label', async () => {
+		await park({ x: 1 }, { workflowName: `Sync (token=${canary})`, step: `Bearer ${canary}` });
+		const text = await prometheusMetrics(store);
+		expect(text).not.toContain(canary);
+		expect(text).toContain('workflow="Sync (token=[masked])"');
+	});
+});
