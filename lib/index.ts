@@ -6,3 +6,4 @@ export * from './deadletter';
 export * from './control';
 export * from './idempotency';
 export * from './console';
+export * from './alerts';

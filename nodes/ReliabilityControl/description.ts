@@ -3,7 +3,7 @@ import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
 /**
  * Operator controls as resources of one node, following n8n's resource/operation convention:
  * Pause (pause, resume, check, list), Heartbeat (beat, check), Console (serve: a webhook request
- * in, the console's page out) and Metric (prometheus). Pause > Check routes items to Running or
+ * in, the console's page out), Metric (prometheus) and Alert (compose). Pause > Check routes items to Running or
  * Paused; every other operation has one output.
  */
 const outputsExpression = `={{
@@ -26,6 +26,12 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		options: [
+			{
+				name: 'Alert',
+				value: 'alert',
+				description:
+					'Outcome alerts composed from dead letters, failed items and heartbeat changes',
+			},
 			{
 				name: 'Console',
 				value: 'console',
@@ -92,6 +98,33 @@ const properties: INodeProperties[] = [
 			},
 		],
 		default: 'beat',
+	},
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['alert'] } },
+		options: [
+			{
+				name: 'Compose',
+				value: 'compose',
+				action: 'Compose an outcome alert',
+				description:
+					'One alert per item: workflow, item and impact first, then why, what already happened, the run link and the next action, secrets masked',
+			},
+		],
+		default: 'compose',
+	},
+	{
+		displayName: 'Mask Fields',
+		name: 'alertMaskFields',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. ssn, iban',
+		description:
+			'Comma-separated field names to mask in the alert text, besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
+		displayOptions: { show: { resource: ['alert'], operation: ['compose'] } },
 	},
 	{
 		displayName: 'Operation',
@@ -272,6 +305,14 @@ export const description: INodeTypeDescription = {
 	defaults: { name: 'Reliability Control' },
 	inputs: ['main'],
 	outputs: outputsExpression,
-	credentials: [{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' }],
+	credentials: [
+		{
+			name: 'reliabilityStoreApi',
+			required: true,
+			testedBy: 'reliabilityStoreTest',
+			// Composing an alert reads nothing from the store.
+			displayOptions: { hide: { resource: ['alert'] } },
+		},
+	],
 	properties,
 };
