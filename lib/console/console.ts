@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { listHeartbeats, listPauses, pause, PauseScope, resume } from '../control';
 import {
 	countDeadLetters,
@@ -20,15 +20,18 @@ import { ReliabilityError } from '../errors';
 import { maskText, maskValue } from '../masking';
 import type { Store } from '../store';
 import { parkedPerDayChart } from './chart';
-import { duration, type Html, html, query } from './html';
+import { duration, escapeHtml, type Html, html, query } from './html';
+import { consoleSecret, formToken, formTokenValid } from './secret';
 
 /**
  * The operator console: the pages and actions an operator needs to pause, inspect, replay and
  * resolve without an engineer. It is served from n8n by a Webhook (behind n8n's webhook
  * authentication) and a Respond to Webhook node; this module turns the webhook's request into
- * the response. Reads are GET pages; actions are form posts that carry a token derived from the
- * request's own credentials (so another site cannot post them for a signed-in operator), and
- * every action is recorded with the signed-in operator's name.
+ * the response. Reads are GET pages; actions are form posts that carry a token signed with the
+ * store's secret for the signed-in operator and the hour (so another site cannot post them for
+ * a signed-in operator), and every action is recorded with the operator's name. Every response
+ * forbids framing and carries a Content-Security-Policy that allows only the console's own
+ * stylesheet and forms.
  */
 export interface ConsoleRequest {
 	/** What n8n's Webhook node outputs: headers, query and (parsed) body. */
@@ -51,6 +54,8 @@ export interface ConsoleResponse {
 	statusCode: number;
 	contentType: string;
 	body: string;
+	/** Security headers for every response: no framing, no scripts, forms only to the console. */
+	headers: Record<string, string>;
 	/** Records moved to replay_requested by this request: the workflow runs the Replay workflow when > 0. */
 	replayRequested: number;
 	operator: string | null;
@@ -100,24 +105,6 @@ export function operatorOf(request: ConsoleRequest, options: ConsoleOptions = {}
 		if (user.trim()) return user.trim();
 	}
 	return null;
-}
-
-/** The form token: a hash of the request's own credentials, which another site cannot read. */
-export function actionToken(request: ConsoleRequest, options: ConsoleOptions = {}): string {
-	const credentials = [
-		header(request.headers, 'authorization'),
-		options.operatorHeader ? header(request.headers, options.operatorHeader) : '',
-	].join('\n');
-	return createHash('sha256')
-		.update(`reliability-console\n${credentials}`)
-		.digest('hex')
-		.slice(0, 40);
-}
-
-function tokenMatches(given: string, expected: string): boolean {
-	const a = Buffer.from(given);
-	const b = Buffer.from(expected);
-	return a.length === b.length && timingSafeEqual(a, b);
 }
 
 interface Filters {
@@ -194,7 +181,8 @@ export async function handleConsoleRequest(
 	options: ConsoleOptions = {},
 ): Promise<ConsoleResponse> {
 	const operator = operatorOf(request, options);
-	const token = actionToken(request, options);
+	const secret = await consoleSecret(store);
+	const token = operator ? formToken(secret, operator) : '';
 	const q = (request.query ?? {}) as Record<string, unknown>;
 	const body = (
 		typeof request.body === 'object' && request.body !== null ? request.body : {}
@@ -210,7 +198,7 @@ export async function handleConsoleRequest(
 					'Actions need a signed-in operator',
 					'Sign in through the webhook authentication (Basic auth user name) or configure the operator header.',
 				);
-			if (!tokenMatches(str(body.token), token))
+			if (!formTokenValid(secret, operator, str(body.token)))
 				throw new ActionRefused(
 					'The form is out of date or came from another page',
 					'Reload the page and try again.',
@@ -228,6 +216,7 @@ export async function handleConsoleRequest(
 				statusCode: 303,
 				contentType: 'text/html; charset=utf-8',
 				body: html`<!doctype html><p><a href="${location}">${done.message}</a></p>`.value,
+				headers: SECURITY_HEADERS,
 				replayRequested: done.replayRequested,
 				operator,
 				action,
@@ -260,6 +249,7 @@ export async function handleConsoleRequest(
 		statusCode,
 		contentType: 'text/html; charset=utf-8',
 		body: page.html.value,
+		headers: SECURITY_HEADERS,
 		replayRequested,
 		operator,
 		action,
@@ -435,6 +425,29 @@ dl{display:grid;grid-template-columns:200px 1fr;gap:4px 12px;background:#fff;pad
 svg.chart .bar{fill:#2f6db5}svg.chart .axis{stroke:#8893a0}svg.chart .label{font-size:11px;fill:#5a6573}
 .muted{color:#7a8593}
 `;
+
+/**
+ * The page's only inline content is STYLE (allowed by its hash); no script runs at all, forms
+ * post only to the console itself, and no other site may frame it (clickjacking).
+ */
+const STYLE_HASH = createHash('sha256').update(escapeHtml(STYLE)).digest('base64');
+export const CONTENT_SECURITY_POLICY = [
+	"default-src 'self'",
+	`style-src 'sha256-${STYLE_HASH}'`,
+	"img-src 'self' data:",
+	"script-src 'none'",
+	"object-src 'none'",
+	"base-uri 'none'",
+	"form-action 'self'",
+	"frame-ancestors 'none'",
+].join('; ');
+const SECURITY_HEADERS: Record<string, string> = {
+	'content-security-policy': CONTENT_SECURITY_POLICY,
+	'x-frame-options': 'DENY',
+	'x-content-type-options': 'nosniff',
+	'referrer-policy': 'same-origin',
+	'cache-control': 'no-store',
+};
 
 function layout(context: PageContext, title: string, view: string, content: Html): Html {
 	const nav = [

@@ -1,8 +1,11 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { createHash } from 'node:crypto';
 import {
-	actionToken,
+	CONTENT_SECURITY_POLICY,
+	consoleSecret,
 	type ConsoleRequest,
 	type ConsoleResponse,
+	formToken,
 	handleConsoleRequest,
 	prometheusMetrics,
 } from '../../lib/console';
@@ -12,6 +15,10 @@ import { adminQuery, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('console');
 afterAll(cleanup);
+let secret: Buffer;
+beforeAll(async () => {
+	secret = await consoleSecret(store);
+});
 
 const basic = (user: string, password = 'secret') =>
 	`Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -23,7 +30,7 @@ function request(
 	user = 'maria',
 ): ConsoleRequest {
 	const headers = { authorization: basic(user), 'user-agent': 'test' };
-	const token = actionToken({ headers });
+	const token = formToken(secret, user);
 	return { headers, query, body: body ? { token, ...body } : {} };
 }
 
@@ -153,7 +160,7 @@ describe('console actions', () => {
 				action: 'abandon',
 				id,
 				note: 'x',
-				token: actionToken({ headers: { authorization: basic('mallory') } }),
+				token: formToken(secret, 'mallory'),
 			},
 		};
 		const page = await handleConsoleRequest(store, forged);
@@ -161,12 +168,83 @@ describe('console actions', () => {
 		expect((await getDeadLetters(store, [id]))[0].status).toBe('new');
 	});
 
+	it('refuses tokens another site could compute: the old credentials hash, another hour, another schema', async () => {
+		const id = await park({ lead: 'forged' });
+		const post = (headers: Record<string, string>, token: string) =>
+			handleConsoleRequest(
+				store,
+				{ headers, query: { view: 'item', id }, body: { action: 'replay', id, token } },
+				{ operatorHeader: 'x-forwarded-user' },
+			);
+		// Behind a signing-in proxy there is no Authorization header: the old token was a hash of
+		// a constant and the user name, which anyone could compute.
+		const proxied = { 'x-forwarded-user': 'maria' };
+		const oldStyle = createHash('sha256')
+			.update('reliability-console\n\nmaria')
+			.digest('hex')
+			.slice(0, 40);
+		const twoHoursAgo = formToken(secret, 'maria', Date.now() - 2 * 3_600_000);
+		const other = testStore('console_other');
+		try {
+			const otherSchema = formToken(await consoleSecret(other.store), 'maria');
+			for (const token of [oldStyle, twoHoursAgo, otherSchema, '']) {
+				const page = await post(proxied, token);
+				expect(page.statusCode).toBe(422);
+				expect(page.replayRequested).toBe(0);
+			}
+		} finally {
+			await other.cleanup();
+		}
+		expect((await getDeadLetters(store, [id]))[0].history).toHaveLength(1);
+		// The page's own token for that operator, issued in the previous hour, still works.
+		const lastHour = formToken(secret, 'maria', Date.now() - 3_600_000);
+		expect((await post(proxied, lastHour)).statusCode).toBe(303);
+		expect((await getDeadLetters(store, [id]))[0].status).toBe('replay_requested');
+	});
+
+	it('one secret per schema, however many processes ask at once', async () => {
+		const { Store } = await import('../../lib/store');
+		const fresh = testStore('console_secret');
+		try {
+			const stores = Array.from({ length: 5 }, () => new Store(fresh.store.config));
+			const secrets = await Promise.all(stores.map((s) => consoleSecret(s)));
+			await Promise.all(stores.map((s) => s.close()));
+			expect(new Set(secrets.map((s) => s.toString('hex'))).size).toBe(1);
+			expect(secrets[0].length).toBe(32);
+			const rows = await adminQuery(`SELECT * FROM "${fresh.schema}".console_secret`);
+			expect(rows).toHaveLength(1);
+		} finally {
+			await fresh.cleanup();
+		}
+	});
+
+	it('every response forbids framing and scripts', async () => {
+		const id = await park({ lead: 'h' });
+		const responses = [
+			await handleConsoleRequest(store, request({})),
+			await handleConsoleRequest(store, request({ view: 'item', id })),
+			await handleConsoleRequest(store, request({ view: 'item', id: '0' })),
+			await handleConsoleRequest(store, request({ view: 'item', id }, { action: 'replay', id })),
+			await handleConsoleRequest(store, request({}, { action: 'nonsense' })),
+		];
+		for (const response of responses) {
+			expect(response.headers['x-frame-options']).toBe('DENY');
+			expect(response.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
+		}
+		expect(CONTENT_SECURITY_POLICY).toContain("frame-ancestors 'none'");
+		expect(CONTENT_SECURITY_POLICY).toContain("default-src 'self'");
+		// The inline stylesheet is the one the policy's hash allows.
+		const style = /<style>([\s\S]*?)<\/style>/.exec(responses[0].body)![1];
+		const hash = createHash('sha256').update(style).digest('base64');
+		expect(CONTENT_SECURITY_POLICY).toContain(`style-src 'sha256-${hash}'`);
+	});
+
 	it('refuses actions without a signed-in operator', async () => {
 		const id = await park({ lead: 'c' });
 		const page = await handleConsoleRequest(store, {
 			headers: {},
 			query: {},
-			body: { action: 'replay', id, token: actionToken({ headers: {} }) },
+			body: { action: 'replay', id, token: formToken(secret, '') },
 		});
 		expect(page.statusCode).toBe(422);
 		expect((await getDeadLetters(store, [id]))[0].status).toBe('new');
