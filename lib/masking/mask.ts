@@ -18,7 +18,8 @@ import { ConfigurationError } from '../errors';
  * `api_key`, `API-Key` and `api key` are one name. The default names also match as the end of a
  * longer name (`X-Auth-Token`, `db_password`, `stripeApiKey`); names the user adds match whole.
  * Free text is scanned in linear time: a separator is found first and its name read backwards,
- * never a pattern that can backtrack over a long string.
+ * never a pattern that can backtrack over a long string. What comes out can also be stored: NUL
+ * and unpaired surrogates, which Postgres refuses, are replaced (see `storableText`).
  */
 export const MASKED = '[masked]';
 
@@ -319,7 +320,18 @@ export function maskText(text: string, extraFields?: readonly string[]): string 
 
 const MAX_JSON_PARSE = 16 * 1024 * 1024;
 
-function maskString(text: string, rules: Rules): string {
+/**
+ * Text Postgres can store: NUL and unpaired UTF-16 surrogates, which a text column and the json
+ * parser refuse, become U+FFFD. Masked text (and every string of a masked value) is storable.
+ */
+export function storableText(text: string): string {
+	const noNul = text.includes('\u0000') ? text.replace(/\u0000/g, '\ufffd') : text;
+	const wellFormed = noNul as string & { isWellFormed(): boolean; toWellFormed(): string };
+	return wellFormed.isWellFormed() ? noNul : wellFormed.toWellFormed();
+}
+
+function maskString(raw: string, rules: Rules): string {
+	const text = storableText(raw);
 	const first = text.trimStart()[0];
 	if ((first === '{' || first === '[') && text.length <= MAX_JSON_PARSE) {
 		let parsed: unknown;

@@ -1,5 +1,12 @@
 import fc from 'fast-check';
-import { isSecretName, MASKED, maskText, maskValue, parseMaskFields } from '../../lib/masking';
+import {
+	isSecretName,
+	MASKED,
+	maskText,
+	maskValue,
+	parseMaskFields,
+	storableText,
+} from '../../lib/masking';
 import { ConfigurationError } from '../../lib/errors';
 
 const SECRET = 'S3cr3t-Value_42';
@@ -246,6 +253,16 @@ describe('maskText', () => {
 		const started = Date.now();
 		expect(maskText(long)).toBe(long);
 		expect(Date.now() - started).toBeLessThan(2_000);
+	});
+});
+
+describe('storable text', () => {
+	it('NUL and unpaired surrogates, which Postgres refuses, become U+FFFD; everything else stays', () => {
+		expect(storableText('a\u0000b')).toBe('a\ufffdb');
+		expect(storableText('x\ud800y\udc00')).toBe('x\ufffdy\ufffd');
+		expect(storableText('emoji 😀 and ünïcödé')).toBe('emoji 😀 and ünïcödé');
+		expect(maskText('token=\u0000abc')).toBe('token=[masked]');
+		expect(maskValue({ 'k\u0000': ['v\ud83d'] })).toEqual({ 'k\ufffd': ['v\ufffd'] });
 	});
 });
 
