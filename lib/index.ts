@@ -1,5 +1,6 @@
 export * from './errors';
 export * from './masking';
+export * from './limits';
 export * from './store';
 export * from './dedupe';
 export * from './deadletter';

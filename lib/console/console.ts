@@ -17,6 +17,7 @@ import {
 	OPEN_STATUSES,
 } from '../deadletter/statuses';
 import { ReliabilityError } from '../errors';
+import { inRange, LIMITS } from '../limits';
 import { maskText, maskValue } from '../masking';
 import type { Store } from '../store';
 import { parkedPerDayChart } from './chart';
@@ -142,7 +143,11 @@ function listFilter(filters: Filters, limit: number): ListFilter {
 		step: filters.step || undefined,
 		errorClass: filters.reason || undefined,
 		owner: filters.owner || undefined,
-		olderThanMinutes: Number.isFinite(hours) && hours > 0 ? hours * 60 : undefined,
+		// A filter typed on the page: beyond the longest age the store keeps, it means "all".
+		olderThanMinutes:
+			Number.isFinite(hours) && hours > 0
+				? Math.min(hours * 60, LIMITS.olderThanMinutes.max)
+				: undefined,
 		search: filters.search || undefined,
 		limit,
 	};
@@ -180,6 +185,7 @@ export async function handleConsoleRequest(
 	request: ConsoleRequest,
 	options: ConsoleOptions = {},
 ): Promise<ConsoleResponse> {
+	if (options.days !== undefined) inRange(options.days, LIMITS.chartDays);
 	const operator = operatorOf(request, options);
 	const secret = await consoleSecret(store);
 	const token = operator ? formToken(secret, operator) : '';
@@ -420,7 +426,7 @@ pre{background:#fff;border:1px solid #e3e6ea;padding:10px;overflow:auto;max-heig
 dl{display:grid;grid-template-columns:200px 1fr;gap:4px 12px;background:#fff;padding:12px;border:1px solid #e3e6ea}dt{color:#5a6573}dd{margin:0}
 .status{display:inline-block;padding:1px 8px;border-radius:10px;background:#eef0f3;font-size:12px}
 .status.new{background:#fde8c8}.status.held{background:#e4e0f7}.status.replay_requested{background:#d7e8fb}.status.resolved,.status.replayed{background:#dcf1df}.status.abandoned{background:#eee}
-.state-up{color:#23803a}.state-late{color:#b36b00;font-weight:600}.state-down{color:#b53a2f;font-weight:600}
+.state-up{color:#23803a}.state-late{color:#b36b00;font-weight:600}.state-down,.state-invalid{color:#b53a2f;font-weight:600}
 .actions{display:flex;gap:12px;flex-wrap:wrap}.actions form{background:#fff;border:1px solid #e3e6ea;padding:10px;display:flex;flex-direction:column;gap:6px;min-width:220px}
 svg.chart .bar{fill:#2f6db5}svg.chart .axis{stroke:#8893a0}svg.chart .label{font-size:11px;fill:#5a6573}
 .muted{color:#7a8593}
@@ -596,7 +602,7 @@ async function controlsPage(context: PageContext): Promise<Page> {
 	);
 	const beatRows = heartbeats.map(
 		(h) =>
-			html`<tr class="heartbeat" data-name="${h.name}"><td>${h.name}</td><td class="state-${h.state}">${h.state}</td><td>${h.lastBeatAt} (${duration(ageOf(h.lastBeatAt))} ago)</td><td>${h.dueAt}</td><td>${h.cron ?? (h.periodSeconds ? `every ${duration(h.periodSeconds)}` : '')}</td><td>${duration(h.graceSeconds)}</td></tr>`,
+			html`<tr class="heartbeat" data-name="${h.name}"><td>${h.name}</td><td class="state-${h.state}">${h.state}</td><td>${h.lastBeatAt} (${duration(ageOf(h.lastBeatAt))} ago)</td><td>${h.state === 'invalid' ? html`<span class="problem">${h.problem ?? ''}</span>` : h.dueAt}</td><td>${h.cron ?? (h.periodSeconds ? `every ${duration(h.periodSeconds)}` : '')}</td><td>${duration(h.graceSeconds)}</td></tr>`,
 	);
 	const content = html`<h1>Pauses</h1>
 <form method="post" action="${query({ view: 'controls' })}" class="filters pause-form">${hidden('action', 'pause')}${hidden('token', context.token)}

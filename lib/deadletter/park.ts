@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
 import type { Store } from '../store';
-import { maskText, maskValue } from '../masking';
+import { inRange, LIMITS, optionalInRange } from '../limits';
+import { maskText, maskValue, storableText } from '../masking';
+import { checkParkRequests, storable } from './validate';
 import {
 	closeSucceededSql,
 	countSql,
@@ -62,10 +64,13 @@ export interface ParkResult {
 	created: boolean;
 }
 
-const itemKeyOf = (request: ParkRequest, maskedPayload: unknown): string =>
-	request.idempotencyKey
-		? `key:${request.idempotencyKey}`
+const itemKeyOf = (idempotencyKey: string | null, maskedPayload: unknown): string =>
+	idempotencyKey
+		? `key:${idempotencyKey}`
 		: `payload:${createHash('sha256').update(canonicalJson(maskedPayload)).digest('hex')}`;
+
+/** A dead-letter ID: the bigint the store assigned, as decimal text. */
+const isDeadLetterId = (id: unknown): boolean => typeof id === 'string' && /^\d{1,18}$/.test(id);
 
 /**
  * Parks a batch of items in one statement; the results come back in input order. The same item
@@ -77,30 +82,33 @@ export async function parkItems(
 	options: ParkOptions = {},
 ): Promise<ParkResult[]> {
 	if (requests.length === 0) return [];
+	checkParkRequests(requests);
 	const rows = requests.map((request, ord) => {
 		// Secrets never land in the store: the payload and every text that came from outside.
+		// Masked text is storable too; the other text columns are made storable (no NUL).
 		const payload = maskValue(request.payload ?? null, options.maskFields);
 		const text = (value: string | undefined): string | null =>
-			value === undefined ? null : maskText(value, options.maskFields);
+			value === undefined || value === null ? null : maskText(value, options.maskFields);
+		const idempotencyKey = storable(request.idempotencyKey);
 		return {
 			ord,
-			workflow_id: request.workflowId,
-			workflow_name: request.workflowName ?? null,
-			execution_id: request.executionId ?? null,
-			step: request.step,
+			workflow_id: storable(request.workflowId),
+			workflow_name: storable(request.workflowName),
+			execution_id: storable(request.executionId),
+			step: storable(request.step),
 			item_index: request.itemIndex ?? null,
-			item_key: itemKeyOf(request, payload),
-			idempotency_key: request.idempotencyKey ?? null,
-			run_link: request.runLink ?? null,
-			integration: request.integration ?? null,
-			error_class: request.errorClass,
+			item_key: itemKeyOf(idempotencyKey, payload),
+			idempotency_key: idempotencyKey,
+			run_link: storable(request.runLink),
+			integration: storable(request.integration),
+			error_class: storable(request.errorClass),
 			error_message: text(request.errorMessage),
 			error_status: request.errorStatus ?? null,
 			attempts: request.attempts ?? 1,
 			already_happened: text(request.alreadyHappened),
 			impact: text(request.impact),
-			owner: request.owner ?? null,
-			severity: request.severity ?? null,
+			owner: storable(request.owner),
+			severity: storable(request.severity),
 			status: request.status ?? 'new',
 			payload,
 			retry_after: request.retryAfter?.toISOString() ?? null,
@@ -178,7 +186,9 @@ async function withHistory(
 
 /** Records by id, with their audit history; ids not found are simply absent. */
 export async function getDeadLetters(store: Store, ids: string[]): Promise<DeadLetterRecord[]> {
-	return await withHistory(store, await store.query(getByIdSql(store), [ids]));
+	const valid = ids.filter(isDeadLetterId);
+	if (valid.length === 0) return [];
+	return await withHistory(store, await store.query(getByIdSql(store), [valid]));
 }
 
 /** Records that carry an idempotency key (newest first), with their audit history. */
@@ -186,7 +196,10 @@ export async function getDeadLettersByKey(
 	store: Store,
 	keys: string[],
 ): Promise<DeadLetterRecord[]> {
-	return await withHistory(store, await store.query(getByKeySql(store), [keys]));
+	return await withHistory(
+		store,
+		await store.query(getByKeySql(store), [keys.map((key) => storableText(String(key)))]),
+	);
 }
 
 export interface ListFilter {
@@ -204,18 +217,19 @@ export interface ListFilter {
 }
 
 function filterValues(filter: ListFilter): unknown[] {
-	const olderThan = filter.olderThanMinutes
-		? new Date(Date.now() - filter.olderThanMinutes * 60_000)
-		: null;
+	const minutes = optionalInRange(filter.olderThanMinutes, LIMITS.olderThanMinutes);
+	const olderThan = minutes ? new Date(Date.now() - minutes * 60_000) : null;
+	const text = (value: unknown): string | null =>
+		value === undefined || value === null || value === '' ? null : storableText(String(value));
 	return [
-		filter.statuses?.length ? filter.statuses : null,
-		filter.workflowId || null,
-		filter.step || null,
-		filter.errorClass || null,
-		filter.owner || null,
-		filter.integration || null,
+		filter.statuses?.length ? filter.statuses.map((s) => storableText(String(s))) : null,
+		text(filter.workflowId),
+		text(filter.step),
+		text(filter.errorClass),
+		text(filter.owner),
+		text(filter.integration),
 		olderThan,
-		filter.search || null,
+		text(filter.search),
 	];
 }
 
@@ -223,7 +237,10 @@ export async function listDeadLetters(
 	store: Store,
 	filter: ListFilter = {},
 ): Promise<Array<Record<string, unknown>>> {
-	return await store.query(listSql(store), [...filterValues(filter), filter.limit ?? 100]);
+	return await store.query(listSql(store), [
+		...filterValues(filter),
+		inRange(filter.limit ?? 100, LIMITS.listLimit),
+	]);
 }
 
 /** How many records match a filter (the list is limited; the count is not). */
@@ -273,19 +290,27 @@ export async function updateDeadLetterStatuses(
 	change: Omit<StatusChange, 'id'>,
 ): Promise<Array<{ id: string; from: DeadLetterStatus; to: DeadLetterStatus }>> {
 	const which = ids.length === 1 ? `dead letter ${ids[0]}` : `${ids.length} dead letters`;
+	const notAnId = ids.find((id) => !isDeadLetterId(id));
+	if (notAnId !== undefined)
+		throw new StatusChangeRefused(
+			`Dead letter ID "${storableText(String(notAnId)).slice(0, 40)}" is not a number`,
+			'Dead letter IDs are the numbers Park and List output as id.',
+		);
 	if (!ALL_STATUSES.includes(change.to)) {
 		throw new StatusChangeRefused(
-			`Status "${change.to}" is unknown`,
+			`Status "${storableText(String(change.to)).slice(0, 40)}" is unknown`,
 			`Use one of ${ALL_STATUSES.join(', ')}.`,
 		);
 	}
-	if (!change.actor?.trim()) {
+	const actor = typeof change.actor === 'string' ? storableText(change.actor.trim()) : '';
+	const reason = typeof change.reason === 'string' ? change.reason.trim() : '';
+	if (!actor) {
 		throw new StatusChangeRefused(
 			`Changing ${which} to ${change.to} needs an actor`,
 			'Say who makes the change (a name or e-mail), so the audit trail records it.',
 		);
 	}
-	if (STATUSES_NEEDING_REASON.includes(change.to) && !change.reason?.trim()) {
+	if (STATUSES_NEEDING_REASON.includes(change.to) && !reason) {
 		throw new StatusChangeRefused(
 			`Marking ${which} ${change.to} needs a reason`,
 			'Say why (what was done, or why it is given up), so the audit trail records it.',
@@ -298,9 +323,9 @@ export async function updateDeadLetterStatuses(
 		to_status: DeadLetterStatus;
 	}>(updateStatusSql(store), [
 		change.to,
-		change.actor.trim(),
+		actor,
 		// An operator's note may quote what they were sent: masked like any text from outside.
-		change.reason?.trim() ? maskText(change.reason.trim()) : null,
+		reason ? maskText(reason) : null,
 		ids,
 	]);
 	return rows.map((row) => ({ id: String(row.id), from: row.from_status, to: row.to_status }));
@@ -356,9 +381,9 @@ export async function deadLetterStats(
 	options: { days?: number; workflowId?: string; topReasons?: number } = {},
 ): Promise<DeadLetterStats> {
 	const [row] = await store.query<Record<string, unknown>>(statsSql(store), [
-		options.days ?? 30,
-		options.workflowId || null,
-		options.topReasons ?? 5,
+		inRange(options.days ?? 30, LIMITS.statsDays),
+		options.workflowId ? storableText(String(options.workflowId)) : null,
+		inRange(options.topReasons ?? 5, { label: 'Top reasons', min: 0, max: 1000, integer: true }),
 	]);
 	return {
 		parkedPerDay: row.parked_per_day as DeadLetterStats['parkedPerDay'],

@@ -1,4 +1,11 @@
 import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
+import { LIMITS } from '../../lib/limits';
+
+const range = (limit: { min: number; max: number; integer: boolean }) => ({
+	minValue: limit.min,
+	maxValue: limit.max,
+	...(limit.integer ? { numberPrecision: 0 } : {}),
+});
 
 /**
  * Operator controls as resources of one node, following n8n's resource/operation convention:
@@ -180,6 +187,7 @@ const properties: INodeProperties[] = [
 				displayName: 'Chart Days',
 				name: 'days',
 				type: 'number',
+				typeOptions: range(LIMITS.chartDays),
 				default: 30,
 				description: 'How many days the stats page charts',
 			},
@@ -258,7 +266,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Period (Minutes)',
 		name: 'periodMinutes',
 		type: 'number',
-		typeOptions: { minValue: 0.01 },
+		typeOptions: range(LIMITS.heartbeatPeriodMinutes),
 		default: 60,
 		description: 'How often the workflow runs',
 		displayOptions: {
@@ -278,7 +286,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Grace (Minutes)',
 		name: 'graceMinutes',
 		type: 'number',
-		typeOptions: { minValue: 0 },
+		typeOptions: range(LIMITS.heartbeatGraceMinutes),
 		default: 10,
 		description: 'How long after the due time a beat is late before it counts as down',
 		displayOptions: beatOps('beat'),

@@ -1,0 +1,91 @@
+import { ItemError } from '../errors';
+import { inRange, LIMITS, optionalInRange } from '../limits';
+import { storableText } from '../masking';
+import type { ParkRequest } from './park';
+import { ALL_STATUSES, type DeadLetterStatus } from './statuses';
+
+/**
+ * Checks a batch of park requests before anything is written, so one bad item is an error that
+ * names it (and the field to fix) instead of a database error that fails the whole batch.
+ */
+const INT_MAX = 2_147_483_647;
+
+const kind = (value: unknown): string =>
+	value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+
+function optionalText(value: unknown, field: string, index: number): void {
+	if (value === undefined || value === null || typeof value === 'string') return;
+	throw new ItemError(
+		`Item ${index}: ${field} must be text, got ${kind(value)}`,
+		index,
+		`Set ${field} to text (or leave it empty).`,
+	);
+}
+
+function requiredText(value: unknown, field: string, index: number): void {
+	if (typeof value === 'string' && value.trim() !== '') return;
+	throw new ItemError(
+		`Item ${index} has no ${field}`,
+		index,
+		`Set ${field}; it is part of what identifies the parked item.`,
+	);
+}
+
+function optionalWhole(value: unknown, field: string, index: number, min = 0, max = INT_MAX): void {
+	if (value === undefined || value === null) return;
+	if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return;
+	throw new ItemError(
+		`Item ${index}: ${field} must be a whole number from ${min} to ${max}, got ${typeof value === 'number' ? value : kind(value)}`,
+		index,
+		`Set ${field} to a whole number from ${min} to ${max}.`,
+	);
+}
+
+export function checkParkRequests(requests: ParkRequest[]): void {
+	requests.forEach((request, index) => {
+		if (request === null || typeof request !== 'object')
+			throw new ItemError(`Item ${index} is not a park request`, index);
+		requiredText(request.workflowId, 'workflow ID', index);
+		requiredText(request.step, 'Step', index);
+		requiredText(request.errorClass, 'Error Class', index);
+		for (const [field, value] of [
+			['workflow name', request.workflowName],
+			['execution ID', request.executionId],
+			['Idempotency Key', request.idempotencyKey],
+			['run link', request.runLink],
+			['Integration', request.integration],
+			['error message', request.errorMessage],
+			['Already Happened', request.alreadyHappened],
+			['Business Impact', request.impact],
+			['Owner', request.owner],
+			['Severity', request.severity],
+		] as const)
+			optionalText(value, field, index);
+		optionalWhole(request.itemIndex, 'item index', index);
+		optionalWhole(request.attempts, 'attempts', index);
+		optionalWhole(request.errorStatus, 'HTTP status', index, 100, 999);
+		if (request.status !== undefined && !ALL_STATUSES.includes(request.status as DeadLetterStatus))
+			throw new ItemError(
+				`Item ${index}: status "${storableText(String(request.status))}" is unknown`,
+				index,
+				`Use one of ${ALL_STATUSES.join(', ')}.`,
+			);
+		if (
+			request.retryAfter !== undefined &&
+			!(request.retryAfter instanceof Date && Number.isFinite(request.retryAfter.getTime()))
+		)
+			throw new ItemError(
+				`Item ${index}: the retry time is not a valid date`,
+				index,
+				'Give the time it may be retried as a date, or leave it out.',
+			);
+		optionalInRange(request.retentionDays, LIMITS.retentionDays, index);
+	});
+}
+
+/** Text for a column: NUL and unpaired surrogates replaced, empty stays null. */
+export const storable = (value: string | undefined | null): string | null =>
+	value === undefined || value === null ? null : storableText(value);
+
+/** A list limit, checked: n8n's editor enforces the same range. */
+export const checkedLimit = (limit: unknown): number => inRange(limit, LIMITS.listLimit);
