@@ -54,10 +54,14 @@ interface Rules {
 const rulesCache = new Map<string, Rules>();
 
 function rulesFor(extraFields: readonly string[] | undefined): Rules {
-	const key = extraFields && extraFields.length ? extraFields.join('\u0000') : '';
+	// Masking never fails: names that are not text are ignored (parseMaskFields reports them).
+	const names = Array.isArray(extraFields)
+		? extraFields.filter((name): name is string => typeof name === 'string')
+		: [];
+	const key = names.join('\u0000');
 	let rules = rulesCache.get(key);
 	if (!rules) {
-		rules = { extra: new Set((extraFields ?? []).map(normaliseName).filter(Boolean)) };
+		rules = { extra: new Set(names.map(normaliseName).filter(Boolean)) };
 		if (rulesCache.size > 100) rulesCache.clear();
 		rulesCache.set(key, rules);
 	}
@@ -361,9 +365,18 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => {
 const PAIR_NAME_KEYS = ['name', 'key', 'header', 'field'];
 
 /**
- * Masks a structure without recursion (an explicit stack), so a payload nested ten thousand
- * levels deep is masked like a flat one. The input is never changed; shared and circular
- * references are kept as such in the copy.
+ * What a masked structure holds instead of what cannot be stored: a part nested deeper than
+ * MAX_DEPTH levels (JSON.stringify and Postgres' json parser both give up far below the depth
+ * a hostile payload can reach), and a reference back to an enclosing object.
+ */
+export const MAX_DEPTH = 1000;
+export const CUT_TOO_DEEP = `[cut: nested deeper than ${MAX_DEPTH} levels]`;
+export const CIRCULAR = '[circular]';
+
+/**
+ * Masks a structure without recursion (an explicit stack). The input is never changed; a shared
+ * reference stays shared in the copy, a circular one becomes CIRCULAR and anything below
+ * MAX_DEPTH levels becomes CUT_TOO_DEEP, so the copy can always be written as JSON.
  */
 function walk(root: unknown, rules: Rules): { value: unknown; changed: boolean } {
 	let changed = false;
@@ -374,10 +387,26 @@ function walk(root: unknown, rules: Rules): { value: unknown; changed: boolean }
 		return masked;
 	};
 	if (!Array.isArray(root) && !isPlainObject(root)) return { value: leaf(root), changed };
+	interface Frame {
+		source: object;
+		target: Record<string, unknown> | unknown[];
+		parent: Frame | undefined;
+		depth: number;
+	}
 	const copies = new Map<object, unknown>();
-	const stack: Array<{ source: object; target: Record<string, unknown> | unknown[] }> = [];
-	const copyOf = (value: unknown): unknown => {
+	const stack: Frame[] = [];
+	const copyOf = (value: unknown, parent: Frame | undefined): unknown => {
 		if (!Array.isArray(value) && !isPlainObject(value)) return leaf(value);
+		const depth = (parent?.depth ?? 0) + 1;
+		if (depth > MAX_DEPTH) {
+			changed = true;
+			return CUT_TOO_DEEP;
+		}
+		for (let frame = parent; frame; frame = frame.parent)
+			if (frame.source === value) {
+				changed = true;
+				return CIRCULAR;
+			}
 		const seen = copies.get(value);
 		if (seen !== undefined) return seen;
 		const target: Record<string, unknown> | unknown[] = Array.isArray(value)
@@ -386,16 +415,17 @@ function walk(root: unknown, rules: Rules): { value: unknown; changed: boolean }
 				? (Object.create(null) as Record<string, unknown>)
 				: {};
 		copies.set(value, target);
-		stack.push({ source: value, target });
+		stack.push({ source: value, target, parent, depth });
 		return target;
 	};
 	const masked = (): string => {
 		changed = true;
 		return MASKED;
 	};
-	const result = copyOf(root);
+	const result = copyOf(root, undefined);
 	while (stack.length > 0) {
-		const { source, target } = stack.pop()!;
+		const frame = stack.pop()!;
+		const { source, target } = frame;
 		if (Array.isArray(source)) {
 			const out = target as unknown[];
 			// A flat name/value list (Node's rawHeaders, [name, value] tuples).
@@ -408,7 +438,7 @@ function walk(root: unknown, rules: Rules): { value: unknown; changed: boolean }
 					typeof before === 'string' &&
 					isSecretNormalised(normaliseName(before), rules)
 						? masked()
-						: copyOf(source[i]);
+						: copyOf(source[i], frame);
 			}
 			continue;
 		}
@@ -427,7 +457,7 @@ function walk(root: unknown, rules: Rules): { value: unknown; changed: boolean }
 			const value =
 				isSecretNormalised(normaliseName(key), rules) || (pairSecret && key === 'value')
 					? masked()
-					: copyOf(child);
+					: copyOf(child, frame);
 			// A "__proto__" key from JSON is data: define it, never set the copy's prototype.
 			if (outKey === '__proto__')
 				Object.defineProperty(out, outKey, {
@@ -445,7 +475,7 @@ function walk(root: unknown, rules: Rules): { value: unknown; changed: boolean }
 /**
  * Masks secrets anywhere in a structure: values under secret names (any depth, any spelling),
  * n8n's `[{ name, value }]` lists, and every string as free text (JSON inside a string as a
- * structure). Returns a masked copy; the input is not changed.
+ * structure). Returns a masked copy that can be stored: the input is not changed.
  */
 export function maskValue<T>(value: T, extraFields?: readonly string[]): T {
 	return walk(value, rulesFor(extraFields)).value as T;

@@ -1,7 +1,10 @@
 import fc from 'fast-check';
 import {
+	CIRCULAR,
+	CUT_TOO_DEEP,
 	isSecretName,
 	MASKED,
+	MAX_DEPTH,
 	maskText,
 	maskValue,
 	parseMaskFields,
@@ -166,20 +169,33 @@ describe('maskValue', () => {
 		expect(maskValue(7)).toBe(7);
 	});
 
-	it('handles nesting far deeper than the call stack allows, shared and circular references', () => {
-		let deep: unknown = { password: SECRET };
-		for (let i = 0; i < 50_000; i++) deep = { next: [deep] };
-		let walked = maskValue(deep) as { next: unknown[] } | { password: string };
-		for (let i = 0; i < 50_000; i++) walked = (walked as { next: unknown[] }).next[0] as never;
-		expect(walked).toEqual({ password: MASKED });
+	it('masks nesting far deeper than the call stack allows, and cuts what JSON could not hold', () => {
+		let deeper: unknown = { password: SECRET };
+		for (let i = 0; i < 50_000; i++) deeper = { next: deeper };
+		const masked = maskValue(deeper);
+		const text = JSON.stringify(masked);
+		expect(text).not.toContain(SECRET);
+		expect(text).toContain(CUT_TOO_DEEP);
+		expect(text.match(/"next"/g)).toHaveLength(MAX_DEPTH);
 
+		let shallow: unknown = { password: SECRET };
+		for (let i = 0; i < 400; i++) shallow = { next: [shallow] };
+		expect(JSON.stringify(maskValue(shallow))).toContain(`{"password":"${MASKED}"}`);
+	});
+
+	it('keeps shared references, and turns a circular one into a marker so the copy is JSON', () => {
 		const shared = { token: SECRET };
 		const circular: Record<string, unknown> = { shared, again: shared };
 		circular.self = circular;
 		const out = maskValue(circular);
-		expect(out.self).toBe(out);
+		expect(out.self).toBe(CIRCULAR);
 		expect(out.shared).toEqual({ token: MASKED });
 		expect(out.again).toBe(out.shared);
+		expect(JSON.parse(JSON.stringify(out))).toEqual({
+			shared: { token: MASKED },
+			again: { token: MASKED },
+			self: CIRCULAR,
+		});
 	});
 
 	it('a "__proto__" key is kept as data and never becomes the prototype', () => {
