@@ -1,3 +1,4 @@
+import { describeValue } from './describe';
 import { ConfigurationError, ItemError } from './errors';
 
 /**
@@ -52,14 +53,6 @@ export const LIMITS = {
 const describeRange = (range: Range): string =>
 	`${range.integer ? 'a whole number ' : ''}from ${range.min} to ${range.max}`;
 
-const shown = (value: unknown): string => {
-	if (typeof value === 'string')
-		return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-	if (typeof value === 'number') return String(value);
-	if (value === undefined || value === null) return 'nothing';
-	return `a${Array.isArray(value) ? 'n array' : ` ${typeof value}`}`;
-};
-
 /**
  * `value` as a number within `range`; a number given as text ("30") is accepted. Anything else
  * is an error naming the parameter, the allowed range and (with an item index) the item.
@@ -79,7 +72,7 @@ export function inRange(value: unknown, range: Range, itemIndex?: number): numbe
 	)
 		return n;
 	const where = itemIndex === undefined ? '' : `Item ${itemIndex}: `;
-	const message = `${where}${range.label} must be ${describeRange(range)}, got ${shown(value)}`;
+	const message = `${where}${range.label} must be ${describeRange(range)}, got ${describeValue(value)}`;
 	const hint = `Set ${range.label} to ${describeRange(range)}.`;
 	if (itemIndex === undefined) throw new ConfigurationError(message, hint);
 	throw new ItemError(message, itemIndex, hint);

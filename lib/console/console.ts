@@ -16,9 +16,10 @@ import {
 	ErrorClass,
 	OPEN_STATUSES,
 } from '../deadletter/statuses';
-import { ReliabilityError } from '../errors';
+import { plainText } from '../describe';
+import { ConfigurationError, ReliabilityError } from '../errors';
 import { inRange, LIMITS } from '../limits';
-import { maskText, maskValue } from '../masking';
+import { maskText, maskValue, storableText } from '../masking';
 import type { Store } from '../store';
 import { parkedPerDayChart } from './chart';
 import { duration, escapeHtml, type Html, html, query } from './html';
@@ -76,13 +77,45 @@ const STATUS_LABELS: Record<string, string> = {
 	held: 'held',
 };
 
+/** A request value as text: the first of a repeated one, storable, trimmed. */
 const str = (value: unknown): string =>
-	(value === undefined || value === null
-		? ''
-		: Array.isArray(value)
-			? str(value[0])
-			: String(value)
-	).trim();
+	storableText(Array.isArray(value) ? str(value[0]) : plainText(value)).trim();
+
+const objectOrEmpty = (value: unknown): Record<string, unknown> =>
+	value !== null && typeof value === 'object' && !Array.isArray(value)
+		? (value as Record<string, unknown>)
+		: {};
+
+/** The Serve options, checked: each names itself and what it takes when it is wrong. */
+function checkedOptions(options: ConsoleOptions | undefined): ConsoleOptions {
+	const given = objectOrEmpty(options) as ConsoleOptions;
+	for (const [field, label] of [
+		['operatorHeader', 'Operator Header'],
+		['title', 'Title'],
+	] as const) {
+		const value = given[field];
+		if (value !== undefined && value !== null && typeof value !== 'string')
+			throw new ConfigurationError(
+				`${label} must be text`,
+				field === 'operatorHeader'
+					? 'Set it to the header your signing-in proxy sets, e.g. x-forwarded-user, or leave it empty.'
+					: 'Set it to the text to show in the page header.',
+			);
+	}
+	return {
+		...given,
+		operatorHeader: given.operatorHeader?.trim() || undefined,
+		title: given.title ? storableText(given.title) : undefined,
+		days:
+			given.days === undefined || given.days === null
+				? undefined
+				: inRange(given.days, LIMITS.chartDays),
+		batchLimit:
+			given.batchLimit === undefined
+				? undefined
+				: inRange(given.batchLimit, { label: 'Batch limit', min: 1, max: 10_000, integer: true }),
+	};
+}
 
 function header(headers: Record<string, unknown> | undefined, name: string): string {
 	if (!headers) return '';
@@ -185,14 +218,18 @@ export async function handleConsoleRequest(
 	request: ConsoleRequest,
 	options: ConsoleOptions = {},
 ): Promise<ConsoleResponse> {
-	if (options.days !== undefined) inRange(options.days, LIMITS.chartDays);
+	options = checkedOptions(options);
+	// Whatever the webhook handed over: only objects are read, anything else counts as empty.
+	request = {
+		headers: objectOrEmpty(request?.headers),
+		query: objectOrEmpty(request?.query),
+		body: request?.body,
+	};
 	const operator = operatorOf(request, options);
 	const secret = await consoleSecret(store);
 	const token = operator ? formToken(secret, operator) : '';
-	const q = (request.query ?? {}) as Record<string, unknown>;
-	const body = (
-		typeof request.body === 'object' && request.body !== null ? request.body : {}
-	) as Record<string, unknown>;
+	const q = request.query as Record<string, unknown>;
+	const body = objectOrEmpty(request.body);
 	const action = str(body.action) || null;
 	const context: PageContext = { store, request, options, operator, token };
 	let statusCode = 200;

@@ -1,3 +1,4 @@
+import { plainText } from '../describe';
 import { ConfigurationError, isReliabilityError } from '../errors';
 import { inRange, LIMITS } from '../limits';
 import { storableText } from '../masking';
@@ -182,7 +183,9 @@ export async function checkHeartbeats(
 	store: Store,
 	names?: string[],
 ): Promise<{ heartbeats: HeartbeatStatus[]; changes: HeartbeatChange[] }> {
-	const rows = await store.query<HeartbeatRow>(allSql(store), [names?.length ? names : null]);
+	const wanted =
+		Array.isArray(names) && names.length ? names.map((n) => storableText(plainText(n))) : null;
+	const rows = await store.query<HeartbeatRow>(allSql(store), [wanted]);
 	const heartbeats = rows.map(heartbeatStatus);
 	const changes: HeartbeatChange[] = [];
 	for (const [index, status] of heartbeats.entries()) {

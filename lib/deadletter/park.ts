@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
 import type { Store } from '../store';
+import { SqlState, sqlStateOf } from '../store/sqlstate';
+import { describeValue, plainText } from '../describe';
 import { inRange, LIMITS, optionalInRange } from '../limits';
 import { maskText, maskValue, storableText } from '../masking';
 import { checkParkRequests, storable } from './validate';
@@ -86,7 +88,8 @@ export async function parkItems(
 	const rows = requests.map((request, ord) => {
 		// Secrets never land in the store: the payload and every text that came from outside.
 		// Masked text is storable too; the other text columns are made storable (no NUL).
-		const payload = maskValue(request.payload ?? null, options.maskFields);
+		// A payload of null (or none) is stored as {}: the column holds JSON, and SQL NULL is not.
+		const payload = maskValue(request.payload ?? {}, options.maskFields) ?? {};
 		const text = (value: string | undefined): string | null =>
 			value === undefined || value === null ? null : maskText(value, options.maskFields);
 		const idempotencyKey = storable(request.idempotencyKey);
@@ -198,7 +201,7 @@ export async function getDeadLettersByKey(
 ): Promise<DeadLetterRecord[]> {
 	return await withHistory(
 		store,
-		await store.query(getByKeySql(store), [keys.map((key) => storableText(String(key)))]),
+		await store.query(getByKeySql(store), [keys.map((key) => storableText(plainText(key)))]),
 	);
 }
 
@@ -220,9 +223,9 @@ function filterValues(filter: ListFilter): unknown[] {
 	const minutes = optionalInRange(filter.olderThanMinutes, LIMITS.olderThanMinutes);
 	const olderThan = minutes ? new Date(Date.now() - minutes * 60_000) : null;
 	const text = (value: unknown): string | null =>
-		value === undefined || value === null || value === '' ? null : storableText(String(value));
+		value === undefined || value === null || value === '' ? null : storableText(plainText(value));
 	return [
-		filter.statuses?.length ? filter.statuses.map((s) => storableText(String(s))) : null,
+		filter.statuses?.length ? filter.statuses.map((s) => storableText(plainText(s))) : null,
 		text(filter.workflowId),
 		text(filter.step),
 		text(filter.errorClass),
@@ -289,16 +292,21 @@ export async function updateDeadLetterStatuses(
 	ids: string[],
 	change: Omit<StatusChange, 'id'>,
 ): Promise<Array<{ id: string; from: DeadLetterStatus; to: DeadLetterStatus }>> {
-	const which = ids.length === 1 ? `dead letter ${ids[0]}` : `${ids.length} dead letters`;
-	const notAnId = ids.find((id) => !isDeadLetterId(id));
-	if (notAnId !== undefined)
+	if (!Array.isArray(ids))
 		throw new StatusChangeRefused(
-			`Dead letter ID "${storableText(String(notAnId)).slice(0, 40)}" is not a number`,
+			`Dead letter IDs must be a list, got ${describeValue(ids)}`,
+			'Pass the IDs that Park and List output as id.',
+		);
+	const notAnId = ids.findIndex((id) => !isDeadLetterId(id));
+	if (notAnId >= 0)
+		throw new StatusChangeRefused(
+			`Dead letter ID ${describeValue(ids[notAnId])} is not a number`,
 			'Dead letter IDs are the numbers Park and List output as id.',
 		);
+	const which = ids.length === 1 ? `dead letter ${ids[0]}` : `${ids.length} dead letters`;
 	if (!ALL_STATUSES.includes(change.to)) {
 		throw new StatusChangeRefused(
-			`Status "${storableText(String(change.to)).slice(0, 40)}" is unknown`,
+			`Status ${describeValue(change.to)} is unknown`,
 			`Use one of ${ALL_STATUSES.join(', ')}.`,
 		);
 	}
@@ -317,17 +325,29 @@ export async function updateDeadLetterStatuses(
 		);
 	}
 	if (ids.length === 0) return [];
-	const rows = await store.query<{
-		id: string;
-		from_status: DeadLetterStatus;
-		to_status: DeadLetterStatus;
-	}>(updateStatusSql(store), [
-		change.to,
-		actor,
-		// An operator's note may quote what they were sent: masked like any text from outside.
-		reason ? maskText(reason) : null,
-		ids,
-	]);
+	const rows = await store
+		.query<{
+			id: string;
+			from_status: DeadLetterStatus;
+			to_status: DeadLetterStatus;
+		}>(updateStatusSql(store), [
+			change.to,
+			actor,
+			// An operator's note may quote what they were sent: masked like any text from outside.
+			reason ? maskText(reason) : null,
+			ids,
+		])
+		.catch((error: unknown) => {
+			// Reopening a closed record while the same item was parked again and is open: one open
+			// record per item is the rule, so the change is refused (nothing was written).
+			if (sqlStateOf(error) === SqlState.uniqueViolation)
+				throw new StatusChangeRefused(
+					`Cannot move ${which} to ${change.to}: the same item is already open in another record`,
+					'Work on the open record instead (List by workflow and step shows it), or close it first.',
+					{ cause: error },
+				);
+			throw error;
+		});
 	return rows.map((row) => ({ id: String(row.id), from: row.from_status, to: row.to_status }));
 }
 
@@ -382,7 +402,7 @@ export async function deadLetterStats(
 ): Promise<DeadLetterStats> {
 	const [row] = await store.query<Record<string, unknown>>(statsSql(store), [
 		inRange(options.days ?? 30, LIMITS.statsDays),
-		options.workflowId ? storableText(String(options.workflowId)) : null,
+		options.workflowId ? storableText(plainText(options.workflowId)) : null,
 		inRange(options.topReasons ?? 5, { label: 'Top reasons', min: 0, max: 1000, integer: true }),
 	]);
 	return {

@@ -1,3 +1,4 @@
+import { describeValue } from '../describe';
 import { ItemError } from '../errors';
 import { inRange, LIMITS, optionalInRange } from '../limits';
 import { storableText } from '../masking';
@@ -9,6 +10,8 @@ import { ALL_STATUSES, type DeadLetterStatus } from './statuses';
  * names it (and the field to fix) instead of a database error that fails the whole batch.
  */
 const INT_MAX = 2_147_483_647;
+/** The last moment an ISO date with a four-digit year can say (Postgres reads nothing longer). */
+const LATEST_DATE = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 const kind = (value: unknown): string =>
 	value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
@@ -35,7 +38,7 @@ function optionalWhole(value: unknown, field: string, index: number, min = 0, ma
 	if (value === undefined || value === null) return;
 	if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return;
 	throw new ItemError(
-		`Item ${index}: ${field} must be a whole number from ${min} to ${max}, got ${typeof value === 'number' ? value : kind(value)}`,
+		`Item ${index}: ${field} must be a whole number from ${min} to ${max}, got ${describeValue(value)}`,
 		index,
 		`Set ${field} to a whole number from ${min} to ${max}.`,
 	);
@@ -66,16 +69,20 @@ export function checkParkRequests(requests: ParkRequest[]): void {
 		optionalWhole(request.errorStatus, 'HTTP status', index, 100, 999);
 		if (request.status !== undefined && !ALL_STATUSES.includes(request.status as DeadLetterStatus))
 			throw new ItemError(
-				`Item ${index}: status "${storableText(String(request.status))}" is unknown`,
+				`Item ${index}: status ${describeValue(request.status)} is unknown`,
 				index,
 				`Use one of ${ALL_STATUSES.join(', ')}.`,
 			);
 		if (
 			request.retryAfter !== undefined &&
-			!(request.retryAfter instanceof Date && Number.isFinite(request.retryAfter.getTime()))
+			!(
+				request.retryAfter instanceof Date &&
+				request.retryAfter.getTime() >= 0 &&
+				request.retryAfter.getTime() <= LATEST_DATE
+			)
 		)
 			throw new ItemError(
-				`Item ${index}: the retry time is not a valid date`,
+				`Item ${index}: the retry time is not a valid date (1970 to 9999)`,
 				index,
 				'Give the time it may be retried as a date, or leave it out.',
 			);

@@ -472,3 +472,20 @@ describe('secrets on pages and in metrics', () => {
 		expect(text).toContain('workflow="Sync (token=[masked])"');
 	});
 });
+
+describe('hostile requests and options', () => {
+	it('options of the wrong type are an error naming the option; a request of any shape is a page', async () => {
+		const { ConfigurationError } = await import('../../lib/errors');
+		await expect(
+			handleConsoleRequest(store, request({}), { operatorHeader: 1 as unknown as string }),
+		).rejects.toThrow(/Operator Header must be text/);
+		await expect(handleConsoleRequest(store, request({}), { days: 0 })).rejects.toBeInstanceOf(
+			ConfigurationError,
+		);
+		for (const shape of [null, [], 'text', { headers: 'x', query: [1], body: 7 }]) {
+			const page = await handleConsoleRequest(store, shape as unknown as ConsoleRequest);
+			expect(page.statusCode).toBe(200);
+			expect(page.operator).toBeNull();
+		}
+	});
+});

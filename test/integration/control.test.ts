@@ -202,7 +202,10 @@ describe('dead-letter parameters are checked before anything is written', () => 
 		[{ status: 'gone' as never }, /Item 1: status "gone" is unknown/],
 		[{ step: '' }, /Item 1 has no Step/],
 		[{ attempts: -1 }, /Item 1: attempts must be a whole number from 0/],
-		[{ retryAfter: new Date(Number.NaN) }, /Item 1: the retry time is not a valid date/],
+		[
+			{ retryAfter: new Date(Number.NaN) },
+			/Item 1: the retry time is not a valid date \(1970 to 9999\)/,
+		],
 	])(
 		'a batch with %j in its second item is refused, naming it, and nothing is parked',
 		async (bad, message) => {
@@ -255,5 +258,51 @@ describe('dead-letter parameters are checked before anything is written', () => 
 			error_message: 'bad\ufffdbyte',
 			payload: { 'k\ufffd': 'v\ufffd\ufffd' },
 		});
+	});
+});
+
+describe('wrong types and conflicts end in the engine’s own errors', () => {
+	it('a pause with a name or actor that is not text is refused, naming it', async () => {
+		const { PauseChangeRefused } = await import('../../lib/control');
+		await expect(
+			pause(store, 'integration', 0 as unknown as string, 'maria', 'why'),
+		).rejects.toBeInstanceOf(PauseChangeRefused);
+		await expect(
+			pause(store, 'integration', 'crm', {} as unknown as string, 'why'),
+		).rejects.toThrow(/the actor must be text/);
+		await expect(resume(store, 'nonsense' as never, 'crm', 'maria', '')).rejects.toThrow(
+			/Pause scope "nonsense" is unknown/,
+		);
+	});
+
+	it('reopening a closed record while the same item is open again is refused, and nothing changes', async () => {
+		const { updateDeadLetterStatus } = await import('../../lib/deadletter');
+		const item = {
+			workflowId: 'wf-re',
+			step: 'S',
+			errorClass: 'permanent',
+			idempotencyKey: 'k-re',
+			payload: {},
+		};
+		const [first] = await parkItems(store, [item]);
+		await updateDeadLetterStatus(store, {
+			id: first.id,
+			to: 'resolved',
+			actor: 'ops',
+			reason: 'done by hand',
+		});
+		const [second] = await parkItems(store, [item]);
+		expect(second.id).not.toBe(first.id);
+		await expect(
+			updateDeadLetterStatus(store, { id: first.id, to: 'new', actor: 'ops' }),
+		).rejects.toThrow(/the same item is already open in another record/);
+		expect((await getDeadLetters(store, [first.id]))[0].status).toBe('resolved');
+	});
+
+	it('a payload of null is parked as {}', async () => {
+		const [parked] = await parkItems(store, [
+			{ workflowId: 'wf-null', step: 'S', errorClass: 'permanent', payload: null },
+		]);
+		expect((await getDeadLetters(store, [parked.id]))[0].payload).toEqual({});
 	});
 });
