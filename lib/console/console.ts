@@ -56,7 +56,7 @@ export interface ConsoleResponse {
 	statusCode: number;
 	contentType: string;
 	body: string;
-	/** Security headers for every response: no framing, no scripts, forms only to the console. */
+	/** Headers for every response: no framing, no sniffing, no caching, no referrer elsewhere. */
 	headers: Record<string, string>;
 	/** Records moved to replay_requested by this request: the workflow runs the Replay workflow when > 0. */
 	replayRequested: number;
@@ -258,7 +258,8 @@ export async function handleConsoleRequest(
 			return {
 				statusCode: 303,
 				contentType: 'text/html; charset=utf-8',
-				body: html`<!doctype html><p><a href="${location}">${done.message}</a></p>`.value,
+				body: html`<!doctype html><meta charset="utf-8">${policyMeta}<p><a href="${location}">${done.message}</a></p>`
+					.value,
 				headers: SECURITY_HEADERS,
 				replayRequested: done.replayRequested,
 				operator,
@@ -470,8 +471,11 @@ svg.chart .bar{fill:#2f6db5}svg.chart .axis{stroke:#8893a0}svg.chart .label{font
 `;
 
 /**
- * The page's only inline content is STYLE (allowed by its hash); no script runs at all, forms
- * post only to the console itself, and no other site may frame it (clickjacking).
+ * The page's only inline content is STYLE (allowed by its hash); no script runs at all and forms
+ * post only to the console itself. n8n does not let a webhook response set
+ * Content-Security-Policy (it sends its own sandbox policy with HTML), so this policy travels in
+ * a <meta> element, where frame-ancestors has no effect: framing is refused by
+ * X-Frame-Options: DENY on every response, and a proxy in front may add FRAME_ANCESTORS_POLICY.
  */
 const STYLE_HASH = createHash('sha256').update(escapeHtml(STYLE)).digest('base64');
 export const CONTENT_SECURITY_POLICY = [
@@ -482,10 +486,10 @@ export const CONTENT_SECURITY_POLICY = [
 	"object-src 'none'",
 	"base-uri 'none'",
 	"form-action 'self'",
-	"frame-ancestors 'none'",
 ].join('; ');
+export const FRAME_ANCESTORS_POLICY = "frame-ancestors 'none'";
+const policyMeta = html`<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">`;
 const SECURITY_HEADERS: Record<string, string> = {
-	'content-security-policy': CONTENT_SECURITY_POLICY,
 	'x-frame-options': 'DENY',
 	'x-content-type-options': 'nosniff',
 	'referrer-policy': 'same-origin',
@@ -504,7 +508,7 @@ function layout(context: PageContext, title: string, view: string, content: Html
 	const flash = context.flash
 		? html`<div class="flash ${context.flash.kind}" role="status">${context.flash.text}</div>`
 		: '';
-	return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex">
+	return html`<!doctype html><html lang="en"><head><meta charset="utf-8">${policyMeta}<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex">
 <title>${title} · ${context.options.title ?? 'Reliability console'}</title><style>${STYLE}</style></head>
 <body><header><strong>${context.options.title ?? 'Reliability console'}</strong><nav>${nav}</nav><span class="who">${context.operator ? html`signed in as <b class="operator">${context.operator}</b>` : 'not signed in'}</span></header>
 <main>${flash}${content}</main></body></html>`;

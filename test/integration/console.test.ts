@@ -218,7 +218,7 @@ describe('console actions', () => {
 		}
 	});
 
-	it('every response forbids framing and scripts', async () => {
+	it('every response forbids framing, and every page carries the policy: no scripts, forms only to itself', async () => {
 		const id = await park({ lead: 'h' });
 		const responses = [
 			await handleConsoleRequest(store, request({})),
@@ -227,13 +227,21 @@ describe('console actions', () => {
 			await handleConsoleRequest(store, request({ view: 'item', id }, { action: 'replay', id })),
 			await handleConsoleRequest(store, request({}, { action: 'nonsense' })),
 		];
+		const policyOf = (body: string) =>
+			/<meta http-equiv="Content-Security-Policy" content="([^"]*)">/
+				.exec(body)?.[1]
+				.replace(/&#39;/g, "'");
 		for (const response of responses) {
 			expect(response.headers['x-frame-options']).toBe('DENY');
-			expect(response.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
+			expect(policyOf(response.body)).toBe(CONTENT_SECURITY_POLICY);
 		}
-		expect(CONTENT_SECURITY_POLICY).toContain("frame-ancestors 'none'");
 		expect(CONTENT_SECURITY_POLICY).toContain("default-src 'self'");
-		// The inline stylesheet is the one the policy's hash allows.
+		expect(CONTENT_SECURITY_POLICY).toContain("script-src 'none'");
+		expect(CONTENT_SECURITY_POLICY).toContain("form-action 'self'");
+		// The policy comes before anything it governs, and the inline stylesheet is the one its hash allows.
+		expect(responses[0].body.indexOf('Content-Security-Policy')).toBeLessThan(
+			responses[0].body.indexOf('<style>'),
+		);
 		const style = /<style>([\s\S]*?)<\/style>/.exec(responses[0].body)![1];
 		const hash = createHash('sha256').update(style).digest('base64');
 		expect(CONTENT_SECURITY_POLICY).toContain(`style-src 'sha256-${hash}'`);
