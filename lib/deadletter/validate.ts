@@ -3,7 +3,9 @@ import { ItemError } from '../errors';
 import { inRange, LIMITS, optionalInRange } from '../limits';
 import { storableText } from '../masking';
 import type { ParkRequest } from './park';
-import { ALL_STATUSES, type DeadLetterStatus } from './statuses';
+import type { DeadLetterStatus } from './statuses';
+
+const PARKED_STATUSES: Array<DeadLetterStatus | undefined> = ['new', 'held'];
 
 /**
  * Checks a batch of park requests before anything is written, so one bad item is an error that
@@ -67,11 +69,13 @@ export function checkParkRequests(requests: ParkRequest[]): void {
 		optionalWhole(request.itemIndex, 'item index', index);
 		optionalWhole(request.attempts, 'attempts', index);
 		optionalWhole(request.errorStatus, 'HTTP status', index, 100, 999);
-		if (request.status !== undefined && !ALL_STATUSES.includes(request.status as DeadLetterStatus))
+		// An item is parked open: new, or held while its integration is paused. Closing it is a
+		// status change with who and why.
+		if (request.status !== undefined && !PARKED_STATUSES.includes(request.status))
 			throw new ItemError(
-				`Item ${index}: status ${describeValue(request.status)} is unknown`,
+				`Item ${index}: an item is parked as new or held, not as ${describeValue(request.status)}`,
 				index,
-				`Use one of ${ALL_STATUSES.join(', ')}.`,
+				'Park it as new (or held), then change its status with an actor and a reason.',
 			);
 		if (
 			request.retryAfter !== undefined &&

@@ -199,7 +199,11 @@ describe('dead-letter parameters are checked before anything is written', () => 
 		],
 		[{ retentionDays: 1e9 }, /Item 1: Retention \(Days\) must be a whole number from 1 to 3650/],
 		[{ retentionDays: 2.5 }, /Retention \(Days\) must be a whole number/],
-		[{ status: 'gone' as never }, /Item 1: status "gone" is unknown/],
+		[{ status: 'gone' as never }, /Item 1: an item is parked as new or held, not as "gone"/],
+		[
+			{ status: 'resolved' as never },
+			/Item 1: an item is parked as new or held, not as "resolved"/,
+		],
 		[{ step: '' }, /Item 1 has no Step/],
 		[{ attempts: -1 }, /Item 1: attempts must be a whole number from 0/],
 		[
