@@ -11,8 +11,11 @@
  * `javascript:` link); no canary may appear in any output or in any column of any table; and
  * the store's invariants (audit trail, pauses, heartbeats) must hold when read back.
  *
- * `--inputs N` (default 1000), `--seed S`. A failure prints the shrunk input and the seed to run
- * it again; the last line is always the JSON summary.
+ * `--inputs N` (default 1000), `--seed S`, `--ops park,console,…` (only those operations),
+ * `--strict-writes` (NUL, unpaired surrogates and hostile text in write keys, event IDs and the
+ * fake target's answers too) and `--writer-canaries` (the fake target answers with canaries):
+ * both off until the write and claim engines handle them. A failure prints the shrunk input and
+ * the seed to run it again; the last line is always the JSON summary.
  */
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
