@@ -16,7 +16,8 @@ import type { AddressInfo } from 'node:net';
  *   POST /alerts            records an alert (the Alert workflow's HTTP channel)
  *   GET  /alerts            every alert
  *   POST /_faults           {enrichTimeouts?, enrichDelayMs?, rejectLocalPhones?, crmUnavailable?, enrichTimeoutRate?,
- *                           crmUnavailableRate?, crmLostRate?} switches faults
+ *                           crmUnavailableRate?, crmLostRate?, echoSecrets?} switches faults; "echoSecrets" (a canary)
+ *                           makes every answer carry it where secrets sit, and echo the request's credentials
  *   GET  /_stats            how many requests came in and how many faults were injected
  *   POST /_reset            forgets everything
  */
@@ -36,6 +37,13 @@ export interface Faults {
 	 * reset after commit would. The caller cannot know whether the write happened.
 	 */
 	crmLostRate?: number;
+	/**
+	 * A canary secret: when set, every answer carries it where careless APIs put secrets (a
+	 * token in the enrichment result, a client secret in the contact, "Authorization: Bearer …"
+	 * and "token=…" in error messages) and echoes the request's own Authorization and X-Api-Key
+	 * headers, so a test can prove none of it is stored or sent on.
+	 */
+	echoSecrets?: string;
 }
 
 /** One committed upsert at the CRM: what an auditor counts to find a business effect done twice. */
@@ -165,6 +173,7 @@ export class DemoApi {
 				email,
 				company: domain.split('.')[0].replace(/^./, (c) => c.toUpperCase()),
 				size: 50,
+				...this.secretsFor(request, 'token'),
 			});
 		}
 		if (route === 'GET /crm/contacts') return send(response, 200, this.contacts);
@@ -176,6 +185,27 @@ export class DemoApi {
 		}
 		if (route === 'GET /alerts') return send(response, 200, this.alerts);
 		return send(response, 404, { message: `no route ${route}` });
+	}
+
+	/** With echoSecrets on: the canary under a secret name, and the request's credentials echoed. */
+	private secretsFor(request: IncomingMessage, name: string): Record<string, unknown> {
+		const canary = this.faults.echoSecrets;
+		if (!canary) return {};
+		return {
+			[name]: canary,
+			echo: {
+				authorization: request.headers.authorization ?? null,
+				'x-api-key': request.headers['x-api-key'] ?? null,
+			},
+		};
+	}
+
+	/** With echoSecrets on: an error message that quotes a credential, as careless APIs do. */
+	private secretMessage(message: string): string {
+		const canary = this.faults.echoSecrets;
+		return canary
+			? `${message} (request had Authorization: Bearer ${canary}; retry with token=${canary})`
+			: message;
 	}
 
 	/** True with probability `rate` (none when the rate is unset or 0). */
@@ -199,7 +229,10 @@ export class DemoApi {
 		if (unavailable) {
 			if (this.faults.crmUnavailable > 0) this.faults.crmUnavailable--;
 			this.stats.crmUnavailable++;
-			return send(response, 503, { message: 'CRM maintenance, try again later' });
+			return send(response, 503, {
+				message: this.secretMessage('CRM maintenance, try again later'),
+				...this.secretsFor(request, 'session_token'),
+			});
 		}
 		// Decided before the work: the answer of this request will not reach the caller.
 		const lose = this.draw(this.faults.crmLostRate);
@@ -224,13 +257,19 @@ export class DemoApi {
 			.toLowerCase();
 		if (!email) {
 			this.stats.crmRejected++;
-			return send(response, 422, { message: 'email: required' });
+			return send(response, 422, {
+				message: this.secretMessage('email: required'),
+				...this.secretsFor(request, 'api_key'),
+			});
 		}
 		const phone = body.phone === undefined ? undefined : String(body.phone);
 		if (phone && this.faults.rejectLocalPhones && !phone.startsWith('+')) {
 			this.stats.crmRejected++;
 			return send(response, 422, {
-				message: `phone: invalid format "${phone}", expected +<country code><number>`,
+				message: this.secretMessage(
+					`phone: invalid format "${phone}", expected +<country code><number>`,
+				),
+				...this.secretsFor(request, 'api_key'),
 			});
 		}
 		const now = new Date().toISOString();
@@ -266,7 +305,10 @@ export class DemoApi {
 			created,
 			at: now,
 		});
-		const answer = { status: 201, body: { ...contact } };
+		const answer = {
+			status: 201,
+			body: { ...contact, ...this.secretsFor(request, 'client_secret') },
+		};
 		if (key) this.savedByKey.set(key, answer);
 		return answerOrDrop(answer.status, answer.body);
 	}

@@ -1,4 +1,6 @@
 export * from './errors';
+export * from './masking';
+export * from './limits';
 export * from './store';
 export * from './dedupe';
 export * from './deadletter';
@@ -6,3 +8,4 @@ export * from './control';
 export * from './idempotency';
 export * from './console';
 export * from './validation';
+export * from './alerts';

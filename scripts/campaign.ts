@@ -58,6 +58,14 @@ export interface CampaignOptions {
 	seed?: number;
 	/** Give up waiting when no execution has finished for this long. */
 	stallMs?: number;
+	/**
+	 * A canary secret: every delivery carries it in its headers (Authorization, Cookie, X-Api-Key)
+	 * and its body (a password, an API key in a note), and the demo API puts it in every answer
+	 * (echoSecrets), so a caller can prove it was stored and sent nowhere.
+	 */
+	canary?: string;
+	/** Called once the counts are taken, before the store's schema is dropped. */
+	inspect?: (view: { admin: Client; schema: string; demo: DemoApi }) => Promise<void>;
 	log?: (line: string) => void;
 }
 
@@ -163,17 +171,25 @@ async function countExecutions(n8n: N8nProcess, filter: Record<string, unknown>)
 }
 
 /** Posts one delivery as a webhook sender does: until n8n accepts it (200), a few times. */
-async function deliver(n8n: N8nProcess, lead: Lead): Promise<void> {
+async function deliver(n8n: N8nProcess, lead: Lead, canary?: string): Promise<void> {
 	const body = {
 		submissionId: lead.submissionId,
 		email: lead.email,
 		name: lead.name,
 		phone: lead.phone,
+		...(canary ? { password: canary, note: `form api_key=${canary}` } : {}),
 	};
+	const headers: Record<string, string> = canary
+		? {
+				authorization: `Bearer ${canary}`,
+				cookie: `session=${canary}`,
+				'x-api-key': canary,
+			}
+		: {};
 	let last = '';
 	for (let attempt = 1; attempt <= 10; attempt++) {
 		try {
-			const response = await n8n.webhook('lead-form', body);
+			const response = await n8n.webhook('lead-form', body, headers);
 			if (response.status === 200) return;
 			last = `${response.status} ${JSON.stringify(response.body).slice(0, 200)}`;
 		} catch (error) {
@@ -222,6 +238,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		enrichDelayMs: 3_000,
 		crmUnavailableRate: faultRate,
 		crmLostRate: lostRate,
+		echoSecrets: options.canary,
 	};
 	const admin = new Client(clientConfig(options.postgres));
 	await admin.connect();
@@ -296,7 +313,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 						}
 						const unit = units[next++];
 						if (!unit) return;
-						await Promise.all(unit.map((lead) => deliver(instance, lead)));
+						await Promise.all(unit.map((lead) => deliver(instance, lead, options.canary)));
 						posted += unit.length;
 					}
 				}),
@@ -338,6 +355,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		}
 		const unfinishedNow = await countExecutions(instance, { status: UNFINISHED });
 		const result = await count({ leads, demo, admin, schema, n8n: instance });
+		await options.inspect?.({ admin, schema, demo });
 		const outcome: CampaignResult = {
 			...result,
 			items,

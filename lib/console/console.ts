@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { listHeartbeats, listPauses, pause, PauseScope, resume } from '../control';
 import {
 	countDeadLetters,
@@ -16,18 +16,25 @@ import {
 	ErrorClass,
 	OPEN_STATUSES,
 } from '../deadletter/statuses';
-import { ReliabilityError } from '../errors';
+import { plainText } from '../describe';
+import { ConfigurationError, ReliabilityError } from '../errors';
+import { inRange, LIMITS } from '../limits';
+import { maskText, maskValue } from '../masking';
+import { storableText } from '../store/storable';
 import type { Store } from '../store';
 import { parkedPerDayChart } from './chart';
-import { duration, type Html, html, query } from './html';
+import { duration, escapeHtml, type Html, html, query } from './html';
+import { consoleSecret, formToken, formTokenValid } from './secret';
 
 /**
  * The operator console: the pages and actions an operator needs to pause, inspect, replay and
  * resolve without an engineer. It is served from n8n by a Webhook (behind n8n's webhook
  * authentication) and a Respond to Webhook node; this module turns the webhook's request into
- * the response. Reads are GET pages; actions are form posts that carry a token derived from the
- * request's own credentials (so another site cannot post them for a signed-in operator), and
- * every action is recorded with the signed-in operator's name.
+ * the response. Reads are GET pages; actions are form posts that carry a token signed with the
+ * store's secret for the signed-in operator and the hour (so another site cannot post them for
+ * a signed-in operator), and every action is recorded with the operator's name. Every response
+ * forbids framing and carries a Content-Security-Policy that allows only the console's own
+ * stylesheet and forms.
  */
 export interface ConsoleRequest {
 	/** What n8n's Webhook node outputs: headers, query and (parsed) body. */
@@ -50,6 +57,8 @@ export interface ConsoleResponse {
 	statusCode: number;
 	contentType: string;
 	body: string;
+	/** Headers for every response: no framing, no sniffing, no caching, no referrer elsewhere. */
+	headers: Record<string, string>;
 	/** Records moved to replay_requested by this request: the workflow runs the Replay workflow when > 0. */
 	replayRequested: number;
 	operator: string | null;
@@ -69,13 +78,45 @@ const STATUS_LABELS: Record<string, string> = {
 	held: 'held',
 };
 
+/** A request value as text: the first of a repeated one, storable, trimmed. */
 const str = (value: unknown): string =>
-	(value === undefined || value === null
-		? ''
-		: Array.isArray(value)
-			? str(value[0])
-			: String(value)
-	).trim();
+	storableText(Array.isArray(value) ? str(value[0]) : plainText(value)).trim();
+
+const objectOrEmpty = (value: unknown): Record<string, unknown> =>
+	value !== null && typeof value === 'object' && !Array.isArray(value)
+		? (value as Record<string, unknown>)
+		: {};
+
+/** The Serve options, checked: each names itself and what it takes when it is wrong. */
+function checkedOptions(options: ConsoleOptions | undefined): ConsoleOptions {
+	const given = objectOrEmpty(options) as ConsoleOptions;
+	for (const [field, label] of [
+		['operatorHeader', 'Operator Header'],
+		['title', 'Title'],
+	] as const) {
+		const value = given[field];
+		if (value !== undefined && value !== null && typeof value !== 'string')
+			throw new ConfigurationError(
+				`${label} must be text`,
+				field === 'operatorHeader'
+					? 'Set it to the header your signing-in proxy sets, e.g. x-forwarded-user, or leave it empty.'
+					: 'Set it to the text to show in the page header.',
+			);
+	}
+	return {
+		...given,
+		operatorHeader: given.operatorHeader?.trim() || undefined,
+		title: given.title ? storableText(given.title) : undefined,
+		days:
+			given.days === undefined || given.days === null
+				? undefined
+				: inRange(given.days, LIMITS.chartDays),
+		batchLimit:
+			given.batchLimit === undefined
+				? undefined
+				: inRange(given.batchLimit, { label: 'Batch limit', min: 1, max: 10_000, integer: true }),
+	};
+}
 
 function header(headers: Record<string, unknown> | undefined, name: string): string {
 	if (!headers) return '';
@@ -99,24 +140,6 @@ export function operatorOf(request: ConsoleRequest, options: ConsoleOptions = {}
 		if (user.trim()) return user.trim();
 	}
 	return null;
-}
-
-/** The form token: a hash of the request's own credentials, which another site cannot read. */
-export function actionToken(request: ConsoleRequest, options: ConsoleOptions = {}): string {
-	const credentials = [
-		header(request.headers, 'authorization'),
-		options.operatorHeader ? header(request.headers, options.operatorHeader) : '',
-	].join('\n');
-	return createHash('sha256')
-		.update(`reliability-console\n${credentials}`)
-		.digest('hex')
-		.slice(0, 40);
-}
-
-function tokenMatches(given: string, expected: string): boolean {
-	const a = Buffer.from(given);
-	const b = Buffer.from(expected);
-	return a.length === b.length && timingSafeEqual(a, b);
 }
 
 interface Filters {
@@ -154,7 +177,11 @@ function listFilter(filters: Filters, limit: number): ListFilter {
 		step: filters.step || undefined,
 		errorClass: filters.reason || undefined,
 		owner: filters.owner || undefined,
-		olderThanMinutes: Number.isFinite(hours) && hours > 0 ? hours * 60 : undefined,
+		// A filter typed on the page: beyond the longest age the store keeps, it means "all".
+		olderThanMinutes:
+			Number.isFinite(hours) && hours > 0
+				? Math.min(hours * 60, LIMITS.olderThanMinutes.max)
+				: undefined,
 		search: filters.search || undefined,
 		limit,
 	};
@@ -192,12 +219,18 @@ export async function handleConsoleRequest(
 	request: ConsoleRequest,
 	options: ConsoleOptions = {},
 ): Promise<ConsoleResponse> {
+	options = checkedOptions(options);
+	// Whatever the webhook handed over: only objects are read, anything else counts as empty.
+	request = {
+		headers: objectOrEmpty(request?.headers),
+		query: objectOrEmpty(request?.query),
+		body: request?.body,
+	};
 	const operator = operatorOf(request, options);
-	const token = actionToken(request, options);
-	const q = (request.query ?? {}) as Record<string, unknown>;
-	const body = (
-		typeof request.body === 'object' && request.body !== null ? request.body : {}
-	) as Record<string, unknown>;
+	const secret = await consoleSecret(store);
+	const token = operator ? formToken(secret, operator) : '';
+	const q = request.query as Record<string, unknown>;
+	const body = objectOrEmpty(request.body);
 	const action = str(body.action) || null;
 	const context: PageContext = { store, request, options, operator, token };
 	let statusCode = 200;
@@ -209,7 +242,7 @@ export async function handleConsoleRequest(
 					'Actions need a signed-in operator',
 					'Sign in through the webhook authentication (Basic auth user name) or configure the operator header.',
 				);
-			if (!tokenMatches(str(body.token), token))
+			if (!formTokenValid(secret, operator, str(body.token)))
 				throw new ActionRefused(
 					'The form is out of date or came from another page',
 					'Reload the page and try again.',
@@ -226,7 +259,9 @@ export async function handleConsoleRequest(
 			return {
 				statusCode: 303,
 				contentType: 'text/html; charset=utf-8',
-				body: html`<!doctype html><p><a href="${location}">${done.message}</a></p>`.value,
+				body: html`<!doctype html><meta charset="utf-8">${policyMeta}<p><a href="${location}">${done.message}</a></p>`
+					.value,
+				headers: SECURITY_HEADERS,
 				replayRequested: done.replayRequested,
 				operator,
 				action,
@@ -237,7 +272,7 @@ export async function handleConsoleRequest(
 			const hint = error instanceof ReliabilityError && error.hint ? ` ${error.hint}` : '';
 			context.flash = {
 				kind: 'error',
-				text: `${error instanceof Error ? error.message : String(error)}.${hint}`,
+				text: maskText(`${error instanceof Error ? error.message : String(error)}.${hint}`),
 			};
 		}
 	}
@@ -250,7 +285,7 @@ export async function handleConsoleRequest(
 				context,
 				'Error',
 				view,
-				html`<p class="flash error">${error instanceof Error ? error.message : String(error)}</p>`,
+				html`<p class="flash error">${maskText(error instanceof Error ? error.message : String(error))}</p>`,
 			),
 		} as Page;
 	});
@@ -259,6 +294,7 @@ export async function handleConsoleRequest(
 		statusCode,
 		contentType: 'text/html; charset=utf-8',
 		body: page.html.value,
+		headers: SECURITY_HEADERS,
 		replayRequested,
 		operator,
 		action,
@@ -429,11 +465,37 @@ pre{background:#fff;border:1px solid #e3e6ea;padding:10px;overflow:auto;max-heig
 dl{display:grid;grid-template-columns:200px 1fr;gap:4px 12px;background:#fff;padding:12px;border:1px solid #e3e6ea}dt{color:#5a6573}dd{margin:0}
 .status{display:inline-block;padding:1px 8px;border-radius:10px;background:#eef0f3;font-size:12px}
 .status.new{background:#fde8c8}.status.held{background:#e4e0f7}.status.replay_requested{background:#d7e8fb}.status.resolved,.status.replayed{background:#dcf1df}.status.abandoned{background:#eee}
-.state-up{color:#23803a}.state-late{color:#b36b00;font-weight:600}.state-down{color:#b53a2f;font-weight:600}
+.state-up{color:#23803a}.state-late{color:#b36b00;font-weight:600}.state-down,.state-invalid{color:#b53a2f;font-weight:600}
 .actions{display:flex;gap:12px;flex-wrap:wrap}.actions form{background:#fff;border:1px solid #e3e6ea;padding:10px;display:flex;flex-direction:column;gap:6px;min-width:220px}
 svg.chart .bar{fill:#2f6db5}svg.chart .axis{stroke:#8893a0}svg.chart .label{font-size:11px;fill:#5a6573}
 .muted{color:#7a8593}
 `;
+
+/**
+ * The page's only inline content is STYLE (allowed by its hash); no script runs at all and forms
+ * post only to the console itself. n8n does not let a webhook response set
+ * Content-Security-Policy (it sends its own sandbox policy with HTML), so this policy travels in
+ * a <meta> element, where frame-ancestors has no effect: framing is refused by
+ * X-Frame-Options: DENY on every response, and a proxy in front may add FRAME_ANCESTORS_POLICY.
+ */
+const STYLE_HASH = createHash('sha256').update(escapeHtml(STYLE)).digest('base64');
+export const CONTENT_SECURITY_POLICY = [
+	"default-src 'self'",
+	`style-src 'sha256-${STYLE_HASH}'`,
+	"img-src 'self' data:",
+	"script-src 'none'",
+	"object-src 'none'",
+	"base-uri 'none'",
+	"form-action 'self'",
+].join('; ');
+export const FRAME_ANCESTORS_POLICY = "frame-ancestors 'none'";
+const policyMeta = html`<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">`;
+const SECURITY_HEADERS: Record<string, string> = {
+	'x-frame-options': 'DENY',
+	'x-content-type-options': 'nosniff',
+	'referrer-policy': 'same-origin',
+	'cache-control': 'no-store',
+};
 
 function layout(context: PageContext, title: string, view: string, content: Html): Html {
 	const nav = [
@@ -447,7 +509,7 @@ function layout(context: PageContext, title: string, view: string, content: Html
 	const flash = context.flash
 		? html`<div class="flash ${context.flash.kind}" role="status">${context.flash.text}</div>`
 		: '';
-	return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex">
+	return html`<!doctype html><html lang="en"><head><meta charset="utf-8">${policyMeta}<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex">
 <title>${title} · ${context.options.title ?? 'Reliability console'}</title><style>${STYLE}</style></head>
 <body><header><strong>${context.options.title ?? 'Reliability console'}</strong><nav>${nav}</nav><span class="who">${context.operator ? html`signed in as <b class="operator">${context.operator}</b>` : 'not signed in'}</span></header>
 <main>${flash}${content}</main></body></html>`;
@@ -473,8 +535,9 @@ async function listPage(filters: Filters, context: PageContext): Promise<Page> {
 	)
 		filters.status = 'open';
 	const filter = listFilter(filters, LIST_LIMIT);
+	// Records are masked when parked; masked again here for rows parked by older versions.
 	const [rows, matching, stats] = await Promise.all([
-		listDeadLetters(store, filter),
+		listDeadLetters(store, filter).then((list) => maskValue(list)),
 		countDeadLetters(store, filter),
 		deadLetterStats(store, { days: 1, topReasons: 0 }),
 	]);
@@ -533,7 +596,7 @@ async function itemPage(id: string, context: PageContext): Promise<Page> {
 			),
 			notFound: true,
 		};
-	const r = record as Record<string, unknown> & typeof record;
+	const r = maskValue(record) as Record<string, unknown> & typeof record;
 	const payload = JSON.stringify(r.payload, null, 2);
 	const runLink = str(r.run_link);
 	const field = (label: string, value: unknown) =>
@@ -568,8 +631,8 @@ ${open ? html`<h2>Actions</h2><div class="actions">${form('replay', 'Replay', fa
 
 async function controlsPage(context: PageContext): Promise<Page> {
 	const [pauses, heartbeats, held] = await Promise.all([
-		listPauses(context.store),
-		listHeartbeats(context.store),
+		listPauses(context.store).then((list) => maskValue(list)),
+		listHeartbeats(context.store).then((list) => maskValue(list)),
 		heldByIntegration(context.store),
 	]);
 	const heldBy = (name: string) => held.find((h) => h.integration === name)?.held ?? 0;
@@ -581,7 +644,7 @@ async function controlsPage(context: PageContext): Promise<Page> {
 	);
 	const beatRows = heartbeats.map(
 		(h) =>
-			html`<tr class="heartbeat" data-name="${h.name}"><td>${h.name}</td><td class="state-${h.state}">${h.state}</td><td>${h.lastBeatAt} (${duration(ageOf(h.lastBeatAt))} ago)</td><td>${h.dueAt}</td><td>${h.cron ?? (h.periodSeconds ? `every ${duration(h.periodSeconds)}` : '')}</td><td>${duration(h.graceSeconds)}</td></tr>`,
+			html`<tr class="heartbeat" data-name="${h.name}"><td>${h.name}</td><td class="state-${h.state}">${h.state}</td><td>${h.lastBeatAt} (${duration(ageOf(h.lastBeatAt))} ago)</td><td>${h.state === 'invalid' ? html`<span class="problem">${h.problem ?? ''}</span>` : h.dueAt}</td><td>${h.cron ?? (h.periodSeconds ? `every ${duration(h.periodSeconds)}` : '')}</td><td>${duration(h.graceSeconds)}</td></tr>`,
 	);
 	const content = html`<h1>Pauses</h1>
 <form method="post" action="${query({ view: 'controls' })}" class="filters pause-form">${hidden('action', 'pause')}${hidden('token', context.token)}

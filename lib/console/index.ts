@@ -1,3 +1,4 @@
 export * from './console';
 export * from './html';
 export * from './metrics';
+export * from './secret';

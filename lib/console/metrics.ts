@@ -1,5 +1,6 @@
 import { listHeartbeats, listPauses } from '../control';
 import { heldByIntegration } from '../deadletter/park';
+import { maskText } from '../masking';
 import type { Store } from '../store';
 
 /**
@@ -26,7 +27,7 @@ export const escapeLabel = (value: string): string =>
 
 const labels = (pairs: Record<string, string>): string =>
 	`{${Object.entries(pairs)
-		.map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+		.map(([k, v]) => `${k}="${escapeLabel(maskText(v))}"`)
 		.join(',')}}`;
 
 const number = (n: number): string =>

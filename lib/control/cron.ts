@@ -70,12 +70,17 @@ const dayMatches = (cron: Cron, date: Date): boolean => {
 	return day && weekday;
 };
 
-/** The first fire time strictly after `after`, searched minute by minute over at most a year. */
+/**
+ * The first fire time strictly after `after`, searched day by day, then hour by hour, then minute
+ * by minute, over at most four years and a day (so February 29th is found).
+ */
 export function nextCronTime(cron: Cron, after: Date): Date {
+	if (!Number.isFinite(after.getTime()))
+		throw new ConfigurationError('The time to search from is not a valid date');
 	const t = new Date(after.getTime());
 	t.setUTCSeconds(0, 0);
 	t.setUTCMinutes(t.getUTCMinutes() + 1);
-	const limit = after.getTime() + 366 * 24 * 3600_000;
+	const limit = after.getTime() + (4 * 365 + 2) * 24 * 3600_000;
 	while (t.getTime() <= limit) {
 		if (!cron.months.has(t.getUTCMonth() + 1) || !dayMatches(cron, t)) {
 			t.setUTCHours(0, 0, 0, 0);
@@ -90,5 +95,8 @@ export function nextCronTime(cron: Cron, after: Date): Date {
 		if (cron.minutes.has(t.getUTCMinutes())) return t;
 		t.setUTCMinutes(t.getUTCMinutes() + 1);
 	}
-	throw new ConfigurationError('Cron never fires within a year', 'Check the day and month fields.');
+	throw new ConfigurationError(
+		'Cron never fires: no date has that day of the month in those months',
+		'Check the day-of-month and month fields (for example, February has no 30th).',
+	);
 }

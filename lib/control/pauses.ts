@@ -1,4 +1,7 @@
+import { describeValue, plainText } from '../describe';
 import { ReliabilityError } from '../errors';
+import { maskText } from '../masking';
+import { storableText } from '../store/storable';
 import type { Store } from '../store';
 
 /**
@@ -65,22 +68,46 @@ const toState = (row: PauseRow): PauseState => ({
 	changedAt: row.changed_at,
 });
 
-function check(scope: string, name: string, actor: string): void {
+/** A pause or resume as given, checked: text trimmed and storable, the reason masked. */
+function checked(
+	scope: unknown,
+	name: unknown,
+	actor: unknown,
+	reason: unknown,
+): { scope: PauseScope; name: string; actor: string; reason: string } {
+	const text = (value: unknown, field: string): string => {
+		if (value === undefined || value === null) return '';
+		if (typeof value !== 'string')
+			throw new PauseChangeRefused(
+				`Pausing or resuming: ${field} must be text`,
+				`Set ${field} to text.`,
+			);
+		return storableText(value.trim());
+	};
 	if (!Object.values(PauseScope).includes(scope as PauseScope))
 		throw new PauseChangeRefused(
-			`Pause scope "${scope}" is unknown`,
+			`Pause scope ${describeValue(scope)} is unknown`,
 			'Use integration or workflow.',
 		);
-	if (!name.trim())
+	const checkedName = text(name, 'the name');
+	if (!checkedName)
 		throw new PauseChangeRefused(
-			`Pausing or resuming needs the ${scope}'s name`,
-			`Set the ${scope} name.`,
+			`Pausing or resuming needs the ${String(scope)}'s name`,
+			`Set the ${String(scope)} name.`,
 		);
-	if (!actor.trim())
+	const checkedActor = text(actor, 'the actor');
+	if (!checkedActor)
 		throw new PauseChangeRefused(
-			`Pausing or resuming ${scope} "${name}" needs an actor`,
+			`Pausing or resuming ${String(scope)} "${checkedName}" needs an actor`,
 			'Say who makes the change, so it is on record.',
 		);
+	// A reason is an operator's note: it may quote what they were sent.
+	return {
+		scope: scope as PauseScope,
+		name: checkedName,
+		actor: checkedActor,
+		reason: maskText(text(reason, 'the reason')),
+	};
 }
 
 export async function pause(
@@ -90,18 +117,18 @@ export async function pause(
 	actor: string,
 	reason: string,
 ): Promise<PauseState> {
-	check(scope, name, actor);
-	if (!reason.trim())
+	const change = checked(scope, name, actor, reason);
+	if (!change.reason)
 		throw new PauseChangeRefused(
-			`Pausing ${scope} "${name}" needs a reason`,
+			`Pausing ${change.scope} "${change.name}" needs a reason`,
 			'Say why (for example "supplier outage, ticket 4711").',
 		);
 	const [row] = await store.query<PauseRow>(setPauseSql(store), [
-		scope,
-		name.trim(),
+		change.scope,
+		change.name,
 		true,
-		actor.trim(),
-		reason.trim(),
+		change.actor,
+		change.reason,
 	]);
 	return toState(row);
 }
@@ -114,23 +141,23 @@ export async function resume(
 	actor: string,
 	reason: string,
 ): Promise<PauseState & { released: number }> {
-	check(scope, name, actor);
+	const change = checked(scope, name, actor, reason);
 	const client = await store.pool.connect();
 	try {
 		await client.query('BEGIN');
 		const { rows } = await client.query<PauseRow>(setPauseSql(store), [
-			scope,
-			name.trim(),
+			change.scope,
+			change.name,
 			false,
-			actor.trim(),
-			reason.trim() || null,
+			change.actor,
+			change.reason || null,
 		]);
 		let released = 0;
-		if (scope === PauseScope.integration) {
+		if (change.scope === PauseScope.integration) {
 			const result = await client.query<{ released: number }>(releaseHeldSql(store), [
-				name.trim(),
-				actor.trim(),
-				`${scope} ${name.trim()} resumed${reason.trim() ? `: ${reason.trim()}` : ''}`,
+				change.name,
+				change.actor,
+				`${change.scope} ${change.name} resumed${change.reason ? `: ${change.reason}` : ''}`,
 			]);
 			released = result.rows[0].released;
 		}
@@ -149,9 +176,9 @@ export async function listPauses(
 	filter: { scope?: PauseScope; name?: string; paused?: boolean } = {},
 ): Promise<PauseState[]> {
 	const rows = await store.query<PauseRow>(getPausesSql(store), [
-		filter.scope ?? null,
-		filter.name ?? null,
-		filter.paused ?? null,
+		filter.scope ? storableText(plainText(filter.scope)) : null,
+		filter.name === undefined || filter.name === null ? null : storableText(plainText(filter.name)),
+		typeof filter.paused === 'boolean' ? filter.paused : null,
 	]);
 	return rows.map(toState);
 }

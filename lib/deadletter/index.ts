@@ -1,3 +1,2 @@
-export * from './mask';
 export * from './park';
 export * from './statuses';

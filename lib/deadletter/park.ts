@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
 import type { Store } from '../store';
-import { storableValue } from '../store/storable';
-import { maskSecrets } from './mask';
+import { describeValue, plainText } from '../describe';
+import { inRange, LIMITS, optionalInRange } from '../limits';
+import { maskText, maskValue } from '../masking';
+import { storableText, storableValue } from '../store/storable';
+import { checkParkRequests, storable } from './validate';
 import {
 	closeSucceededSql,
 	countSql,
@@ -56,7 +59,7 @@ export interface ParkRequest {
 }
 
 export interface ParkOptions {
-	/** Extra field names to mask besides Authorization, Cookie and Proxy-Authorization. */
+	/** Field names to mask besides the default secret names (see lib/masking). */
 	maskFields?: string[];
 }
 
@@ -68,10 +71,13 @@ export interface ParkResult {
 	created: boolean;
 }
 
-const itemKeyOf = (request: ParkRequest, maskedPayload: unknown): string =>
-	request.idempotencyKey
-		? `key:${request.idempotencyKey}`
+const itemKeyOf = (idempotencyKey: string | null, maskedPayload: unknown): string =>
+	idempotencyKey
+		? `key:${idempotencyKey}`
 		: `payload:${createHash('sha256').update(canonicalJson(maskedPayload)).digest('hex')}`;
+
+/** A dead-letter ID: the bigint the store assigned, as decimal text. */
+const isDeadLetterId = (id: unknown): boolean => typeof id === 'string' && /^\d{1,18}$/.test(id);
 
 /**
  * Parks a batch of items in one statement; the results come back in input order. The same item
@@ -83,27 +89,34 @@ export async function parkItems(
 	options: ParkOptions = {},
 ): Promise<ParkResult[]> {
 	if (requests.length === 0) return [];
+	checkParkRequests(requests);
 	const rows = requests.map((request, ord) => {
-		const payload = maskSecrets(request.payload ?? null, options.maskFields);
+		// Secrets never land in the store: the payload and every text that came from outside.
+		// Masked text is storable too; the other text columns are made storable (no NUL).
+		// A payload of null (or none) is stored as {}: the column holds JSON, and SQL NULL is not.
+		const payload = maskValue(request.payload ?? {}, options.maskFields) ?? {};
+		const text = (value: string | undefined): string | null =>
+			value === undefined || value === null ? null : maskText(value, options.maskFields);
+		const idempotencyKey = storable(request.idempotencyKey);
 		return {
 			ord,
-			workflow_id: request.workflowId,
-			workflow_name: request.workflowName ?? null,
-			execution_id: request.executionId ?? null,
-			step: request.step,
+			workflow_id: storable(request.workflowId),
+			workflow_name: storable(request.workflowName),
+			execution_id: storable(request.executionId),
+			step: storable(request.step),
 			item_index: request.itemIndex ?? null,
-			item_key: itemKeyOf(request, payload),
-			idempotency_key: request.idempotencyKey ?? null,
-			run_link: request.runLink ?? null,
-			integration: request.integration ?? null,
-			error_class: request.errorClass,
-			error_message: request.errorMessage ?? null,
+			item_key: itemKeyOf(idempotencyKey, payload),
+			idempotency_key: idempotencyKey,
+			run_link: storable(request.runLink),
+			integration: storable(request.integration),
+			error_class: storable(request.errorClass),
+			error_message: text(request.errorMessage),
 			error_status: request.errorStatus ?? null,
 			attempts: request.attempts ?? 1,
-			already_happened: request.alreadyHappened ?? null,
-			impact: request.impact ?? null,
-			owner: request.owner ?? null,
-			severity: request.severity ?? null,
+			already_happened: text(request.alreadyHappened),
+			impact: text(request.impact),
+			owner: storable(request.owner),
+			severity: storable(request.severity),
 			status: request.status ?? 'new',
 			hold_reason: request.holdReason ?? null,
 			payload,
@@ -182,7 +195,9 @@ async function withHistory(
 
 /** Records by id, with their audit history; ids not found are simply absent. */
 export async function getDeadLetters(store: Store, ids: string[]): Promise<DeadLetterRecord[]> {
-	return await withHistory(store, await store.query(getByIdSql(store), [ids]));
+	const valid = ids.filter(isDeadLetterId);
+	if (valid.length === 0) return [];
+	return await withHistory(store, await store.query(getByIdSql(store), [valid]));
 }
 
 /** Records that carry an idempotency key (newest first), with their audit history. */
@@ -190,7 +205,10 @@ export async function getDeadLettersByKey(
 	store: Store,
 	keys: string[],
 ): Promise<DeadLetterRecord[]> {
-	return await withHistory(store, await store.query(getByKeySql(store), [keys]));
+	return await withHistory(
+		store,
+		await store.query(getByKeySql(store), [keys.map((key) => storableText(plainText(key)))]),
+	);
 }
 
 export interface ListFilter {
@@ -208,18 +226,19 @@ export interface ListFilter {
 }
 
 function filterValues(filter: ListFilter): unknown[] {
-	const olderThan = filter.olderThanMinutes
-		? new Date(Date.now() - filter.olderThanMinutes * 60_000)
-		: null;
+	const minutes = optionalInRange(filter.olderThanMinutes, LIMITS.olderThanMinutes);
+	const olderThan = minutes ? new Date(Date.now() - minutes * 60_000) : null;
+	const text = (value: unknown): string | null =>
+		value === undefined || value === null || value === '' ? null : storableText(plainText(value));
 	return [
-		filter.statuses?.length ? filter.statuses : null,
-		filter.workflowId || null,
-		filter.step || null,
-		filter.errorClass || null,
-		filter.owner || null,
-		filter.integration || null,
+		filter.statuses?.length ? filter.statuses.map((s) => storableText(plainText(s))) : null,
+		text(filter.workflowId),
+		text(filter.step),
+		text(filter.errorClass),
+		text(filter.owner),
+		text(filter.integration),
 		olderThan,
-		filter.search || null,
+		text(filter.search),
 	];
 }
 
@@ -227,7 +246,10 @@ export async function listDeadLetters(
 	store: Store,
 	filter: ListFilter = {},
 ): Promise<Array<Record<string, unknown>>> {
-	return await store.query(listSql(store), [...filterValues(filter), filter.limit ?? 100]);
+	return await store.query(listSql(store), [
+		...filterValues(filter),
+		inRange(filter.limit ?? 100, LIMITS.listLimit),
+	]);
 }
 
 /** How many records match a filter (the list is limited; the count is not). */
@@ -333,34 +355,47 @@ async function changeStatuses(
 	ids: string[],
 	change: Omit<StatusChange, 'id'> & { expectedGeneration?: string | number },
 ): Promise<StatusChangeRow[]> {
+	if (!Array.isArray(ids))
+		throw new StatusChangeRefused(
+			`Dead letter IDs must be a list, got ${describeValue(ids)}`,
+			'Pass the IDs that Park and List output as id.',
+		);
+	const notAnId = ids.findIndex((id) => !isDeadLetterId(id));
+	if (notAnId >= 0)
+		throw new StatusChangeRefused(
+			`Dead letter ID ${describeValue(ids[notAnId])} is not a number`,
+			'Dead letter IDs are the numbers Park and List output as id.',
+		);
 	const which = ids.length === 1 ? `dead letter ${ids[0]}` : `${ids.length} dead letters`;
 	if (!ALL_STATUSES.includes(change.to)) {
 		throw new StatusChangeRefused(
-			`Status "${change.to}" is unknown`,
+			`Status ${describeValue(change.to)} is unknown`,
 			`Use one of ${ALL_STATUSES.join(', ')}.`,
 		);
 	}
-	if (!change.actor?.trim()) {
+	const actor = typeof change.actor === 'string' ? storableText(change.actor.trim()) : '';
+	const reason = typeof change.reason === 'string' ? change.reason.trim() : '';
+	if (!actor) {
 		throw new StatusChangeRefused(
 			`Changing ${which} to ${change.to} needs an actor`,
 			'Say who makes the change (a name or e-mail), so the audit trail records it.',
 		);
 	}
-	if (STATUSES_NEEDING_REASON.includes(change.to) && !change.reason?.trim()) {
+	if (STATUSES_NEEDING_REASON.includes(change.to) && !reason) {
 		throw new StatusChangeRefused(
 			`Marking ${which} ${change.to} needs a reason`,
 			'Say why (what was done, or why it is given up), so the audit trail records it.',
 		);
 	}
-	const valid = ids.filter((id) => /^\d{1,18}$/.test(String(id).trim()));
-	if (valid.length === 0) return [];
+	if (ids.length === 0) return [];
 	return await store.query<StatusChangeRow>(updateStatusSql(store), [
 		change.to,
-		change.actor.trim(),
-		change.reason?.trim() || null,
+		actor,
+		// An operator's note may quote what they were sent: masked like any text from outside.
+		reason ? maskText(reason) : null,
 		ALLOWED_FROM[change.to],
 		change.expectedGeneration ?? null,
-		valid,
+		ids.map((id) => String(id).trim()),
 	]);
 }
 
@@ -458,9 +493,9 @@ export async function deadLetterStats(
 	options: { days?: number; workflowId?: string; topReasons?: number } = {},
 ): Promise<DeadLetterStats> {
 	const [row] = await store.query<Record<string, unknown>>(statsSql(store), [
-		options.days ?? 30,
-		options.workflowId || null,
-		options.topReasons ?? 5,
+		inRange(options.days ?? 30, LIMITS.statsDays),
+		options.workflowId ? storableText(plainText(options.workflowId)) : null,
+		inRange(options.topReasons ?? 5, { label: 'Top reasons', min: 0, max: 1000, integer: true }),
 	]);
 	return {
 		parkedPerDay: row.parked_per_day as DeadLetterStats['parkedPerDay'],

@@ -1,4 +1,11 @@
 import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
+import { LIMITS } from '../../lib/limits';
+
+const range = (limit: { min: number; max: number; integer: boolean }) => ({
+	minValue: limit.min,
+	maxValue: limit.max,
+	...(limit.integer ? { numberPrecision: 0 } : {}),
+});
 
 const show = (...operations: string[]) => ({ show: { operation: operations } });
 
@@ -168,7 +175,7 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'e.g. apiKey, ssn',
 				description:
-					'Comma-separated field names to mask, besides Authorization, Cookie and Proxy-Authorization',
+					'Comma-separated field names to mask, in any spelling (ssn matches SSN and s-s-n), besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
 			},
 			{
 				displayName: 'Owner',
@@ -182,7 +189,7 @@ const properties: INodeProperties[] = [
 				displayName: 'Retention (Days)',
 				name: 'retentionDays',
 				type: 'number',
-				typeOptions: { minValue: 1 },
+				typeOptions: range(LIMITS.retentionDays),
 				default: 90,
 				description: 'How long a closed record is kept after it was parked',
 			},
@@ -317,7 +324,13 @@ const properties: INodeProperties[] = [
 		options: [
 			{ displayName: 'Error Class', name: 'errorClass', type: 'string', default: '' },
 			{ displayName: 'Integration', name: 'integration', type: 'string', default: '' },
-			{ displayName: 'Older Than (Minutes)', name: 'olderThanMinutes', type: 'number', default: 0 },
+			{
+				displayName: 'Older Than (Minutes)',
+				name: 'olderThanMinutes',
+				type: 'number',
+				typeOptions: range(LIMITS.olderThanMinutes),
+				default: 0,
+			},
 			{ displayName: 'Owner', name: 'owner', type: 'string', default: '' },
 			{ displayName: 'Reason Contains', name: 'search', type: 'string', default: '' },
 			{
@@ -335,7 +348,11 @@ const properties: INodeProperties[] = [
 		displayName: 'Limit',
 		name: 'limit',
 		type: 'number',
-		typeOptions: { minValue: 1 },
+		typeOptions: {
+			minValue: LIMITS.listLimit.min,
+			maxValue: LIMITS.listLimit.max,
+			numberPrecision: 0,
+		},
 		default: 50,
 		description: 'Max number of results to return',
 		displayOptions: show('list'),
@@ -346,7 +363,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Days',
 		name: 'days',
 		type: 'number',
-		typeOptions: { minValue: 1 },
+		typeOptions: range(LIMITS.statsDays),
 		default: 30,
 		description: 'How many days of parking to count (open items count whatever their age)',
 		displayOptions: show('stats'),

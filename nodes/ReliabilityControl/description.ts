@@ -1,9 +1,16 @@
 import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
+import { LIMITS } from '../../lib/limits';
+
+const range = (limit: { min: number; max: number; integer: boolean }) => ({
+	minValue: limit.min,
+	maxValue: limit.max,
+	...(limit.integer ? { numberPrecision: 0 } : {}),
+});
 
 /**
  * Operator controls as resources of one node, following n8n's resource/operation convention:
  * Pause (pause, resume, check, list), Heartbeat (beat, check), Console (serve: a webhook request
- * in, the console's page out) and Metric (prometheus). Pause > Check routes items to Running or
+ * in, the console's page out), Metric (prometheus) and Alert (compose). Pause > Check routes items to Running or
  * Paused; every other operation has one output.
  */
 const outputsExpression = `={{
@@ -26,6 +33,12 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		options: [
+			{
+				name: 'Alert',
+				value: 'alert',
+				description:
+					'Outcome alerts composed from dead letters, failed items and heartbeat changes',
+			},
 			{
 				name: 'Console',
 				value: 'console',
@@ -98,6 +111,33 @@ const properties: INodeProperties[] = [
 		name: 'operation',
 		type: 'options',
 		noDataExpression: true,
+		displayOptions: { show: { resource: ['alert'] } },
+		options: [
+			{
+				name: 'Compose',
+				value: 'compose',
+				action: 'Compose an outcome alert',
+				description:
+					'One alert per item: workflow, item and impact first, then why, what already happened, the run link and the next action, secrets masked',
+			},
+		],
+		default: 'compose',
+	},
+	{
+		displayName: 'Mask Fields',
+		name: 'alertMaskFields',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. ssn, iban',
+		description:
+			'Comma-separated field names to mask in the alert text, besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
+		displayOptions: { show: { resource: ['alert'], operation: ['compose'] } },
+	},
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
 		displayOptions: { show: { resource: ['console'] } },
 		options: [
 			{
@@ -147,6 +187,7 @@ const properties: INodeProperties[] = [
 				displayName: 'Chart Days',
 				name: 'days',
 				type: 'number',
+				typeOptions: range(LIMITS.chartDays),
 				default: 30,
 				description: 'How many days the stats page charts',
 			},
@@ -225,7 +266,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Period (Minutes)',
 		name: 'periodMinutes',
 		type: 'number',
-		typeOptions: { minValue: 0.01 },
+		typeOptions: range(LIMITS.heartbeatPeriodMinutes),
 		default: 60,
 		description: 'How often the workflow runs',
 		displayOptions: {
@@ -245,7 +286,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Grace (Minutes)',
 		name: 'graceMinutes',
 		type: 'number',
-		typeOptions: { minValue: 0 },
+		typeOptions: range(LIMITS.heartbeatGraceMinutes),
 		default: 10,
 		description: 'How long after the due time a beat is late before it counts as down',
 		displayOptions: beatOps('beat'),
@@ -272,6 +313,14 @@ export const description: INodeTypeDescription = {
 	defaults: { name: 'Reliability Control' },
 	inputs: ['main'],
 	outputs: outputsExpression,
-	credentials: [{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' }],
+	credentials: [
+		{
+			name: 'reliabilityStoreApi',
+			required: true,
+			testedBy: 'reliabilityStoreTest',
+			// Composing an alert reads nothing from the store.
+			displayOptions: { hide: { resource: ['alert'] } },
+		},
+	],
 	properties,
 };

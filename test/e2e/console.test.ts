@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -213,6 +216,83 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 			reason: 'Called Ana, entered by hand in the CRM',
 		});
 		expect((await deadLetters(`id = ${Number(toResolve)}`))[0].status).toBe('resolved');
+	});
+
+	it('a page on another site can neither post an action for the signed-in operator nor frame the console', async () => {
+		const target = await parkLead('console-x', 'Xavier Reis');
+		const itemUrl = consoleUrl(`?view=item&id=${target}`);
+		const authorization = `Basic ${Buffer.from(`${OPERATOR.username}:${OPERATOR.password}`).toString('base64')}`;
+		// The token of the old console: a hash of the request's credentials and a constant, which a
+		// site that knows (or guesses) the sign-in could compute ahead of time.
+		const oldStyle = createHash('sha256')
+			.update(`reliability-console\n${authorization}\n`)
+			.digest('hex')
+			.slice(0, 40);
+		const autoPost = (token: string | undefined) =>
+			`<!doctype html><form id="f" method="post" action="${itemUrl}">
+<input type="hidden" name="action" value="abandon"><input type="hidden" name="id" value="${target}">
+<input type="hidden" name="note" value="cross-site">${token === undefined ? '' : `<input type="hidden" name="token" value="${token}">`}
+</form><script>document.getElementById('f').submit()</script>`;
+		const pages: Record<string, string> = {
+			'/old-token': autoPost(oldStyle),
+			'/no-token': autoPost(undefined),
+			'/wrong-token': autoPost('0123456789abcdef0123456789abcdef01234567'),
+			'/frame': `<!doctype html><iframe name="console" src="${itemUrl}" width="800" height="400"></iframe>
+<iframe name="control" src="${demo.url}/_stats" width="400" height="100"></iframe>`,
+		};
+		const evil = createServer((request, response) => {
+			response.writeHead(200, { 'content-type': 'text/html' });
+			response.end(pages[request.url ?? ''] ?? 'not here');
+		});
+		await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
+		const evilOrigin = `http://127.0.0.1:${(evil.address() as AddressInfo).port}`;
+		const attacked = await context.newPage();
+		try {
+			for (const path of ['/old-token', '/no-token', '/wrong-token']) {
+				const answer = attacked.waitForResponse((r) => r.url() === itemUrl && r.status() !== 401);
+				await attacked.goto(`${evilOrigin}${path}`);
+				// The browser did post, signed in as the operator: the console refused it.
+				expect((await answer).status()).toBe(422);
+			}
+			const [record] = await deadLetters(`id = ${Number(target)}`);
+			expect(record.status).toBe('new');
+			// The page itself says what it may load: no scripts, forms only to the console.
+			const direct = await fetch(itemUrl, { headers: { authorization } });
+			expect(direct.headers.get('x-frame-options')).toBe('DENY');
+			expect(await direct.text()).toMatch(
+				/<meta http-equiv="Content-Security-Policy" content="default-src &#39;self&#39;;[^"]*script-src &#39;none&#39;[^"]*form-action &#39;self&#39;">/,
+			);
+			const events = await adminQuery(
+				`SELECT 1 FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1`,
+				[target],
+			);
+			expect(events).toHaveLength(1);
+
+			// Chrome keeps Basic Auth out of cross-site frames; an operator signed in through a proxy
+			// (a cookie) would send credentials, so the framed request carries them here.
+			await attacked.route(itemUrl, (route) =>
+				route.continue({ headers: { ...route.request().headers(), authorization } }),
+			);
+			const framed = attacked.waitForResponse((r) => r.url() === itemUrl);
+			await attacked.goto(`${evilOrigin}/frame`);
+			// The console answered the framed request (signed in) with its page...
+			const response = await framed;
+			expect(response.status()).toBe(200);
+			expect(response.headers()['x-frame-options']).toBe('DENY');
+			// ...and the browser refused to show it, while a frame without those headers shows.
+			const control = attacked.frame({ name: 'control' })!;
+			await control.waitForLoadState();
+			expect(await control.content()).toContain('enrichCalls');
+			const frame = attacked.frame({ name: 'console' })!;
+			await frame.waitForLoadState();
+			expect(await frame.content()).not.toContain('Dead letter');
+			expect(await frame.locator('pre.payload').count()).toBe(0);
+			await attacked.screenshot({ path: join(artifacts, '04-framed-blocked.png') });
+		} finally {
+			await attacked.close();
+			evil.closeAllConnections();
+			await new Promise((resolve) => evil.close(resolve));
+		}
 	});
 
 	it('replays from the page: the item ends replayed and the demo CRM has exactly one effect for it', async () => {

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MASK } from '../../lib/deadletter';
+import { MASKED as MASK } from '../../lib/masking';
 import { nodeOutputs } from '../harness/n8n';
 import { n8nVersionsUnderTest } from '../harness/paths';
 import { adminQuery } from '../helpers/store';

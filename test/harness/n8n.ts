@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
 	cpSync,
 	createWriteStream,
@@ -44,8 +44,18 @@ export async function installN8n(version: string): Promise<N8nInstall> {
 	return { version, node: line('NODE'), n8n: line('N8N') };
 }
 
-/** Packs the built package once (npm pack of dist/ and workflows/), as a user would receive it. */
-export async function packPackage(outDir = join(CACHE_DIR, 'packs')): Promise<string> {
+/**
+ * Packs the built package once (npm pack of dist/ and workflows/), as a user would receive it.
+ * Each checkout packs into a folder of its own, so two checkouts sharing the cache never
+ * install each other's tarball.
+ */
+export async function packPackage(
+	outDir = join(
+		CACHE_DIR,
+		'packs',
+		createHash('sha256').update(REPO_ROOT).digest('hex').slice(0, 12),
+	),
+): Promise<string> {
 	mkdirSync(outDir, { recursive: true });
 	const { stdout } = await run(
 		'npm',

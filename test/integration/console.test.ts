@@ -1,8 +1,11 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { createHash } from 'node:crypto';
 import {
-	actionToken,
+	CONTENT_SECURITY_POLICY,
+	consoleSecret,
 	type ConsoleRequest,
 	type ConsoleResponse,
+	formToken,
 	handleConsoleRequest,
 	prometheusMetrics,
 } from '../../lib/console';
@@ -12,6 +15,10 @@ import { adminQuery, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('console');
 afterAll(cleanup);
+let secret: Buffer;
+beforeAll(async () => {
+	secret = await consoleSecret(store);
+});
 
 const basic = (user: string, password = 'secret') =>
 	`Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -23,7 +30,7 @@ function request(
 	user = 'maria',
 ): ConsoleRequest {
 	const headers = { authorization: basic(user), 'user-agent': 'test' };
-	const token = actionToken({ headers });
+	const token = formToken(secret, user);
 	return { headers, query, body: body ? { token, ...body } : {} };
 }
 
@@ -153,7 +160,7 @@ describe('console actions', () => {
 				action: 'abandon',
 				id,
 				note: 'x',
-				token: actionToken({ headers: { authorization: basic('mallory') } }),
+				token: formToken(secret, 'mallory'),
 			},
 		};
 		const page = await handleConsoleRequest(store, forged);
@@ -161,12 +168,91 @@ describe('console actions', () => {
 		expect((await getDeadLetters(store, [id]))[0].status).toBe('new');
 	});
 
+	it('refuses tokens another site could compute: the old credentials hash, another hour, another schema', async () => {
+		const id = await park({ lead: 'forged' });
+		const post = (headers: Record<string, string>, token: string) =>
+			handleConsoleRequest(
+				store,
+				{ headers, query: { view: 'item', id }, body: { action: 'replay', id, token } },
+				{ operatorHeader: 'x-forwarded-user' },
+			);
+		// Behind a signing-in proxy there is no Authorization header: the old token was a hash of
+		// a constant and the user name, which anyone could compute.
+		const proxied = { 'x-forwarded-user': 'maria' };
+		const oldStyle = createHash('sha256')
+			.update('reliability-console\n\nmaria')
+			.digest('hex')
+			.slice(0, 40);
+		const twoHoursAgo = formToken(secret, 'maria', Date.now() - 2 * 3_600_000);
+		const other = testStore('console_other');
+		try {
+			const otherSchema = formToken(await consoleSecret(other.store), 'maria');
+			for (const token of [oldStyle, twoHoursAgo, otherSchema, '']) {
+				const page = await post(proxied, token);
+				expect(page.statusCode).toBe(422);
+				expect(page.replayRequested).toBe(0);
+			}
+		} finally {
+			await other.cleanup();
+		}
+		expect((await getDeadLetters(store, [id]))[0].history).toHaveLength(1);
+		// The page's own token for that operator, issued in the previous hour, still works.
+		const lastHour = formToken(secret, 'maria', Date.now() - 3_600_000);
+		expect((await post(proxied, lastHour)).statusCode).toBe(303);
+		expect((await getDeadLetters(store, [id]))[0].status).toBe('replay_requested');
+	});
+
+	it('one secret per schema, however many processes ask at once', async () => {
+		const { Store } = await import('../../lib/store');
+		const fresh = testStore('console_secret');
+		try {
+			const stores = Array.from({ length: 5 }, () => new Store(fresh.store.config));
+			const secrets = await Promise.all(stores.map((s) => consoleSecret(s)));
+			await Promise.all(stores.map((s) => s.close()));
+			expect(new Set(secrets.map((s) => s.toString('hex'))).size).toBe(1);
+			expect(secrets[0].length).toBe(32);
+			const rows = await adminQuery(`SELECT * FROM "${fresh.schema}".console_secret`);
+			expect(rows).toHaveLength(1);
+		} finally {
+			await fresh.cleanup();
+		}
+	});
+
+	it('every response forbids framing, and every page carries the policy: no scripts, forms only to itself', async () => {
+		const id = await park({ lead: 'h' });
+		const responses = [
+			await handleConsoleRequest(store, request({})),
+			await handleConsoleRequest(store, request({ view: 'item', id })),
+			await handleConsoleRequest(store, request({ view: 'item', id: '0' })),
+			await handleConsoleRequest(store, request({ view: 'item', id }, { action: 'replay', id })),
+			await handleConsoleRequest(store, request({}, { action: 'nonsense' })),
+		];
+		const policyOf = (body: string) =>
+			/<meta http-equiv="Content-Security-Policy" content="([^"]*)">/
+				.exec(body)?.[1]
+				.replace(/&#39;/g, "'");
+		for (const response of responses) {
+			expect(response.headers['x-frame-options']).toBe('DENY');
+			expect(policyOf(response.body)).toBe(CONTENT_SECURITY_POLICY);
+		}
+		expect(CONTENT_SECURITY_POLICY).toContain("default-src 'self'");
+		expect(CONTENT_SECURITY_POLICY).toContain("script-src 'none'");
+		expect(CONTENT_SECURITY_POLICY).toContain("form-action 'self'");
+		// The policy comes before anything it governs, and the inline stylesheet is the one its hash allows.
+		expect(responses[0].body.indexOf('Content-Security-Policy')).toBeLessThan(
+			responses[0].body.indexOf('<style>'),
+		);
+		const style = /<style>([\s\S]*?)<\/style>/.exec(responses[0].body)![1];
+		const hash = createHash('sha256').update(style).digest('base64');
+		expect(CONTENT_SECURITY_POLICY).toContain(`style-src 'sha256-${hash}'`);
+	});
+
 	it('refuses actions without a signed-in operator', async () => {
 		const id = await park({ lead: 'c' });
 		const page = await handleConsoleRequest(store, {
 			headers: {},
 			query: {},
-			body: { action: 'replay', id, token: actionToken({ headers: {} }) },
+			body: { action: 'replay', id, token: formToken(secret, '') },
 		});
 		expect(page.statusCode).toBe(422);
 		expect((await getDeadLetters(store, [id]))[0].status).toBe('new');
@@ -349,5 +435,65 @@ describe('Prometheus metrics', () => {
 		}>;
 		const open = families.find((f) => f.name === 'reliability_dead_letters_open')!;
 		expect(open.metrics.some((m) => m.labels!.step === 'Step "1"')).toBe(true);
+	});
+});
+
+describe('secrets on pages and in metrics', () => {
+	const canary = 'cAnArY-c0ns0le';
+
+	it('a row parked by an older version, with secrets in it, shows them masked on every page', async () => {
+		// Written with SQL, as an older version stored it: nothing masked.
+		const [{ id }] = await adminQuery<{ id: string }>(
+			`INSERT INTO "${schema}".dead_letters (workflow_id, workflow_name, step, item_key, error_class, error_message, payload, expires_at)
+			 VALUES ('wfOld', 'Old workflow', 'Old Step', 'old-1', 'permanent', $1, $2, now() + interval '1 day') RETURNING id`,
+			[
+				`401 Unauthorized: Authorization: Bearer ${canary}`,
+				JSON.stringify({ headers: { 'x-api-key': canary }, body: `password=${canary}` }),
+			],
+		);
+		await adminQuery(
+			`INSERT INTO "${schema}".dead_letter_events (dead_letter_id, actor, to_status, reason) VALUES ($1, 'n8n', 'new', $2)`,
+			[id, `token=${canary}`],
+		);
+		await pause(store, 'integration', 'old-crm', 'maria', `vendor gave us api_key=${canary}`);
+		const pages = [
+			await handleConsoleRequest(store, request({ view: 'item', id: String(id) })),
+			await handleConsoleRequest(store, request({ workflow: 'wfOld' })),
+			await handleConsoleRequest(store, request({ view: 'controls' })),
+		];
+		for (const page of pages) {
+			expect(page.statusCode).toBe(200);
+			expect(page.body).not.toContain(canary);
+		}
+		expect(pages[0].body).toContain('Authorization: [masked]');
+		expect(pages[2].body).toContain('vendor gave us api_key=[masked]');
+		const [{ reason }] = await adminQuery<{ reason: string }>(
+			`SELECT reason FROM "${schema}".pauses WHERE name = 'old-crm'`,
+		);
+		expect(reason).toBe('vendor gave us api_key=[masked]');
+	});
+
+	it('a secret in a workflow name or step never reaches a metrics label', async () => {
+		await park({ x: 1 }, { workflowName: `Sync (token=${canary})`, step: `Bearer ${canary}` });
+		const text = await prometheusMetrics(store);
+		expect(text).not.toContain(canary);
+		expect(text).toContain('workflow="Sync (token=[masked])"');
+	});
+});
+
+describe('hostile requests and options', () => {
+	it('options of the wrong type are an error naming the option; a request of any shape is a page', async () => {
+		const { ConfigurationError } = await import('../../lib/errors');
+		await expect(
+			handleConsoleRequest(store, request({}), { operatorHeader: 1 as unknown as string }),
+		).rejects.toThrow(/Operator Header must be text/);
+		await expect(handleConsoleRequest(store, request({}), { days: 0 })).rejects.toBeInstanceOf(
+			ConfigurationError,
+		);
+		for (const shape of [null, [], 'text', { headers: 'x', query: [1], body: 7 }]) {
+			const page = await handleConsoleRequest(store, shape as unknown as ConsoleRequest);
+			expect(page.statusCode).toBe(200);
+			expect(page.operator).toBeNull();
+		}
 	});
 });

@@ -3,13 +3,13 @@ import {
 	getDeadLetters,
 	getDeadLettersByKey,
 	listDeadLetters,
-	MASK,
 	parkItems,
 	type ParkRequest,
 	purgeDeadLetters,
 	StatusChangeRefused,
 	updateDeadLetterStatus,
 } from '../../lib/deadletter';
+import { MASKED as MASK } from '../../lib/masking';
 import { adminQuery, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('deadletter');
@@ -76,6 +76,51 @@ describe('park and get', () => {
 		expect(stored[0].text).not.toContain('sk_live_123');
 		expect((await getDeadLettersByKey(store, ['lead-42:create'])).map((r) => r.id)).toEqual([
 			parked.id,
+		]);
+	});
+
+	it('no secret lands in any column: payload headers in every form, error text, what happened, audit reasons', async () => {
+		const canary = 'cAnArY-7f3a9e';
+		const [parked] = await parkItems(store, [
+			failed({
+				idempotencyKey: 'lead-secrets:create',
+				payload: {
+					request: {
+						headers: [
+							{ name: 'Authorization', value: `Bearer ${canary}` },
+							{ name: 'X-Api-Key', value: canary },
+						],
+						rawHeaders: ['Set-Cookie', `sid=${canary}`],
+					},
+					body: JSON.stringify({ user: 'ana', password: canary }),
+					credentials: { client_secret: canary, refreshToken: canary },
+				},
+				errorMessage: `401 - {"error":"invalid_client","client_secret":"${canary}"}: Authorization: Bearer ${canary}`,
+				alreadyHappened: `token=${canary} was used to enrich`,
+				impact: `retry with api_key=${canary}`,
+			}),
+		]);
+		await updateDeadLetterStatus(store, {
+			id: parked.id,
+			to: 'being_fixed',
+			actor: 'ops@example.com',
+			reason: `vendor said: use password: ${canary}`,
+		});
+		const rows = await adminQuery<{ row: string }>(
+			`SELECT d::text AS row FROM "${schema}".dead_letters d WHERE id = $1
+			 UNION ALL SELECT e::text FROM "${schema}".dead_letter_events e WHERE dead_letter_id = $1`,
+			[parked.id],
+		);
+		expect(rows).toHaveLength(3);
+		for (const { row } of rows) expect(row).not.toContain(canary);
+		const [record] = await getDeadLetters(store, [parked.id]);
+		expect(record.error_message).toBe(
+			'401 - {"error":"invalid_client","client_secret":"[masked]"}: Authorization: [masked]',
+		);
+		expect(record.history.at(-1)?.reason).toBe('vendor said: use password: [masked]');
+		expect((record.payload as { request: { headers: unknown } }).request.headers).toEqual([
+			{ name: 'Authorization', value: MASK },
+			{ name: 'X-Api-Key', value: MASK },
 		]);
 	});
 

@@ -1,4 +1,5 @@
-import { actionToken, escapeHtml, html, operatorOf, raw } from '../../lib/console';
+import { randomBytes } from 'node:crypto';
+import { escapeHtml, formToken, formTokenValid, html, operatorOf, raw } from '../../lib/console';
 import { parkedPerDayChart } from '../../lib/console/chart';
 import { escapeLabel } from '../../lib/console/metrics';
 
@@ -48,10 +49,18 @@ describe('console sign-in', () => {
 		).toBe('jonas@example.com');
 	});
 
-	it('the form token differs per credential and is stable for the same one', () => {
-		const a = actionToken({ headers: { authorization: basic('maria:x') } });
-		expect(actionToken({ headers: { authorization: basic('maria:x') } })).toBe(a);
-		expect(actionToken({ headers: { authorization: basic('maria:y') } })).not.toBe(a);
+	it('the form token is bound to the secret, the operator and the hour', () => {
+		const secret = randomBytes(32);
+		const at = Date.UTC(2026, 0, 1, 10, 30);
+		const token = formToken(secret, 'maria', at);
+		expect(formTokenValid(secret, 'maria', token, at)).toBe(true);
+		// Still accepted in the next hour, so a page loaded at 10:59 posts at 11:01.
+		expect(formTokenValid(secret, 'maria', token, at + 3_600_000)).toBe(true);
+		expect(formTokenValid(secret, 'maria', token, at + 2 * 3_600_000)).toBe(false);
+		expect(formTokenValid(secret, 'jonas', token, at)).toBe(false);
+		expect(formTokenValid(randomBytes(32), 'maria', token, at)).toBe(false);
+		expect(formTokenValid(secret, 'maria', '', at)).toBe(false);
+		expect(formTokenValid(secret, 'maria', `${token}x`, at)).toBe(false);
 	});
 });
 

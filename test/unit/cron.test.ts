@@ -24,6 +24,21 @@ describe('cron schedules of heartbeats (UTC)', () => {
 	])('refuses %s', (expression, message) => {
 		expect(() => parseCron(expression)).toThrow(message);
 	});
+
+	it('finds February 29th, up to four years away', () => {
+		expect(nextCronTime(parseCron('0 0 29 2 *'), at('2029-03-01T00:00:00Z')).toISOString()).toBe(
+			'2032-02-29T00:00:00.000Z',
+		);
+	});
+
+	it.each(['0 0 30 2 *', '0 0 31 4,6,9,11 *'])(
+		'%s never fires: an error that says why',
+		(expression) => {
+			expect(() => nextCronTime(parseCron(expression), at('2026-11-30T00:00:00Z'))).toThrow(
+				/never fires: no date has that day of the month/,
+			);
+		},
+	);
 });
 
 describe('heartbeat state', () => {
@@ -54,10 +69,24 @@ describe('heartbeat state', () => {
 	it('follows the cron when there is one', () => {
 		const cron = { period_seconds: null, cron: '0 6 * * *', grace_seconds: 1800 };
 		const status = heartbeatStatus(row('2026-11-29T06:00:05Z', '2026-11-30T06:20:00Z', cron));
-		expect(status.dueAt.toISOString()).toBe('2026-11-30T06:00:00.000Z');
+		expect(status.dueAt!.toISOString()).toBe('2026-11-30T06:00:00.000Z');
 		expect(status.state).toBe('late');
 		expect(heartbeatStatus(row('2026-11-29T06:00:05Z', '2026-11-30T06:31:00Z', cron)).state).toBe(
 			'down',
 		);
+	});
+
+	it('a stored schedule that cannot be checked is invalid, with the reason, not an error', () => {
+		const status = heartbeatStatus(
+			row('2026-11-29T06:00:05Z', '2026-11-30T06:31:00Z', {
+				period_seconds: null,
+				cron: '0 0 30 2 *',
+			}),
+		);
+		expect(status).toMatchObject({ state: 'invalid', dueAt: null, downAt: null });
+		expect(status.problem).toMatch(/never fires.*A new beat with a valid schedule replaces it/);
+		expect(
+			heartbeatStatus(row('2026-11-29T06:00:05Z', '2026-11-30T06:31:00Z', { cron: 'x' })).state,
+		).toBe('invalid');
 	});
 });

@@ -4,6 +4,7 @@ import {
 	getDeadLetters,
 	getDeadLettersByKey,
 	ItemError,
+	maskValue,
 	type Store,
 } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
@@ -58,8 +59,10 @@ export async function execute(
 			out.push({ json: { error: error.message }, pairedItem: { item: index } });
 			return;
 		}
+		// Records are masked when parked; masking again on the way out covers rows parked by
+		// older versions and audit reasons.
 		for (const record of found)
-			out.push({ json: record as unknown as IDataObject, pairedItem: { item: index } });
+			out.push({ json: maskValue(record) as unknown as IDataObject, pairedItem: { item: index } });
 	});
 	return [out];
 }

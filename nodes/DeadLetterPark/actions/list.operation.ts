@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { type DeadLetterStatus, listDeadLetters, type Store } from '../../../lib';
+import { type DeadLetterStatus, listDeadLetters, maskValue, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
 
 /** List: one search per run (filters from the first item), one output item per record. */
@@ -15,11 +15,13 @@ export async function execute(
 		errorClass: filters.errorClass as string | undefined,
 		owner: filters.owner as string | undefined,
 		integration: filters.integration as string | undefined,
-		olderThanMinutes: Number(filters.olderThanMinutes ?? 0) || undefined,
+		olderThanMinutes: (filters.olderThanMinutes as number | undefined) || undefined,
 		search: filters.search as string | undefined,
 		limit: this.getNodeParameter('limit', 0, 50) as number,
 	}).catch((error: unknown) => {
-		throw toNodeError(this, error);
+		// The filters come from the first item; an error names it.
+		throw toNodeError(this, error, 0);
 	});
-	return [rows.map((row) => ({ json: row as IDataObject, pairedItem: { item: 0 } }))];
+	// Masked when parked; masked again on the way out for rows parked by older versions.
+	return [rows.map((row) => ({ json: maskValue(row) as IDataObject, pairedItem: { item: 0 } }))];
 }

@@ -1,5 +1,13 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { parkItems, type ParkRequest, type Store } from '../../../lib';
+import {
+	LIMITS,
+	maskValue,
+	optionalInRange,
+	parkItems,
+	parseMaskFields,
+	type ParkRequest,
+	type Store,
+} from '../../../lib';
 import { itemValueReader } from '../../shared/itemValues';
 import { toNodeError } from '../../shared/store';
 import { classifyStatus, splitErrorItem } from './errorInput';
@@ -31,65 +39,91 @@ export async function execute(
 	const stepOf = itemValueReader(this, items, 'step');
 	const classOf = itemValueReader(this, items, 'errorClass', 'auto');
 	const keyOf = itemValueReader(this, items, 'idempotencyKey');
-	const maskFields = String(options.maskFields ?? '')
-		.split(',')
-		.map((f) => f.trim())
-		.filter(Boolean);
+	let maskFields: string[];
+	try {
+		maskFields = parseMaskFields(options.maskFields);
+	} catch (error) {
+		throw toNodeError(this, error, 0);
+	}
 
-	const requests: ParkRequest[] = items.map((item, index) => {
-		const failed = splitErrorItem(item.json);
-		const chosenClass = String(classOf(index) ?? 'auto');
-		const itemOptions = (optionsOf(index) ?? {}) as IDataObject;
-		const text = (value: unknown): string | undefined =>
-			value === undefined || value === null || String(value).trim() === ''
-				? undefined
-				: String(value).trim();
-		const failedWorkflowId = text(itemOptions.workflowId);
-		const failedExecutionId = text(itemOptions.executionId);
-		return {
-			workflowId: failedWorkflowId ?? workflow.id ?? 'unsaved',
-			workflowName:
-				text(itemOptions.workflowName) ?? (failedWorkflowId ? undefined : workflow.name),
-			executionId: failedExecutionId ?? executionId,
-			step: text(stepOf(index)) ?? (sourceStep || this.getNode().name),
-			itemIndex:
-				item.pairedItem && typeof item.pairedItem === 'object' && !Array.isArray(item.pairedItem)
-					? item.pairedItem.item
-					: index,
-			idempotencyKey: text(keyOf(index)),
-			runLink:
-				failedWorkflowId && failedExecutionId
-					? `${baseUrl}/workflow/${failedWorkflowId}/executions/${failedExecutionId}`
-					: runLink,
-			integration: text(itemOptions.integration),
-			errorClass: chosenClass === 'auto' ? classifyStatus(failed.status) : chosenClass,
-			errorMessage: failed.message,
-			errorStatus: failed.status,
-			alreadyHappened: text(itemOptions.alreadyHappened),
-			impact: text(itemOptions.impact),
-			owner: text(itemOptions.owner),
-			severity: text(itemOptions.severity),
-			payload: failed.payload,
-			retentionDays: Number(itemOptions.retentionDays ?? 90),
-		};
-	});
+	// One request per item; an item with a bad parameter is an error naming it (or, with
+	// Continue On Fail, an error item) and the others are parked.
+	const requests: ParkRequest[] = [];
+	const requestOf = new Map<number, number>();
+	const refused = new Map<number, string>();
+	for (let index = 0; index < items.length; index++) {
+		try {
+			const item = items[index];
+			const failed = splitErrorItem(item.json);
+			const chosenClass = String(classOf(index) ?? 'auto');
+			const itemOptions = (optionsOf(index) ?? {}) as IDataObject;
+			const text = (value: unknown): string | undefined =>
+				value === undefined || value === null || String(value).trim() === ''
+					? undefined
+					: String(value).trim();
+			const failedWorkflowId = text(itemOptions.workflowId);
+			const failedExecutionId = text(itemOptions.executionId);
+			const request: ParkRequest = {
+				workflowId: failedWorkflowId ?? workflow.id ?? 'unsaved',
+				workflowName:
+					text(itemOptions.workflowName) ?? (failedWorkflowId ? undefined : workflow.name),
+				executionId: failedExecutionId ?? executionId,
+				step: text(stepOf(index)) ?? (sourceStep || this.getNode().name),
+				itemIndex:
+					item.pairedItem &&
+					typeof item.pairedItem === 'object' &&
+					!Array.isArray(item.pairedItem) &&
+					Number.isInteger(item.pairedItem.item)
+						? item.pairedItem.item
+						: index,
+				idempotencyKey: text(keyOf(index)),
+				runLink:
+					failedWorkflowId && failedExecutionId
+						? `${baseUrl}/workflow/${failedWorkflowId}/executions/${failedExecutionId}`
+						: runLink,
+				integration: text(itemOptions.integration),
+				errorClass: chosenClass === 'auto' ? classifyStatus(failed.status) : chosenClass,
+				errorMessage: failed.message,
+				errorStatus: failed.status,
+				alreadyHappened: text(itemOptions.alreadyHappened),
+				impact: text(itemOptions.impact),
+				owner: text(itemOptions.owner),
+				severity: text(itemOptions.severity),
+				payload: failed.payload,
+				retentionDays:
+					optionalInRange(itemOptions.retentionDays, LIMITS.retentionDays, index) ?? 90,
+			};
+			requestOf.set(index, requests.push(request) - 1);
+		} catch (error) {
+			if (!this.continueOnFail()) throw toNodeError(this, error, index);
+			refused.set(index, error instanceof Error ? error.message : String(error));
+		}
+	}
 
 	const results = await parkItems(store, requests, { maskFields }).catch((error: unknown) => {
 		throw toNodeError(this, error);
 	});
 	return [
-		results.map((result, index) => ({
-			json: {
-				...(requests[index].payload as IDataObject),
-				_deadLetter: {
-					id: result.id,
-					status: result.status,
-					failureCount: result.failureCount,
-					created: result.created,
-					runLink: requests[index].runLink ?? null,
+		items.map((_item, index) => {
+			const at = requestOf.get(index);
+			if (at === undefined)
+				return { json: { error: refused.get(index) ?? 'not parked' }, pairedItem: { item: index } };
+			const request = requests[at];
+			const result = results[at];
+			return {
+				json: {
+					// What goes on to the next node (an alert, typically) is masked like the record.
+					...(maskValue(request.payload, maskFields) as IDataObject),
+					_deadLetter: {
+						id: result.id,
+						status: result.status,
+						failureCount: result.failureCount,
+						created: result.created,
+						runLink: request.runLink ?? null,
+					},
 				},
-			},
-			pairedItem: { item: index },
-		})),
+				pairedItem: { item: index },
+			};
+		}),
 	];
 }

@@ -11,7 +11,7 @@ export async function execute(
 		days: this.getNodeParameter('days', 0, 30) as number,
 		workflowId: (this.getNodeParameter('statsWorkflowId', 0, '') as string) || undefined,
 	}).catch((error: unknown) => {
-		throw toNodeError(this, error);
+		throw toNodeError(this, error, 0);
 	});
 	return [[{ json: stats as unknown as IDataObject, pairedItem: { item: 0 } }]];
 }

@@ -1,19 +1,27 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { beat as recordBeat, checkHeartbeats, type Store } from '../../../lib';
+import { beat as recordBeat, checkHeartbeats, inRange, LIMITS, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
 
 /** Beat: one beat per run (parameters of the first item); outputs the heartbeat's status. */
 export async function beat(this: IExecuteFunctions, store: Store): Promise<INodeExecutionData[][]> {
 	const schedule = this.getNodeParameter('schedule', 0, 'period') as string;
 	try {
+		// Checked in the units the node shows, before anything is stored.
+		const periodMinutes =
+			schedule === 'period'
+				? inRange(this.getNodeParameter('periodMinutes', 0, 60), LIMITS.heartbeatPeriodMinutes, 0)
+				: undefined;
+		const graceMinutes = inRange(
+			this.getNodeParameter('graceMinutes', 0, 10),
+			LIMITS.heartbeatGraceMinutes,
+			0,
+		);
+		const cron = schedule === 'cron' ? this.getNodeParameter('cron', 0, '') : undefined;
 		const status = await recordBeat(store, {
 			name: String(this.getNodeParameter('heartbeatName', 0, '') ?? ''),
-			periodSeconds:
-				schedule === 'period'
-					? Number(this.getNodeParameter('periodMinutes', 0, 60)) * 60
-					: undefined,
-			cron: schedule === 'cron' ? String(this.getNodeParameter('cron', 0, '')) : undefined,
-			graceSeconds: Number(this.getNodeParameter('graceMinutes', 0, 10)) * 60,
+			periodSeconds: periodMinutes === undefined ? undefined : periodMinutes * 60,
+			cron: cron === undefined ? undefined : String(cron),
+			graceSeconds: graceMinutes * 60,
 		});
 		return [[{ json: status as unknown as IDataObject, pairedItem: { item: 0 } }]];
 	} catch (error) {

@@ -1,11 +1,13 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import { storeFor } from '../../shared/store';
+import * as alert from './alert.operations';
 import * as consoleOps from './console.operations';
 import * as heartbeat from './heartbeat.operations';
 import * as pause from './pause.operations';
 
 const resources = {
+	alert,
 	pause,
 	heartbeat,
 	console: { serve: consoleOps.serve },
@@ -22,6 +24,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			this.getNode(),
 			`The operation "${operation}" of "${resource}" is not supported`,
 		);
-	const store = await storeFor(this);
+	// Composing an alert needs no store (and its node has no store credential).
+	const store = resource === 'alert' ? undefined : await storeFor(this);
 	return await handler.call(this, store, this.getInputData());
 }

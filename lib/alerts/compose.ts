@@ -1,0 +1,81 @@
+import { maskText } from '../masking';
+
+/**
+ * One outcome alert from whatever the caller hands over: a dead-letter record (List, Get), an
+ * item out of Park (`_deadLetter`), a Failed item of the write node, or a heartbeat change. The
+ * first line names the workflow, the item and the business impact; then why, what already
+ * happened, the run link, the record and one next action with its owner. Every part is masked:
+ * a message quoting a response body or a header never reaches Slack or a pager.
+ */
+export interface Alert {
+	/** Stable per workflow and item (PagerDuty style), so a re-park updates the same alert. */
+	dedupKey: string;
+	action: 'trigger';
+	severity: string;
+	owner: string;
+	text: string;
+}
+
+const textOf = (value: unknown): string => {
+	if (value === undefined || value === null) return '';
+	if (typeof value === 'string') return value;
+	if (value instanceof Date) return value.toISOString();
+	if (typeof value === 'object') {
+		try {
+			return JSON.stringify(value) ?? '';
+		} catch {
+			return String(value);
+		}
+	}
+	return String(value);
+};
+
+/** The first of the fields that has text. */
+const first = (record: Record<string, unknown>, ...fields: string[]): string => {
+	for (const field of fields) {
+		const text = textOf(record[field]).trim();
+		if (text) return text;
+	}
+	return '';
+};
+
+export function composeAlert(input: unknown, options: { maskFields?: string[] } = {}): Alert {
+	const json =
+		input !== null && typeof input === 'object' && !Array.isArray(input)
+			? (input as Record<string, unknown>)
+			: {};
+	const parked = json._deadLetter;
+	const r: Record<string, unknown> =
+		parked !== null && typeof parked === 'object' && !Array.isArray(parked)
+			? { ...json, ...(parked as Record<string, unknown>) }
+			: json;
+	const mask = (text: string): string => maskText(text, options.maskFields);
+	const workflow =
+		first(r, 'workflowName', 'workflow_name', 'workflowId', 'workflow_id') || 'a workflow';
+	const index = first(r, 'itemIndex', 'item_index') || '?';
+	const item = first(r, 'idempotencyKey', 'idempotency_key', 'key', 'itemKey') || `item ${index}`;
+	const impact = first(r, 'impact') || 'an item needs attention';
+	const owner = first(r, 'owner') || 'the workflow owner';
+	const message = first(r, 'message', 'error_message', 'errorMessage') || 'failed';
+	const rateLimited = r.class === 'rate_limited' || r.error_class === 'rate_limited';
+	const nextAction =
+		first(r, 'nextAction') ||
+		(rateLimited
+			? `Nothing to fix: it can be replayed after ${first(r, 'retryAt', 'retry_after')}`
+			: `Fix the cause (${message}), then set the record to replay_requested`);
+	const text = [
+		`${workflow}: ${impact} (${item})`,
+		`Why: ${message}`,
+		`Already happened: ${first(r, 'alreadyHappened', 'already_happened') || 'unknown'}`,
+		`Run: ${first(r, 'runLink', 'run_link') || 'n/a'}`,
+		`Dead letter: ${first(r, 'deadLetterId', 'id') || 'n/a'}`,
+		`Next action (${owner}): ${nextAction}`,
+	].join('\n');
+	return {
+		dedupKey: mask(`n8n-reliability:${first(r, 'workflowId', 'workflow_id')}:${item}`),
+		action: 'trigger',
+		severity: first(r, 'severity') || 'normal',
+		owner: mask(owner),
+		text: mask(text),
+	};
+}

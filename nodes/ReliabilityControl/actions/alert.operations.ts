@@ -1,0 +1,26 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { composeAlert, parseMaskFields } from '../../../lib';
+import { toNodeError } from '../../shared/store';
+
+/** Compose: one alert per input item, its text masked; needs no store. */
+export async function compose(
+	this: IExecuteFunctions,
+	_store: unknown,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
+	const out: INodeExecutionData[] = [];
+	for (let index = 0; index < items.length; index++) {
+		try {
+			const maskFields = parseMaskFields(this.getNodeParameter('alertMaskFields', index, ''));
+			const alert = composeAlert(items[index].json, { maskFields });
+			out.push({ json: alert as unknown as IDataObject, pairedItem: { item: index } });
+		} catch (error) {
+			if (!this.continueOnFail()) throw toNodeError(this, error, index);
+			out.push({
+				json: { error: error instanceof Error ? error.message : String(error) },
+				pairedItem: { item: index },
+			});
+		}
+	}
+	return [out];
+}

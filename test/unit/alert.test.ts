@@ -1,0 +1,75 @@
+import { composeAlert } from '../../lib/alerts';
+
+describe('composeAlert', () => {
+	it('names the workflow, the item and the impact first, then why, what happened, the link and the next action', () => {
+		const alert = composeAlert({
+			workflowName: 'Lead routing',
+			workflowId: 'wf1',
+			key: 'form-7f3a:crm-upsert',
+			impact: 'lead not in CRM',
+			owner: 'sales-ops',
+			message: 'phone: invalid format',
+			alreadyHappened: 'enriched, not in CRM',
+			runLink: 'https://n8n.example.com/workflow/wf1/executions/9',
+			deadLetterId: '42',
+		});
+		expect(alert).toEqual({
+			dedupKey: 'n8n-reliability:wf1:form-7f3a:crm-upsert',
+			action: 'trigger',
+			severity: 'normal',
+			owner: 'sales-ops',
+			text: [
+				'Lead routing: lead not in CRM (form-7f3a:crm-upsert)',
+				'Why: phone: invalid format',
+				'Already happened: enriched, not in CRM',
+				'Run: https://n8n.example.com/workflow/wf1/executions/9',
+				'Dead letter: 42',
+				'Next action (sales-ops): Fix the cause (phone: invalid format), then set the record to replay_requested',
+			].join('\n'),
+		});
+	});
+
+	it('reads a dead-letter record and an item out of Park the same way', () => {
+		const record = composeAlert({
+			workflow_name: 'Billing',
+			workflow_id: 'wf2',
+			idempotency_key: 'inv-1',
+			error_message: 'HTTP 429',
+			error_class: 'rate_limited',
+			retry_after: '2026-01-01T10:00:00.000Z',
+			id: '7',
+			item_index: 0,
+		});
+		expect(record.text).toContain('Billing: an item needs attention (inv-1)');
+		expect(record.text).toContain(
+			'Next action (the workflow owner): Nothing to fix: it can be replayed after 2026-01-01T10:00:00.000Z',
+		);
+		const parked = composeAlert({ lead: 'x', _deadLetter: { id: '8' }, workflowName: 'W' });
+		expect(parked.text).toContain('W: an item needs attention (item ?)');
+		expect(parked.text).toContain('Dead letter: 8');
+	});
+
+	it('masks secrets in every line, and the configured fields', () => {
+		const canary = 'cAnArY-al3rt';
+		const alert = composeAlert(
+			{
+				workflowName: 'Sync',
+				key: 'k1',
+				message: `401 - {"error":"bad key","api_key":"${canary}"} with Authorization: Bearer ${canary}`,
+				alreadyHappened: `logged in with password=${canary}`,
+				impact: 'orders not synced',
+				owner: 'ops',
+				nextAction: `rotate token=${canary}, ssn: 123-45`,
+			},
+			{ maskFields: ['ssn'] },
+		);
+		expect(JSON.stringify(alert)).not.toContain(canary);
+		expect(alert.text).not.toContain('123-45');
+		expect(alert.text).toContain('Authorization: [masked]');
+	});
+
+	it('any input, of any type, makes an alert', () => {
+		for (const input of [null, 42, 'text', [1, 2], { message: { nested: true } }])
+			expect(composeAlert(input).text.split('\n')).toHaveLength(6);
+	});
+});

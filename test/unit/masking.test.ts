@@ -1,0 +1,408 @@
+import fc from 'fast-check';
+import {
+	CIRCULAR,
+	CUT_TOO_DEEP,
+	isSecretName,
+	MASKED,
+	MAX_DEPTH,
+	maskText,
+	maskValue,
+	parseMaskFields,
+} from '../../lib/masking';
+import { storableText } from '../../lib/store/storable';
+import { ConfigurationError } from '../../lib/errors';
+
+const SECRET = 'S3cr3t-Value_42';
+
+describe('secret names', () => {
+	it.each([
+		'authorization',
+		'Authorization',
+		'AUTHORIZATION',
+		'Proxy-Authorization',
+		'cookie',
+		'Set-Cookie',
+		'set_cookie',
+		'X-API-Key',
+		'x-api-key',
+		'x_api_key',
+		'apiKey',
+		'api_key',
+		'api-key',
+		'api key',
+		'ApiKey',
+		'stripeApiKey',
+		'password',
+		'Password',
+		'db_password',
+		'userPassword',
+		'passwd',
+		'secret',
+		'clientSecret',
+		'client_secret',
+		'client-secret',
+		'Client Secret',
+		'webhookSecret',
+		'token',
+		'accessToken',
+		'access_token',
+		'Access-Token',
+		'refresh_token',
+		'refreshToken',
+		'X-Auth-Token',
+		'id_token',
+		'private_key',
+	])('%s is a secret name', (name) => {
+		expect(isSecretName(name)).toBe(true);
+	});
+
+	it.each([
+		'email',
+		'name',
+		'token_type',
+		'tokenCount',
+		'max_tokens',
+		'secretary',
+		'passwordResetRequired',
+		'keyboard',
+		'cookies_accepted',
+		'expires_in',
+		'authority',
+	])('%s is not a secret name', (name) => {
+		expect(isSecretName(name)).toBe(false);
+	});
+
+	it('extra fields match in any spelling, but whole', () => {
+		expect(isSecretName('SSN', ['ssn'])).toBe(true);
+		expect(isSecretName('customer-iban', ['customerIban'])).toBe(true);
+		expect(isSecretName('lessn', ['ssn'])).toBe(false);
+		expect(isSecretName('ssn')).toBe(false);
+	});
+
+	it('Mask Fields is a comma-separated list; anything else is refused with what to write', () => {
+		expect(parseMaskFields(' ssn, iban ,,pin ')).toEqual(['ssn', 'iban', 'pin']);
+		expect(parseMaskFields('a;b\nc')).toEqual(['a', 'b', 'c']);
+		expect(parseMaskFields(['x', ' y '])).toEqual(['x', 'y']);
+		expect(parseMaskFields(undefined)).toEqual([]);
+		expect(parseMaskFields('')).toEqual([]);
+		expect(() => parseMaskFields(42)).toThrow(ConfigurationError);
+		expect(() => parseMaskFields({ a: 1 })).toThrow(/separated by commas/);
+		expect(() => parseMaskFields(['a', 1])).toThrow(ConfigurationError);
+	});
+});
+
+describe('maskValue', () => {
+	it('masks values under secret names at any depth and keeps everything else, key order included', () => {
+		const input = {
+			z: 1,
+			headers: { Authorization: `Bearer ${SECRET}`, accept: 'json', 'X-Api-Key': SECRET },
+			list: [{ deep: [{ deeper: { client_secret: { nested: SECRET } } }] }],
+			password: 12345,
+			a: 'plain text',
+		};
+		const masked = maskValue(input);
+		expect(JSON.stringify(masked)).toBe(
+			JSON.stringify({
+				z: 1,
+				headers: { Authorization: MASKED, accept: 'json', 'X-Api-Key': MASKED },
+				list: [{ deep: [{ deeper: { client_secret: MASKED } }] }],
+				password: MASKED,
+				a: 'plain text',
+			}),
+		);
+		// The input is not changed.
+		expect(input.headers.Authorization).toBe(`Bearer ${SECRET}`);
+	});
+
+	it("masks n8n's header lists, raw header arrays and [name, value] tuples", () => {
+		const masked = maskValue({
+			headerParameters: {
+				parameters: [
+					{ name: 'Authorization', value: `Bearer ${SECRET}` },
+					{ name: 'Content-Type', value: 'application/json' },
+					{ name: 'x-api-key', value: SECRET },
+				],
+			},
+			rawHeaders: ['Host', 'example.com', 'Cookie', `sid=${SECRET}`],
+			tuples: [
+				['Set-Cookie', `a=${SECRET}`],
+				['Accept', 'json'],
+			],
+			query: [{ key: 'access_token', value: SECRET }],
+		});
+		const text = JSON.stringify(masked);
+		expect(text).not.toContain(SECRET);
+		expect(text).toContain('application/json');
+		expect(text).toContain('example.com');
+		expect(masked.headerParameters.parameters[1].value).toBe('application/json');
+		expect(masked.rawHeaders).toEqual(['Host', 'example.com', 'Cookie', MASKED]);
+	});
+
+	it('masks secrets inside strings: JSON in a string, Bearer, pairs in free text', () => {
+		const masked = maskValue({
+			body: JSON.stringify({ user: 'ana', password: SECRET }),
+			doubly: JSON.stringify({ inner: JSON.stringify({ token: SECRET }) }),
+			note: `retry with Authorization: Bearer ${SECRET}`,
+			url: `https://ana:${SECRET}@db.example.com/app?api_key=${SECRET}&x=1`,
+			message: `{"error": "bad", "refresh_token": "${SECRET}"`, // not valid JSON
+		});
+		const text = JSON.stringify(masked);
+		expect(text).not.toContain(SECRET);
+		expect(JSON.parse(masked.body)).toEqual({ user: 'ana', password: MASKED });
+		expect(masked.url).toBe(`https://ana:${MASKED}@db.example.com/app?api_key=${MASKED}&x=1`);
+	});
+
+	it('masks the configured extra fields', () => {
+		expect(maskValue({ SSN: '123-45', ssn_note: 'x' }, ['ssn'])).toEqual({
+			SSN: MASKED,
+			ssn_note: 'x',
+		});
+	});
+
+	it('leaves a structure without secrets as it was, numbers, nulls and dates included', () => {
+		const at = new Date('2026-01-02T03:04:05Z');
+		const input = { a: [1, 2.5, null, true], b: { c: 'text: with colon' }, at };
+		expect(maskValue(input)).toEqual(input);
+		expect(maskValue(input).at).toBe(at);
+		expect(maskValue('plain')).toBe('plain');
+		expect(maskValue(null)).toBeNull();
+		expect(maskValue(7)).toBe(7);
+	});
+
+	it('masks nesting far deeper than the call stack allows, and cuts what JSON could not hold', () => {
+		let deeper: unknown = { password: SECRET };
+		for (let i = 0; i < 50_000; i++) deeper = { next: deeper };
+		const masked = maskValue(deeper);
+		const text = JSON.stringify(masked);
+		expect(text).not.toContain(SECRET);
+		expect(text).toContain(CUT_TOO_DEEP);
+		expect(text.match(/"next"/g)).toHaveLength(MAX_DEPTH);
+
+		let shallow: unknown = { password: SECRET };
+		for (let i = 0; i < 400; i++) shallow = { next: [shallow] };
+		expect(JSON.stringify(maskValue(shallow))).toContain(`{"password":"${MASKED}"}`);
+	});
+
+	it('keeps shared references, and turns a circular one into a marker so the copy is JSON', () => {
+		const shared = { token: SECRET };
+		const circular: Record<string, unknown> = { shared, again: shared };
+		circular.self = circular;
+		const out = maskValue(circular);
+		expect(out.self).toBe(CIRCULAR);
+		expect(out.shared).toEqual({ token: MASKED });
+		expect(out.again).toBe(out.shared);
+		expect(JSON.parse(JSON.stringify(out))).toEqual({
+			shared: { token: MASKED },
+			again: { token: MASKED },
+			self: CIRCULAR,
+		});
+	});
+
+	it('a "__proto__" key is kept as data and never becomes the prototype', () => {
+		const parsed = JSON.parse('{"__proto__": {"password": "p", "polluted": true}, "a": 1}');
+		const masked = maskValue(parsed) as Record<string, unknown>;
+		expect(Object.getPrototypeOf(masked)).toBe(Object.prototype);
+		expect((masked as { polluted?: boolean }).polluted).toBeUndefined();
+		expect(JSON.stringify(masked)).toBe(
+			'{"__proto__":{"password":"[masked]","polluted":true},"a":1}',
+		);
+	});
+});
+
+describe('maskText', () => {
+	it.each([
+		[`Authorization: Bearer ${SECRET}`, 'Authorization: [masked]'],
+		[`authorization: basic dXNlcjpwYXNzd29yZA==`, 'authorization: [masked]'],
+		[`got 401 for Bearer ${SECRET} at /x`, 'got 401 for Bearer [masked] at /x'],
+		['Basic dXNlcjpwYXNzd29yZA== was refused', 'Basic [masked] was refused'],
+		[`password=${SECRET}&user=ana`, 'password=[masked]&user=ana'],
+		[`Password: ${SECRET}`, 'Password: [masked]'],
+		[`the api key: ${SECRET}, then`, 'the api key: [masked], then'],
+		[`X-API-Key: ${SECRET}`, 'X-API-Key: [masked]'],
+		[`{"apiKey":"${SECRET}","ok":true}`, '{"apiKey":"[masked]","ok":true}'],
+		[
+			`400 - {"error":{"client_secret":"${SECRET}"}}`,
+			'400 - {"error":{"client_secret":"[masked]"}}',
+		],
+		[`'token': '${SECRET}'`, "'token': '[masked]'"],
+		[`{\\"access_token\\":\\"${SECRET}\\"}`, '{\\"access_token\\":\\"[masked]\\"}'],
+		[`"refresh_token": {"value": "${SECRET}"}, "n": 1`, '"refresh_token": [masked], "n": 1'],
+		[`Cookie: sid=${SECRET}; theme=dark\nnext`, 'Cookie: [masked]\nnext'],
+		[`Set-Cookie: sid=${SECRET}; Path=/`, 'Set-Cookie: [masked]'],
+		[`postgres://app:${SECRET}@db:5432/x`, 'postgres://app:[masked]@db:5432/x'],
+		[`callback?access_token=${SECRET}&state=1`, 'callback?access_token=[masked]&state=1'],
+		['eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl', '[masked]'],
+		['key sk_live_abcdefghijkl1234 leaked', 'key [masked] leaked'],
+		['ghp_abcdefghijklmnopqrstuvwxyz0123 in the log', '[masked] in the log'],
+	])('%s', (text, expected) => {
+		expect(maskText(text)).toBe(expected);
+	});
+
+	it.each([
+		'phone: invalid format "0151 2345678", expected +<country code><number>',
+		'token expired',
+		'basic validation failed',
+		'Error: connect ECONNREFUSED 127.0.0.1:5680',
+		'https://example.com/path?page=2',
+		'{"token_type":"bearer","expires_in":3600}',
+	])('leaves %s as it is', (text) => {
+		expect(maskText(text)).toBe(text);
+	});
+
+	it('a masked text stays the same when masked again', () => {
+		const once = maskText(
+			`password=${SECRET} Authorization: Bearer ${SECRET} {"token":"${SECRET}"}`,
+		);
+		expect(once).not.toContain(SECRET);
+		expect(maskText(once)).toBe(once);
+	});
+
+	it('masks a JSON document as a structure', () => {
+		expect(JSON.parse(maskText(JSON.stringify({ a: { Token: SECRET }, b: [1] })))).toEqual({
+			a: { Token: MASKED },
+			b: [1],
+		});
+	});
+
+	it('scans a long text without a separator in linear time', () => {
+		const long = `${'a'.repeat(2_000_000)}:${'b'.repeat(2_000_000)}=${'c'.repeat(2_000_000)}`;
+		const started = Date.now();
+		expect(maskText(long)).toBe(long);
+		expect(Date.now() - started).toBeLessThan(2_000);
+	});
+});
+
+describe('storable text', () => {
+	it('NUL and unpaired surrogates, which Postgres refuses, become U+FFFD; everything else stays', () => {
+		expect(storableText('a\u0000b')).toBe('a\ufffdb');
+		expect(storableText('x\ud800y\udc00')).toBe('x\ufffdy\ufffd');
+		expect(storableText('emoji 😀 and ünïcödé')).toBe('emoji 😀 and ünïcödé');
+		expect(maskText('token=\u0000abc')).toBe('token=[masked]');
+		expect(maskValue({ 'k\u0000': ['v\ud83d'] })).toEqual({ 'k\ufffd': ['v\ufffd'] });
+	});
+});
+
+/**
+ * A secret planted anywhere in a random structure, in any of the forms a secret takes in
+ * practice, never survives masking.
+ */
+describe('property: a planted secret never survives', () => {
+	const secretNames = [
+		'authorization',
+		'cookie',
+		'set-cookie',
+		'proxy-authorization',
+		'x-api-key',
+		'api key',
+		'password',
+		'secret',
+		'token',
+		'access token',
+		'refresh token',
+		'client secret',
+	];
+	/** Any spelling: case, separators, camelCase, a prefix. */
+	const spelling = fc
+		.tuple(
+			fc.constantFrom(...secretNames),
+			fc.constantFrom('', '_', '-', ' ', '.'),
+			fc.constantFrom('lower', 'upper', 'camel', 'title'),
+			fc.constantFrom('', 'x-', 'my', 'client_', 'X-Upstream-'),
+		)
+		.map(([name, sep, style, prefix]) => {
+			const words = name.split(/[- ]/);
+			const styled = words.map((w, i) =>
+				style === 'upper'
+					? w.toUpperCase()
+					: style === 'title' || (style === 'camel' && i > 0)
+						? w[0].toUpperCase() + w.slice(1)
+						: w,
+			);
+			return prefix + styled.join(sep);
+		});
+	const secret = fc.stringMatching(/^[A-Za-z0-9_\-.~+/]{10,40}$/).map((s) => `Q7zx${s}`);
+	/** Text that a secret is embedded in: anything, separated from the secret by a delimiter. */
+	const noise = fc.string({ maxLength: 20, unit: 'binary' });
+	const delimiter = fc.constantFrom(' ', '\n', ', ', '; ', ' - ', '\t', '|');
+
+	/** One form of a planted secret: what replaces a node of the structure. */
+	const planted = (value: string) =>
+		fc.oneof(
+			spelling.map((name) => ({ [name]: value })),
+			spelling.map((name) => ({ [name]: { nested: [value] } })),
+			spelling.map((name) => [{ name, value }]),
+			spelling.map((name) => ({ parameters: [{ name, value: `Bearer ${value}` }] })),
+			fc.tuple(noise, delimiter, noise).map(([a, d, b]) => `${a}${d}Bearer ${value}${d}${b}`),
+			fc
+				.tuple(noise, delimiter, spelling, fc.constantFrom('=', ': ', ':', ' = '), delimiter, noise)
+				.map(([a, d1, name, sep, d2, b]) => `${a}${d1}${name}${sep}${value}${d2}${b}`),
+			fc
+				.tuple(noise, delimiter, spelling)
+				.map(([a, d, name]) => `${a}${d}${JSON.stringify({ [name]: value })}`),
+			spelling.map((name) => JSON.stringify({ outer: { [name]: value } })),
+			spelling.map((name) => JSON.stringify(JSON.stringify({ [name]: value }))),
+			fc.tuple(spelling, fc.constantFrom('https', 'postgres', 'amqp')).map(([name, scheme]) => ({
+				[`${name}Url`]: `${scheme}://user:${encodeURIComponent(value)}@host/x`,
+			})),
+		);
+
+	/** A random JSON structure with the secret planted at one random place. */
+	const structureWithSecret = fc
+		.tuple(fc.jsonValue({ maxDepth: 6 }), secret)
+		.chain(([tree, value]) =>
+			fc
+				.tuple(planted(value), fc.array(fc.nat(), { minLength: 1, maxLength: 8 }))
+				.map(([plant, path]) => ({ value, tree: plantAt(tree, path, plant) })),
+		);
+
+	function plantAt(tree: unknown, path: number[], plant: unknown): unknown {
+		if (path.length === 0 || tree === null || typeof tree !== 'object') return plant;
+		const [step, ...rest] = path;
+		if (Array.isArray(tree)) {
+			const at = step % (tree.length + 1);
+			const copy = [...tree];
+			copy[at] = plantAt(copy[at], rest, plant);
+			return copy;
+		}
+		const keys = Object.keys(tree);
+		const key = keys.length && step % 2 === 0 ? keys[step % keys.length] : `k${step}`;
+		return {
+			...(tree as object),
+			[key]: plantAt((tree as Record<string, unknown>)[key], rest, plant),
+		};
+	}
+
+	const leaks = (text: string, value: string): boolean =>
+		text.includes(value) || text.includes(encodeURIComponent(value));
+
+	it('in structures (maskValue)', () => {
+		fc.assert(
+			fc.property(structureWithSecret, ({ value, tree }) => {
+				expect(leaks(JSON.stringify(maskValue(tree)), value)).toBe(false);
+			}),
+			{ numRuns: 2_000 },
+		);
+	});
+
+	it('in text (maskText of the structure written as JSON, and of a string)', () => {
+		fc.assert(
+			fc.property(structureWithSecret, ({ value, tree }) => {
+				const text = typeof tree === 'string' ? tree : JSON.stringify(tree);
+				expect(leaks(maskText(text), value)).toBe(false);
+			}),
+			{ numRuns: 2_000 },
+		);
+	});
+
+	it('masking never throws and is stable: masking twice changes nothing more', () => {
+		fc.assert(
+			fc.property(fc.jsonValue({ maxDepth: 5 }), fc.string({ unit: 'binary' }), (tree, text) => {
+				const once = maskValue(tree);
+				expect(maskValue(once)).toEqual(once);
+				const t = maskText(text);
+				expect(maskText(t)).toBe(t);
+			}),
+			{ numRuns: 1_000 },
+		);
+	});
+});
