@@ -7,5 +7,4 @@ export * from './deadletter';
 export * from './control';
 export * from './idempotency';
 export * from './console';
-export * from './validation';
 export * from './alerts';

@@ -2,8 +2,7 @@ import { describeValue } from './describe';
 import { ConfigurationError, ItemError } from './errors';
 
 /**
- * The allowed range of every numeric parameter of Dead Letter Park and Reliability Control, in
- * one place: the node descriptions take their minValue/maxValue from here and the engine checks
+ * The allowed range of every numeric parameter of the nodes, in one place: the node descriptions take their minValue/maxValue from here and the engine checks
  * the same ranges, so a value n8n's editor would refuse is refused with the same words when it
  * arrives through an expression or an older workflow, before anything is written.
  */
@@ -48,6 +47,25 @@ export const LIMITS = {
 		max: 366 * DAY_SECONDS,
 		integer: false,
 	},
+	// Idempotent HTTP Write.
+	timeoutMs: { label: 'Timeout (Ms)', min: 1, max: 3_600_000, integer: true },
+	maxSavedBodyKb: { label: 'Saved Body Limit (KB)', min: 0, max: 10_240, integer: true },
+	baseDelaySeconds: { label: 'Base Delay (Seconds)', min: 0, max: 3600, integer: false },
+	maxDelaySeconds: { label: 'Max Delay (Seconds)', min: 0, max: DAY_SECONDS, integer: false },
+	deadlineSeconds: { label: 'Deadline (Seconds)', min: 1, max: DAY_SECONDS, integer: false },
+	maxAttempts: { label: 'Max Attempts', min: 1, max: 100, integer: true },
+	concurrency: { label: 'Concurrency', min: 1, max: 1000, integer: true },
+	breakerThreshold: { label: 'Circuit Breaker Threshold', min: 0, max: 10_000, integer: true },
+	breakerCoolDownSeconds: {
+		label: 'Circuit Breaker Cool-Down (Seconds)',
+		min: 1,
+		max: DAY_SECONDS,
+		integer: true,
+	},
+	// Event Dedupe.
+	claimLeaseSeconds: { label: 'Lease (Seconds)', min: 1, max: 7 * DAY_SECONDS, integer: true },
+	// Dead Letter Park, Take for Replay.
+	retakeAfterMinutes: { label: 'Retake After (Minutes)', min: 1, max: 10_080, integer: true },
 } as const satisfies Record<string, Range>;
 
 const describeRange = (range: Range): string =>

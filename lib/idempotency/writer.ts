@@ -6,7 +6,7 @@ import {
 } from '../deadletter';
 import { isPaused } from '../control/pauses';
 import { StoreUnavailableError } from '../errors';
-import { checkedNumber } from '../validation';
+import { inRange, LIMITS } from '../limits';
 import { storableValue } from '../store/storable';
 import type { Store } from '../store';
 import {
@@ -46,8 +46,8 @@ export async function runWrites(
 	requests: WriteRequest[],
 	deps: WriteDeps,
 ): Promise<WriteOutcome[]> {
-	checkedNumber('Retention (Days)', context.retentionDays, { min: 1, max: 3650, integer: true });
-	checkedNumber('Concurrency', context.concurrency, { min: 1, max: 1000, integer: true });
+	inRange(context.retentionDays, LIMITS.retentionDays);
+	inRange(context.concurrency, LIMITS.concurrency);
 	const release = store.hold();
 	const run = new Run(store, context, deps);
 	try {

@@ -8,7 +8,8 @@ import type {
 import {
 	businessKey,
 	checkedKey,
-	checkedNumber,
+	inRange,
+	LIMITS,
 	headerValue,
 	ItemError,
 	requestFingerprint,
@@ -159,11 +160,7 @@ export async function requestBuilder(
 				'Set URL to an http:// or https:// address.',
 			);
 		const key = keyOf(index);
-		const timeout = checkedNumber(`Timeout (Ms) of item ${index}`, read.timeout(index), {
-			min: 1,
-			max: 3_600_000,
-			integer: true,
-		});
+		const timeout = inRange(read.timeout(index), LIMITS.timeoutMs, index);
 		const headers: IDataObject = {};
 		const qs: IDataObject = {};
 		if (context.getNodeParameter('sendQuery', index, false))

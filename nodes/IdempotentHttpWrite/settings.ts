@@ -1,6 +1,8 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import {
-	checkedNumber,
+	inRange,
+	LIMITS,
+	type Range,
 	ConfigurationError,
 	DEFAULT_POLICY,
 	type RetryPolicy,
@@ -68,15 +70,11 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 	) as WriteSettings['onFailure'];
 	const parkOptions =
 		onFailure === 'route' ? {} : (context.getNodeParameter('parkOptions', 0, {}) as IDataObject);
-	const seconds = (label: string, value: unknown, fallback: number, min: number, max: number) =>
-		checkedNumber(label, value ?? fallback, { min, max }) * 1000;
-	const baseDelayMs = seconds('Base Delay (Seconds)', retries.baseDelaySeconds, 2, 0, 3600);
-	const maxDelayMs = seconds('Max Delay (Seconds)', retries.maxDelaySeconds, 60, 0, 86_400);
-	const threshold = checkedNumber('Circuit Breaker Threshold', retries.breakerThreshold ?? 0, {
-		min: 0,
-		max: 10_000,
-		integer: true,
-	});
+	const seconds = (value: unknown, fallback: number, range: Range) =>
+		inRange(value ?? fallback, range) * 1000;
+	const baseDelayMs = seconds(retries.baseDelaySeconds, 2, LIMITS.baseDelaySeconds);
+	const maxDelayMs = seconds(retries.maxDelaySeconds, 60, LIMITS.maxDelaySeconds);
+	const threshold = inRange(retries.breakerThreshold ?? 0, LIMITS.breakerThreshold);
 	return {
 		integration,
 		scope: text(idempotency.scope) || integration || `${workflow.id ?? 'unsaved'}:${node.name}`,
@@ -92,47 +90,25 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 		},
 		authentication: context.getNodeParameter('authentication', 0, 'none') as string,
 		policy: {
-			maxAttempts: checkedNumber(
-				'Max Attempts',
-				retries.maxAttempts ?? DEFAULT_POLICY.maxAttempts,
-				{
-					min: 1,
-					max: 100,
-					integer: true,
-				},
-			),
+			maxAttempts: inRange(retries.maxAttempts ?? DEFAULT_POLICY.maxAttempts, LIMITS.maxAttempts),
 			baseDelayMs,
 			maxDelayMs: Math.max(maxDelayMs, baseDelayMs),
-			deadlineMs: seconds('Deadline (Seconds)', retries.deadlineSeconds, 120, 1, 86_400),
+			deadlineMs: seconds(retries.deadlineSeconds, 120, LIMITS.deadlineSeconds),
 			retryOn: statusList(retries.retryOn, DEFAULT_POLICY.retryOn),
 			neverRetry: statusList(retries.neverRetry, DEFAULT_POLICY.neverRetry),
 			honourRetryAfter: retries.honourRetryAfter !== false,
 		},
 		// At least a day: longer than any lease, so expiry never meets a write in flight.
-		retentionDays: checkedNumber('Retention (Days)', idempotency.retentionDays ?? 30, {
-			min: 1,
-			max: 3650,
-			integer: true,
-		}),
-		maxSavedBodyChars:
-			checkedNumber('Saved Body Limit (KB)', idempotency.maxSavedBodyKb ?? 64, {
-				min: 0,
-				max: 10_240,
-				integer: true,
-			}) * 1024,
-		concurrency: checkedNumber('Concurrency', retries.concurrency ?? 5, {
-			min: 1,
-			max: 1000,
-			integer: true,
-		}),
+		retentionDays: inRange(idempotency.retentionDays ?? 30, LIMITS.retentionDays),
+		maxSavedBodyChars: inRange(idempotency.maxSavedBodyKb ?? 64, LIMITS.maxSavedBodyKb) * 1024,
+		concurrency: inRange(retries.concurrency ?? 5, LIMITS.concurrency),
 		breaker:
 			threshold > 0
 				? {
 						threshold,
-						coolDownSeconds: checkedNumber(
-							'Circuit Breaker Cool-Down (Seconds)',
+						coolDownSeconds: inRange(
 							retries.breakerCoolDownSeconds ?? 60,
-							{ min: 1, max: 86_400, integer: true },
+							LIMITS.breakerCoolDownSeconds,
 						),
 					}
 				: undefined,

@@ -96,6 +96,6 @@ describe('Event Dedupe Claim', () => {
 				store,
 				items,
 			),
-		).rejects.toThrow('Retention (Days) must be a whole number from 1 to 3650 (got 0.5)');
+		).rejects.toThrow('Retention (Days) must be a whole number from 1 to 3650, got 0.5');
 	});
 });

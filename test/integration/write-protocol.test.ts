@@ -305,7 +305,7 @@ describe('expiry never overrides an open record', () => {
 	it('a retention under a day, or not a whole number of days, is refused with the allowed range', async () => {
 		for (const retentionDays of [0, 0.5]) {
 			await expect(run('/never', context({ retentionDays }), [write('never', {})])).rejects.toThrow(
-				`Retention (Days) must be a whole number from 1 to 3650 (got ${retentionDays})`,
+				`Retention (Days) must be a whole number from 1 to 3650, got ${retentionDays}`,
 			);
 		}
 	});

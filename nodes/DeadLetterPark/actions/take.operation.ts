@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { checkedNumber, type Store, takeForReplay } from '../../../lib';
+import { inRange, LIMITS, type Store, takeForReplay } from '../../../lib';
 import { toNodeError } from '../../shared/store';
 
 /**
@@ -14,16 +14,11 @@ export async function execute(
 	try {
 		const records = await takeForReplay(store, {
 			taker: `${String(this.getNodeParameter('taker', 0, '') || 'replay workflow').trim()} (execution ${this.getExecutionId()})`,
-			limit: checkedNumber('Limit', this.getNodeParameter('takeLimit', 0, 100), {
-				min: 1,
-				max: 10_000,
-				integer: true,
-			}),
+			limit: inRange(this.getNodeParameter('takeLimit', 0, 100), LIMITS.listLimit),
 			workflowId: String(this.getNodeParameter('takeWorkflowId', 0, '') ?? '').trim() || undefined,
-			staleAfterMinutes: checkedNumber(
-				'Retake After (Minutes)',
+			staleAfterMinutes: inRange(
 				this.getNodeParameter('staleAfterMinutes', 0, 30),
-				{ min: 1, max: 10_080, integer: true },
+				LIMITS.retakeAfterMinutes,
 			),
 		});
 		return [

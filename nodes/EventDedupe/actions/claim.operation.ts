@@ -1,7 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import {
 	checkedEventId,
-	checkedNumber,
+	inRange,
+	LIMITS,
 	claimEvents,
 	ClaimMode,
 	type ClaimRequest,
@@ -38,21 +39,9 @@ export async function execute(
 	try {
 		leaseSeconds =
 			mode === ClaimMode.leaseUntilComplete
-				? checkedNumber('Lease (Seconds)', this.getNodeParameter('leaseSeconds', 0, 600), {
-						min: 1,
-						max: 7 * 86_400,
-						integer: true,
-					})
+				? inRange(this.getNodeParameter('leaseSeconds', 0, 600), LIMITS.claimLeaseSeconds)
 				: 600;
-		retentionDays = checkedNumber(
-			'Retention (Days)',
-			this.getNodeParameter('retentionDays', 0, 30),
-			{
-				min: 1,
-				max: 3650,
-				integer: true,
-			},
-		);
+		retentionDays = inRange(this.getNodeParameter('retentionDays', 0, 30), LIMITS.retentionDays);
 	} catch (error) {
 		throw toNodeError(this, error);
 	}
