@@ -1,4 +1,6 @@
+import { ConfigurationError, ItemError } from '../errors';
 import type { Store, Transaction } from '../store';
+import { checkedEventId } from './eventIds';
 import { storableValue } from '../store/storable';
 import {
 	type ClaimContext,
@@ -21,6 +23,27 @@ import {
 } from './sql';
 import { compareVersions } from './version';
 
+/** Identifiers the store would change (control characters, half surrogates) are refused, never altered. */
+function checkClaims(context: ClaimContext, requests: ClaimRequest[]): void {
+	const consumer = checkedEventId(context.consumer);
+	if ('problem' in consumer || consumer.id !== context.consumer) {
+		throw new ConfigurationError(
+			`Consumer ${JSON.stringify(context.consumer)} cannot be used: it ${'problem' in consumer ? consumer.problem.replace('has an event ID', 'is a name') : 'is longer than 255 characters'}`,
+			'Set Consumer to a short name of letters, digits and punctuation (empty means this workflow).',
+		);
+	}
+	for (const request of requests) {
+		const checked = checkedEventId(request.eventId);
+		if ('problem' in checked || checked.id !== request.eventId) {
+			throw new ItemError(
+				`Item ${request.index} ${'problem' in checked ? checked.problem : 'has an event ID longer than 255 characters that was not hashed'}`,
+				request.index,
+				'Set Event ID to the unique ID of the event as text or a number. Nothing was claimed.',
+			);
+		}
+	}
+}
+
 /**
  * Claims a run's events: duplicates inside the batch are settled in memory, the rest in one
  * statement (plus one for entity versions when ordering is on), inside one transaction so an
@@ -31,6 +54,7 @@ export async function claimEvents(
 	context: ClaimContext,
 	requests: ClaimRequest[],
 ): Promise<ClaimResult[]> {
+	checkClaims(context, requests);
 	const results = new Map<number, ClaimResult>();
 	const firstByEvent = new Map<string, ClaimRequest>();
 	for (const request of requests) {

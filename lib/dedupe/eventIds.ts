@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LONE_SURROGATE } from '../store/storable';
 
 /**
  * Event IDs as they are stored: text or a number, never a structure (every object would be the
@@ -23,6 +24,11 @@ export function checkedEventId(value: unknown): { id: string } | { problem: stri
 			problem: `has an event ID with a control character (U+${control[0].charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}) at position ${control.index}`,
 		};
 	}
+	const lone = LONE_SURROGATE.exec(text);
+	if (lone)
+		return {
+			problem: `has an event ID that is not valid text (half of a surrogate pair at position ${lone.index})`,
+		};
 	if (text.length > MAX_EVENT_ID_LENGTH) {
 		return { id: `sha256:${createHash('sha256').update(text).digest('hex')}` };
 	}

@@ -1,4 +1,5 @@
 import { StoreUnavailableError } from '../errors';
+import { maskText } from '../masking';
 import type { Store } from '../store';
 import type { BreakerStreak } from './breaker';
 import { heldId, type Held, type RunLeases } from './lease';
@@ -382,7 +383,7 @@ export class ItemWrite {
 					this.run.streak.success();
 					return this.succeed(owned, result.answer);
 				}
-				const message = targetMessage(result.answer);
+				const message = targetMessage(result.answer, this.context.maskFields);
 				if (answerClass === 'permanent') {
 					this.note({
 						kind: 'response',
@@ -533,7 +534,7 @@ export class ItemWrite {
 		this.run.settle(
 			{
 				...this.settlement(owned, 'succeeded'),
-				...savedResponse(answer, this.context.maxSavedBodyChars),
+				...savedResponse(answer, this.context.maxSavedBodyChars, this.context.maskFields),
 			},
 			outcome,
 		);
@@ -587,7 +588,9 @@ export class ItemWrite {
 		};
 	}
 
+	/** Every failure's message is masked: it reaches the Failed output, the store and alerts. */
 	private fail(attempts: number, failure: Failure): WriteOutcome {
+		failure.message = maskText(failure.message, this.context.maskFields);
 		return {
 			index: this.request.index,
 			key: this.request.key,
@@ -607,7 +610,10 @@ export class ItemWrite {
 			attempt: entry.attempt ?? 0,
 			execution: this.context.executionId,
 			...entry,
-			message: entry.message?.slice(0, 300),
+			message:
+				entry.message === undefined
+					? undefined
+					: maskText(entry.message, this.context.maskFields).slice(0, 300),
 		});
 	}
 }

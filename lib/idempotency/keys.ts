@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
+import { LONE_SURROGATE } from '../store/storable';
 
 /**
  * Keys come from the business operation, never from the attempt: the same source, record,
@@ -61,6 +62,7 @@ export const MAX_KEY_LENGTH = 255;
 
 /** Control characters (NUL, newline, DEL...) cannot be part of a key. */
 const CONTROL = /[\u0000-\u001f\u007f]/;
+
 /** What an HTTP header value may carry (RFC 9110 field-vchar, space and tab). */
 const HEADER_SAFE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/;
 
@@ -77,6 +79,12 @@ export function checkedKey(
 	if (control) {
 		return {
 			problem: `the idempotency key contains a control character (U+${control[0].charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}) at position ${control.index}`,
+		};
+	}
+	const lone = LONE_SURROGATE.exec(key);
+	if (lone) {
+		return {
+			problem: `the idempotency key is not valid text (half of a surrogate pair at position ${lone.index})`,
 		};
 	}
 	if (sentAsHeader && !HEADER_SAFE.test(key)) {

@@ -1,3 +1,4 @@
+import { maskText, maskValue } from '../masking';
 import { storableText } from '../store/storable';
 import type { HttpAnswer } from './types';
 
@@ -20,8 +21,12 @@ export interface SavedResponse {
 	response_truncated: boolean;
 }
 
-/** The target's own words from an error response: a message field of a JSON body, else the text. */
-export const targetMessage = (answer: HttpAnswer): string => storableText(messageOf(answer));
+/**
+ * The target's own words from an error response (a message field of a JSON body, else the
+ * text), masked: error bodies often echo what was sent, credentials included.
+ */
+export const targetMessage = (answer: HttpAnswer, maskFields?: string[]): string =>
+	maskText(storableText(messageOf(answer)), maskFields);
 
 function messageOf(answer: HttpAnswer): string {
 	const body = answer.body;
@@ -40,20 +45,32 @@ function messageOf(answer: HttpAnswer): string {
 	return typeof body === 'string' && body ? body.slice(0, 500) : `HTTP ${answer.status}`;
 }
 
-/** The status, selected headers and body (up to `maxChars`) of a success, for replays. */
-export function savedResponse(answer: HttpAnswer, maxChars: number): SavedResponse {
+/**
+ * The status, selected headers and body (up to `maxChars`) of a success, for replays, masked:
+ * a token-issuing endpoint's answer is never stored as it came, and a replay returns it masked.
+ */
+export function savedResponse(
+	answer: HttpAnswer,
+	maxChars: number,
+	maskFields?: string[],
+): SavedResponse {
 	const headers: Record<string, string> = {};
 	for (const name of SAVED_HEADERS) {
 		const value = answer.headers[name];
 		if (value !== undefined)
 			headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
 	}
-	const text = storableText(
-		typeof answer.body === 'string' ? answer.body : (JSON.stringify(answer.body ?? null) ?? 'null'),
+	const text = maskText(
+		storableText(
+			typeof answer.body === 'string'
+				? answer.body
+				: (JSON.stringify(maskValue(answer.body ?? null, maskFields)) ?? 'null'),
+		),
+		maskFields,
 	);
 	return {
 		response_status: answer.status,
-		response_headers: headers,
+		response_headers: maskValue(headers, maskFields),
 		response_body: text.slice(0, maxChars),
 		response_truncated: text.length > maxChars,
 	};

@@ -87,6 +87,8 @@ export interface WriteContext {
 	impact?: string;
 	alreadyHappened?: string;
 	breaker?: { threshold: number; coolDownSeconds: number };
+	/** Field names masked in everything stored or output, besides the usual secret names. */
+	maskFields?: string[];
 	/**
 	 * How much longer than one attempt's timeout a lease lasts (default 20 s). The lease is
 	 * renewed while the run lives, so a dead owner is detected within timeout + margin.

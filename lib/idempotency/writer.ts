@@ -6,6 +6,7 @@ import {
 } from '../deadletter';
 import { isPaused } from '../control/pauses';
 import { StoreUnavailableError } from '../errors';
+import { maskText } from '../masking';
 import { inRange, LIMITS } from '../limits';
 import { storableValue } from '../store/storable';
 import type { Store } from '../store';
@@ -19,6 +20,7 @@ import {
 	timeoutOf,
 } from './attempts';
 import { BreakerStreak, breakerOpenUntil, recordBreaker } from './breaker';
+import { checkedKey, MAX_KEY_LENGTH } from './keys';
 import { RunLeases } from './lease';
 import { claimKeysSql, settleKeysSql } from './sql';
 import {
@@ -92,6 +94,13 @@ class Run implements RunState {
 
 	async writeAll(all: WriteRequest[]): Promise<WriteOutcome[]> {
 		// Items that could not become requests end alone: parked, nothing claimed or sent.
+		for (const request of all) {
+			if (request.invalid !== undefined) continue;
+			const checked = checkedKey(request.key, false);
+			if ('problem' in checked) request.invalid = `Item ${request.index}: ${checked.problem}`;
+			else if (checked.key !== request.key)
+				request.invalid = `Item ${request.index}: the idempotency key is longer than ${MAX_KEY_LENGTH} characters and was not hashed`;
+		}
 		const invalid = new Map(
 			all
 				.filter((r) => r.invalid !== undefined)
@@ -103,7 +112,10 @@ class Run implements RunState {
 						replayed: false,
 						attempts: 0,
 						durationMs: 0,
-						failure: { class: FailureClass.invalid, message: request.invalid! },
+						failure: {
+							class: FailureClass.invalid,
+							message: maskText(request.invalid!, this.context.maskFields),
+						},
 					};
 					this.toPark.push({ outcome, request });
 					return [request.index, outcome];
@@ -176,7 +188,11 @@ class Run implements RunState {
 			replayed: false,
 			attempts: 0,
 			durationMs: 0,
-			failure: { class: FailureClass.paused, message, retryAt: openUntil },
+			failure: {
+				class: FailureClass.paused,
+				message: maskText(message, this.context.maskFields),
+				retryAt: openUntil,
+			},
 		}));
 		await this.park(
 			outcomes.map((outcome, i) => ({ outcome, request: requests[i] })),
@@ -400,7 +416,7 @@ class Run implements RunState {
 			retryAfter: outcome.failure!.retryAt,
 			retentionDays: 90,
 		}));
-		const results = await parkItems(this.store, requests);
+		const results = await parkItems(this.store, requests, { maskFields: this.context.maskFields });
 		results.forEach((result, i) => (failed[i].outcome.failure!.deadLetterId = result.id));
 	}
 

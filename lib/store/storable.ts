@@ -6,6 +6,13 @@
  */
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
+/**
+ * Half of a surrogate pair. An identifier (a key, an event ID) with one is refused rather than
+ * made storable: two different identifiers would otherwise become one.
+ */
+export const LONE_SURROGATE =
+	/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 export const storableText = (text: string): string => text.replace(UNSTORABLE, '\uFFFD');
 
 /** The same for any JSON value, at any depth (keys included). */
