@@ -5,3 +5,4 @@ export * from './deadletter';
 export * from './control';
 export * from './idempotency';
 export * from './console';
+export * from './outbox';

@@ -1,0 +1,40 @@
+/** The life of an outbox message: written pending, taken in flight, then done, retried or dead. */
+export const OutboxStatus = {
+	pending: 'pending',
+	inFlight: 'in_flight',
+	done: 'done',
+	dead: 'dead',
+} as const;
+export type OutboxStatus = (typeof OutboxStatus)[keyof typeof OutboxStatus];
+
+/** The statuses that block later messages of the same ordering key. */
+export const OPEN_MESSAGE_STATUSES: OutboxStatus[] = [OutboxStatus.pending, OutboxStatus.inFlight];
+
+/** What a Complete or Fail did to one message. */
+export const SettleOutcome = {
+	completed: 'completed',
+	retryScheduled: 'retry_scheduled',
+	dead: 'dead',
+	/** The message was taken again since (its generation moved on): the new owner settles it. */
+	superseded: 'superseded',
+	/** This generation already settled it (a repeated Complete or Fail); nothing changed. */
+	alreadySettled: 'already_settled',
+	notFound: 'not_found',
+} as const;
+export type SettleOutcome = (typeof SettleOutcome)[keyof typeof SettleOutcome];
+
+/** Methods a message may carry: writes only, as Idempotent HTTP Write sends them. */
+export const OUTBOX_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export type OutboxMethod = (typeof OUTBOX_METHODS)[number];
+
+/**
+ * Error classes of Idempotent HTTP Write's Failed output that a later attempt may cure. An unknown
+ * outcome is retried because the relay sends the message's own idempotency key again.
+ */
+export const DEFAULT_TRANSIENT_CLASSES = [
+	'transient',
+	'exhausted',
+	'rate_limited',
+	'unknown_outcome',
+	'paused',
+];
