@@ -77,7 +77,7 @@ export function parseOutboxMessage(
 			itemIndex,
 			`Use one of ${OUTBOX_METHODS.join(', ')}; nothing was written.`,
 		);
-	const url = text(raw.url);
+	const url = text(raw.url ?? raw.URL);
 	if (!/^https?:\/\//i.test(url))
 		throw new ItemError(
 			`${which} has no usable URL (got ${JSON.stringify(url)})`,
