@@ -5,7 +5,12 @@ import type { Store } from '../store';
 import { type MessageRow, messageFromRow } from './take';
 import { applySettlesSql, lockMessagesSql } from './sql';
 import { inTransaction, storeOnClient } from './transaction';
-import { DEFAULT_TRANSIENT_CLASSES, OutboxStatus, SettleOutcome } from './statuses';
+import {
+	DEFAULT_HOLD_CLASSES,
+	DEFAULT_TRANSIENT_CLASSES,
+	OutboxStatus,
+	SettleOutcome,
+} from './statuses';
 
 /** Complete or Fail names a message by id and by the generation its taker holds. */
 export interface SettleRequest {
@@ -31,6 +36,8 @@ export interface FailPolicy {
 	maxDelayMs: number;
 	/** Error classes a later attempt may cure; every other class is permanent. */
 	transientClasses: string[];
+	/** Error classes of a destination that was not called (paused): held, the attempt not counted. */
+	holdClasses: string[];
 }
 
 export const DEFAULT_FAIL_POLICY: FailPolicy = {
@@ -38,7 +45,11 @@ export const DEFAULT_FAIL_POLICY: FailPolicy = {
 	baseDelayMs: 5_000,
 	maxDelayMs: 300_000,
 	transientClasses: DEFAULT_TRANSIENT_CLASSES,
+	holdClasses: DEFAULT_HOLD_CLASSES,
 };
+
+/** How soon a held message is looked at again. */
+const HOLD_RECHECK_MS = 60_000;
 
 /** Where and how a message that is given up is parked (the Reliability Store's dead letters). */
 export interface DeadLetterTarget {
@@ -76,12 +87,15 @@ export interface SettleResult {
 }
 
 export type FailureDecision =
-	{ kind: 'retry'; delayMs: number } | { kind: 'dead'; errorClass: string };
+	| { kind: 'retry'; delayMs: number }
+	| { kind: 'hold'; delayMs: number }
+	| { kind: 'dead'; errorClass: string };
 
 /**
- * After a failed send on take `attempts` (counted from 1): a permanent class is given up at
- * once; a transient one is retried with full-jitter backoff until the attempt cap, then given
- * up as exhausted. Nothing retries forever.
+ * After a failed send on take `attempts` (counted from 1): a paused destination holds the
+ * message (checked again within a minute, the attempt not counted: a pause must not exhaust
+ * it); a permanent class is given up at once; a transient one is retried with full-jitter
+ * backoff until the attempt cap, then given up as exhausted. Nothing retries forever.
  */
 export function decideFailure(
 	attempts: number,
@@ -89,6 +103,8 @@ export function decideFailure(
 	policy: FailPolicy,
 	random: () => number = Math.random,
 ): FailureDecision {
+	if (policy.holdClasses.includes(errorClass))
+		return { kind: 'hold', delayMs: Math.min(policy.maxDelayMs, HOLD_RECHECK_MS) };
 	if (!policy.transientClasses.includes(errorClass)) return { kind: 'dead', errorClass };
 	if (attempts >= policy.maxAttempts) return { kind: 'dead', errorClass: 'exhausted' };
 	return { kind: 'retry', delayMs: nextDelayMs(attempts, policy, random) };
@@ -105,12 +121,14 @@ interface Plan {
 	error?: string | null;
 	error_status?: number | null;
 	dead_letter_id?: string;
+	/** The take that ended in a hold does not count as an attempt. */
+	refund_attempt?: boolean;
 	superseded: number;
 }
 
 type Choice =
 	| { action: 'complete' }
-	| { action: 'retry'; delayMs: number; failure: FailRequest }
+	| { action: 'retry'; delayMs: number; failure: FailRequest; hold: boolean }
 	| { action: 'dead'; errorClass: string; failure: FailRequest };
 
 const ID = /^\d{1,18}$/;
@@ -197,9 +215,10 @@ async function settle<R extends SettleRequest>(
 						delay_ms: choice.delayMs,
 						retry_at: failure.retryAt?.toISOString() ?? null,
 						error_class: failure.errorClass,
+						refund_attempt: choice.hold,
 					});
 					row.status = OutboxStatus.pending;
-					result.outcome = SettleOutcome.retryScheduled;
+					result.outcome = choice.hold ? SettleOutcome.held : SettleOutcome.retryScheduled;
 				} else {
 					Object.assign(plan, { action: 'dead', error_class: choice.errorClass });
 					row.status = OutboxStatus.dead;
@@ -217,12 +236,16 @@ async function settle<R extends SettleRequest>(
 				planOf(d.row.id).dead_letter_id = letterIds[i];
 			});
 		}
-		const applied = new Map<string, { status: OutboxStatus; available_at: Date }>();
+		const applied = new Map<
+			string,
+			{ status: OutboxStatus; available_at: Date; attempts: number }
+		>();
 		if (plans.size > 0) {
 			const changed = await client.query<{
 				id: string;
 				status: OutboxStatus;
 				available_at: Date;
+				attempts: number;
 			}>(applySettlesSql(outbox), [JSON.stringify([...plans.values()])]);
 			for (const row of changed.rows) applied.set(row.id, row);
 		}
@@ -230,12 +253,14 @@ async function settle<R extends SettleRequest>(
 			if (
 				result.outcome === SettleOutcome.completed ||
 				result.outcome === SettleOutcome.retryScheduled ||
+				result.outcome === SettleOutcome.held ||
 				result.outcome === SettleOutcome.dead
 			) {
 				const after = applied.get(result.id);
 				result.status = after?.status;
-				if (result.outcome === SettleOutcome.retryScheduled)
+				if (result.outcome !== SettleOutcome.completed && result.outcome !== SettleOutcome.dead)
 					result.availableAt = after?.available_at;
+				if (result.outcome === SettleOutcome.held) result.attempt = after?.attempts;
 			}
 		}
 		return results;
@@ -277,9 +302,14 @@ export async function failMessages(
 		requests,
 		(row, request) => {
 			const decision = decideFailure(row.attempts, request.errorClass, policy, random);
-			return decision.kind === 'retry'
-				? { action: 'retry', delayMs: decision.delayMs, failure: request }
-				: { action: 'dead', errorClass: decision.errorClass, failure: request };
+			return decision.kind === 'dead'
+				? { action: 'dead', errorClass: decision.errorClass, failure: request }
+				: {
+						action: 'retry',
+						delayMs: decision.delayMs,
+						failure: request,
+						hold: decision.kind === 'hold',
+					};
 		},
 		async (client, dead) => {
 			const parkStore =

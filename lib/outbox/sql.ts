@@ -98,14 +98,15 @@ FOR UPDATE`;
 
 /**
  * Applies the settle decisions ($1, one per message): done, back to pending after a delay (never
- * before the target's Retry-After), or dead with its dead-letter record; and counts refused
- * settles of superseded owners. Returns each message's new state.
+ * before the target's Retry-After; a hold gives back the attempt its take counted), or dead with
+ * its dead-letter record; and counts refused settles of superseded owners. Returns each
+ * message's new state.
  */
 export const applySettlesSql = (store: Store): string => `
 WITH d AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(
 		id bigint, action text, delay_ms bigint, retry_at timestamptz, error_class text, error text,
-		error_status int, dead_letter_id text, superseded int)
+		error_status int, dead_letter_id text, refund_attempt boolean, superseded int)
 )
 UPDATE ${store.table('outbox_messages')} m SET
 	status = CASE d.action WHEN 'complete' THEN 'done' WHEN 'retry' THEN 'pending'
@@ -114,6 +115,7 @@ UPDATE ${store.table('outbox_messages')} m SET
 		THEN greatest(now() + make_interval(secs => d.delay_ms / 1000.0), coalesce(d.retry_at, now()))
 		ELSE m.available_at END,
 	lease_until = CASE WHEN d.action IS NULL THEN m.lease_until ELSE NULL END,
+	attempts = m.attempts - CASE WHEN coalesce(d.refund_attempt, false) THEN 1 ELSE 0 END,
 	completed_at = CASE WHEN d.action IN ('complete', 'dead') THEN now() ELSE m.completed_at END,
 	last_error_class = CASE WHEN d.action IN ('retry', 'dead') THEN d.error_class ELSE m.last_error_class END,
 	last_error = CASE WHEN d.action IN ('retry', 'dead') THEN d.error ELSE m.last_error END,

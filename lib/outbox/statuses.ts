@@ -14,6 +14,8 @@ export const OPEN_MESSAGE_STATUSES: OutboxStatus[] = [OutboxStatus.pending, Outb
 export const SettleOutcome = {
 	completed: 'completed',
 	retryScheduled: 'retry_scheduled',
+	/** The destination is paused (or its breaker open): back to pending, the attempt not counted. */
+	held: 'held',
 	dead: 'dead',
 	/** The message was taken again since (its generation moved on): the new owner settles it. */
 	superseded: 'superseded',
@@ -36,5 +38,10 @@ export const DEFAULT_TRANSIENT_CLASSES = [
 	'exhausted',
 	'rate_limited',
 	'unknown_outcome',
-	'paused',
 ];
+
+/**
+ * Classes that say the destination was not called because it is paused or its circuit breaker is
+ * open: the message waits, without using up an attempt, until the destination is back.
+ */
+export const DEFAULT_HOLD_CLASSES = ['paused'];

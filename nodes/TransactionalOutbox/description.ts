@@ -31,7 +31,7 @@ const properties: INodeProperties[] = [
 				value: 'fail',
 				action: 'Fail messages',
 				description:
-					'Schedule a retry after a transient failure; park the message as a dead letter past the attempt cap or on a permanent failure',
+					'Schedule a retry after a transient failure, hold it while its destination is paused; park it as a dead letter past the attempt cap or on a permanent failure',
 			},
 			{
 				name: 'Purge',
@@ -374,9 +374,9 @@ const properties: INodeProperties[] = [
 				displayName: 'Transient Classes',
 				name: 'transientClasses',
 				type: 'string',
-				default: 'transient, exhausted, rate_limited, unknown_outcome, paused',
+				default: 'transient, exhausted, rate_limited, unknown_outcome',
 				description:
-					'Comma-separated error classes to retry. An unknown outcome is safe to retry because the relay sends the same key.',
+					'Comma-separated error classes to retry. An unknown outcome is safe to retry because the relay sends the same key. A paused destination (class paused) always waits, without using up attempts.',
 			},
 		],
 	},

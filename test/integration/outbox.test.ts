@@ -580,6 +580,40 @@ describe('Fail', () => {
 		expect(letter).toEqual({ error_class: 'permanent', error_message: 'phone invalid' });
 	});
 
+	it('a paused destination holds the message without using up its attempts', async () => {
+		await writeWithMessages(
+			store,
+			[{ index: 0, statements: [], messages: [message('f3-a')] }],
+			context,
+			{ continueOnFail: false },
+		);
+		const policy: FailPolicy = { ...DEFAULT_FAIL_POLICY, maxAttempts: 1 };
+		for (let round = 1; round <= 3; round++) {
+			const [m] = await take(store, 5);
+			expect(m).toMatchObject({ idempotencyKey: 'f3-a', generation: round, attempt: 1 });
+			const [held] = await failMessages(
+				store,
+				[{ index: 0, id: m.id, generation: round, errorClass: 'paused', message: 'crm paused' }],
+				deadLetters(),
+				policy,
+			);
+			expect(held).toMatchObject({ outcome: 'held', status: 'pending', attempt: 0 });
+			expect(held.availableAt!.getTime()).toBeGreaterThan(Date.now() + 50_000);
+			await adminQuery(
+				`UPDATE "${schema}".outbox_messages SET available_at = now() WHERE idempotency_key = 'f3-a'`,
+			);
+		}
+		// Back from the pause, a real failure counts: with a cap of 1 it is the last attempt.
+		const [m] = await take(store, 5);
+		const [dead] = await failMessages(
+			store,
+			[{ index: 0, id: m.id, generation: 4, errorClass: 'transient', message: 'HTTP 502' }],
+			deadLetters(),
+			policy,
+		);
+		expect(dead).toMatchObject({ outcome: 'dead', deadLetterClass: 'exhausted', attempt: 1 });
+	});
+
 	it('messages not in the outbox are reported, not dropped', async () => {
 		const results = await completeMessages(store, [
 			{ index: 0, id: '999999999', generation: 1 },

@@ -47,6 +47,14 @@ describe('a failed send', () => {
 		});
 	});
 
+	it('a paused destination holds the message, checked again within a minute, whatever the attempt', () => {
+		expect(decideFailure(3, 'paused', policy, half)).toEqual({ kind: 'hold', delayMs: 4_000 });
+		expect(decideFailure(99, 'paused', DEFAULT_FAIL_POLICY, half)).toEqual({
+			kind: 'hold',
+			delayMs: 60_000,
+		});
+	});
+
 	it('the delay never exceeds the max delay', () => {
 		const late = decideFailure(20, 'transient', { ...policy, maxAttempts: 99 }, () => 0.999999);
 		expect(late).toEqual({ kind: 'retry', delayMs: 3_999 });

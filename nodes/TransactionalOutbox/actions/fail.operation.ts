@@ -65,6 +65,7 @@ export async function execute(
 				: Number(options.maxDelaySeconds) * 1000,
 		transientClasses:
 			transientClasses.length > 0 ? transientClasses : DEFAULT_FAIL_POLICY.transientClasses,
+		holdClasses: DEFAULT_FAIL_POLICY.holdClasses,
 	};
 	const workflow = this.getWorkflow();
 	const executionId = this.getExecutionId();
