@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import type { CredentialFile, WorkflowFile } from '../harness/n8n';
+import { type CredentialFile, nodeOutputs, type WorkflowFile } from '../harness/n8n';
 import { n8nVersionsUnderTest } from '../harness/paths';
 import { waitFor } from '../harness/ports';
 import { clientConfig, pgSettingsFromEnv } from '../harness/postgres';
@@ -14,6 +14,7 @@ import {
 	packageNode,
 	startWithPackage,
 	stopAndClean,
+	trigger,
 	webhookNode,
 	workflow,
 } from './fixtures';
@@ -33,6 +34,7 @@ afterAll(() => target.stop());
 
 const RELAY = 'relOutboxRelay01';
 const WRITER = 'outboxWriteOrders';
+const LENIENT_WRITER = 'outboxWriteOrdersLenient';
 const APP_WRITER = 'outboxWriteAppOrders';
 const APP_RELAY_A = 'outboxAppRelayA';
 const APP_RELAY_B = 'outboxAppRelayB';
@@ -62,6 +64,7 @@ function writerFlow(
 	table: string,
 	outbox: Record<string, unknown> = {},
 	credentials: Record<string, unknown> = {},
+	onError?: string,
 ): WorkflowFile {
 	const write = packageNode(
 		'transactionalOutbox',
@@ -95,6 +98,7 @@ function writerFlow(
 		[520, 0],
 	);
 	write.credentials = { ...(write.credentials as object), ...credentials };
+	if (onError) write.onError = onError;
 	return workflow(
 		id,
 		`Outbox test: ${path}`,
@@ -223,6 +227,14 @@ describe.each(n8nVersionsUnderTest())('Transactional Outbox in n8n %s', (version
 			[
 				writerFlow(WRITER, 'outbox-orders', `${bizSchema}.orders`),
 				writerFlow(APP_WRITER, 'outbox-app-orders', 'public.orders', appOutbox, appCredential),
+				writerFlow(
+					LENIENT_WRITER,
+					'outbox-orders-lenient',
+					`${bizSchema}.orders`,
+					{},
+					{},
+					'continueRegularOutput',
+				),
 				// Short leases and deadlines, so a takeover after the kill happens within the test.
 				relayFlow({ leaseSeconds: 10, sendDeadlineSeconds: 5, maxAttempts: 10 }),
 				relayFlow({
@@ -242,7 +254,7 @@ describe.each(n8nVersionsUnderTest())('Transactional Outbox in n8n %s', (version
 			],
 			[postgres],
 			// The relays are not running yet: the first test writes, then kills n8n before any send.
-			[WRITER, APP_WRITER],
+			[WRITER, APP_WRITER, LENIENT_WRITER],
 		);
 	});
 
@@ -487,5 +499,50 @@ describe.each(n8nVersionsUnderTest())('Transactional Outbox in n8n %s', (version
 			idempotencyKey: rejectKey,
 			body: { orderId: `${version}-reject-1`, customer: 'x', seq: 1 },
 		});
+	});
+	it('a failing statement leaves neither the row nor the message: the run fails naming the item, or, continuing on fail, that item alone is an error', async () => {
+		const order = (id: string) => ({
+			orderId: `${version}-${id}`,
+			customer: 'v',
+			seq: 1,
+			amount: 3,
+			url: target.url(route('retry')),
+		});
+		const failed = await trigger(ctx!.n8n, WRITER, 'outbox-orders', {
+			// The second order repeats an order of the first test: its INSERT fails.
+			orders: [order('strict-a'), order('crash-0'), order('strict-c')],
+		});
+		expect(failed.status).toBe('error');
+		expect(failed.data.resultData.error?.message).toMatch(
+			/^Item 1: statement 1 failed: duplicate key value violates unique constraint/,
+		);
+		const lenient = await trigger(ctx!.n8n, LENIENT_WRITER, 'outbox-orders-lenient', {
+			orders: [order('lenient-a'), order('crash-1'), order('lenient-c')],
+		});
+		expect(lenient.status).toBe('success');
+		const [written] = nodeOutputs(lenient, 'Place Order');
+		expect(written.map((item) => item.orderId ?? item.itemIndex)).toEqual([
+			`${version}-lenient-a`,
+			1,
+			`${version}-lenient-c`,
+		]);
+		expect(written[1].error).toMatch(/^Item 1: statement 1 failed: duplicate key/);
+		expect(written[1].description).toMatch(/Nothing of this item was written/);
+
+		const orders = await adminQuery<{ id: string }>(
+			`SELECT id FROM ${bizSchema}.orders WHERE id LIKE $1 OR id LIKE $2 ORDER BY id`,
+			[`${version}-strict-%`, `${version}-lenient-%`],
+		);
+		expect(orders.map((o) => o.id)).toEqual([`${version}-lenient-a`, `${version}-lenient-c`]);
+		const rows = await messages('idempotency_key LIKE $1 OR idempotency_key LIKE $2', [
+			`order:${version}-strict-%`,
+			`order:${version}-lenient-%`,
+		]);
+		expect(rows.map((r) => r.idempotency_key)).toEqual([
+			`order:${version}-lenient-a:placed`,
+			`order:${version}-lenient-c:placed`,
+		]);
+		// The repeated orders' messages are still the first test's, sent once.
+		expect(target.effectsOf(route('crash'), `order:${version}-crash-1:placed`)).toHaveLength(1);
 	});
 });
