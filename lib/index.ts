@@ -5,4 +5,5 @@ export * from './deadletter';
 export * from './control';
 export * from './idempotency';
 export * from './console';
+export * from './validation';
 export * from './outbox';

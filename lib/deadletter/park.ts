@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
 import type { Store } from '../store';
+import { storableValue } from '../store/storable';
 import { maskSecrets } from './mask';
 import {
 	closeSucceededSql,
@@ -13,11 +14,14 @@ import {
 	listSql,
 	parkSql,
 	purgeSql,
+	releaseBreakerHoldsSql,
 	statsSql,
+	takeForReplaySql,
 	updateStatusSql,
 } from './sql';
 import {
 	ALL_STATUSES,
+	ALLOWED_FROM,
 	type DeadLetterStatus,
 	type ErrorClass,
 	STATUSES_NEEDING_REASON,
@@ -42,8 +46,10 @@ export interface ParkRequest {
 	impact?: string;
 	owner?: string;
 	severity?: string;
-	/** `held` while the integration is paused; `new` otherwise. */
+	/** `held` while the integration is paused or its breaker open; `new` otherwise. */
 	status?: DeadLetterStatus;
+	/** What holds a held item: the integration's pause, or its open breaker. */
+	holdReason?: 'pause' | 'breaker';
 	payload: unknown;
 	retryAfter?: Date;
 	retentionDays?: number;
@@ -99,6 +105,7 @@ export async function parkItems(
 			owner: request.owner ?? null,
 			severity: request.severity ?? null,
 			status: request.status ?? 'new',
+			hold_reason: request.holdReason ?? null,
 			payload,
 			retry_after: request.retryAfter?.toISOString() ?? null,
 			retention_days: request.retentionDays ?? 90,
@@ -115,7 +122,7 @@ export async function parkItems(
 		failure_count: number;
 		inserted: boolean;
 		ord: number;
-	}>(parkSql(store), [JSON.stringify(unique)]);
+	}>(parkSql(store), [JSON.stringify(storableValue(unique))]);
 	const byIdentity = new Map(
 		result.map((r) => [identity(unique.find((u) => u.ord === r.ord)!), r]),
 	);
@@ -246,29 +253,86 @@ export interface StatusChange {
 	reason?: string;
 }
 
-/** Changes a record's status and appends the audit event; refuses changes without who (and why). */
+export interface StatusChangeResult {
+	id: string;
+	from: DeadLetterStatus;
+	to: DeadLetterStatus;
+	/** The record's generation after the change: a take presents it to settle the record. */
+	generation: string;
+}
+
+type StatusChangeRow = {
+	id: string;
+	status: DeadLetterStatus;
+	from_status: DeadLetterStatus;
+	changed: boolean;
+	generation: string;
+};
+
+/**
+ * Changes a record's status and appends the audit event; refuses changes without who (and why),
+ * from a status that does not lead there (a closed record is never reopened), and, with
+ * `expectedGeneration`, changes that an older take would make after someone else moved it on.
+ */
 export async function updateDeadLetterStatus(
 	store: Store,
-	change: StatusChange,
-): Promise<{ id: string; from: DeadLetterStatus; to: DeadLetterStatus }> {
-	const [changed] = await updateDeadLetterStatuses(store, [change.id], change);
-	if (!changed)
+	change: StatusChange & { expectedGeneration?: string | number },
+): Promise<StatusChangeResult> {
+	const [row] = await changeStatuses(store, [change.id], change);
+	if (!row)
 		throw new StatusChangeRefused(
 			`Dead letter ${change.id} does not exist`,
 			'Check the ID (Get or List shows the IDs that exist).',
 		);
-	return changed;
+	if (!row.changed) {
+		const closed = ALLOWED_FROM[row.status].length === 0 || CLOSED.includes(row.status);
+		throw new StatusChangeRefused(
+			row.status === change.to
+				? `Dead letter ${change.id} is already ${change.to}`
+				: !ALLOWED_FROM[change.to].includes(row.status)
+					? `Dead letter ${change.id} is ${row.status}${closed ? ' (closed)' : ''}: it cannot move to ${change.to}`
+					: `Dead letter ${change.id} was changed meanwhile (now ${row.status}); this change was made for an older state`,
+			closed
+				? 'A closed record stays closed; if the item fails again, it is parked as a new record.'
+				: 'Get the record to see its current status and history, then decide again.',
+		);
+	}
+	return {
+		id: String(row.id),
+		from: row.from_status,
+		to: row.status,
+		generation: String(row.generation),
+	};
 }
+
+const CLOSED: DeadLetterStatus[] = ['replayed', 'resolved', 'abandoned'];
 
 /**
  * Changes many records' status in one statement, each with its audit event; refuses the change
- * without who (and why). Ids that do not exist are left out of the result.
+ * without who (and why). Returns the records that changed: ids that do not exist, and records
+ * whose status does not lead to the new one, are left out.
  */
 export async function updateDeadLetterStatuses(
 	store: Store,
 	ids: string[],
 	change: Omit<StatusChange, 'id'>,
-): Promise<Array<{ id: string; from: DeadLetterStatus; to: DeadLetterStatus }>> {
+): Promise<StatusChangeResult[]> {
+	const rows = await changeStatuses(store, ids, change);
+	return rows
+		.filter((row) => row.changed)
+		.map((row) => ({
+			id: String(row.id),
+			from: row.from_status,
+			to: row.status,
+			generation: String(row.generation),
+		}));
+}
+
+async function changeStatuses(
+	store: Store,
+	ids: string[],
+	change: Omit<StatusChange, 'id'> & { expectedGeneration?: string | number },
+): Promise<StatusChangeRow[]> {
 	const which = ids.length === 1 ? `dead letter ${ids[0]}` : `${ids.length} dead letters`;
 	if (!ALL_STATUSES.includes(change.to)) {
 		throw new StatusChangeRefused(
@@ -288,13 +352,16 @@ export async function updateDeadLetterStatuses(
 			'Say why (what was done, or why it is given up), so the audit trail records it.',
 		);
 	}
-	if (ids.length === 0) return [];
-	const rows = await store.query<{
-		id: string;
-		from_status: DeadLetterStatus;
-		to_status: DeadLetterStatus;
-	}>(updateStatusSql(store), [change.to, change.actor.trim(), change.reason?.trim() || null, ids]);
-	return rows.map((row) => ({ id: String(row.id), from: row.from_status, to: row.to_status }));
+	const valid = ids.filter((id) => /^\d{1,18}$/.test(String(id).trim()));
+	if (valid.length === 0) return [];
+	return await store.query<StatusChangeRow>(updateStatusSql(store), [
+		change.to,
+		change.actor.trim(),
+		change.reason?.trim() || null,
+		ALLOWED_FROM[change.to],
+		change.expectedGeneration ?? null,
+		valid,
+	]);
 }
 
 /**
@@ -306,25 +373,69 @@ export async function closeSucceededDeadLetters(
 	done: { workflowId: string; step: string; keys: string[]; actor: string; reason: string },
 ): Promise<number> {
 	if (done.keys.length === 0) return 0;
-	const rows = await store.query(closeSucceededSql(store), [
+	const rows = await store.query<StatusChangeRow>(closeSucceededSql(store), [
 		'replayed',
 		done.actor,
 		done.reason,
+		ALLOWED_FROM.replayed,
+		null,
 		done.keys,
 		done.workflowId,
 		done.step,
 	]);
-	return rows.length;
+	return rows.filter((row) => row.changed).length;
+}
+
+/**
+ * Sends held records whose breaker no longer holds them (closed, or its cool-down over, and the
+ * integration not paused) to replay; of one integration, or of all. Returns how many.
+ */
+export async function releaseBreakerHolds(
+	store: Store,
+	release: { integration?: string; actor: string; reason: string },
+): Promise<number> {
+	const rows = await store.query<StatusChangeRow>(releaseBreakerHoldsSql(store), [
+		'replay_requested',
+		release.actor,
+		release.reason,
+		ALLOWED_FROM.replay_requested,
+		null,
+		release.integration ?? null,
+	]);
+	return rows.filter((row) => row.changed).length;
+}
+
+/**
+ * Takes records asked to be replayed for one replay run, atomically (two overlapping runs never
+ * take one record): each is being fixed, at a new generation the run presents when it marks the
+ * record replayed. Held records whose breaker cool-down is over are released to replay first.
+ */
+export async function takeForReplay(
+	store: Store,
+	take: { taker: string; limit: number; workflowId?: string; staleAfterMinutes?: number },
+): Promise<Array<DeadLetterRecord & { generation: string }>> {
+	await releaseBreakerHolds(store, { actor: take.taker, reason: 'circuit breaker cool-down over' });
+	const rows = await store.query<Record<string, unknown>>(takeForReplaySql(store), [
+		take.taker,
+		'taken for replay',
+		take.limit,
+		take.workflowId ?? null,
+		take.staleAfterMinutes ?? 30,
+	]);
+	const records = await withHistory(
+		store,
+		rows.map(({ from_status: _from, ...row }) => row),
+	);
+	return records.map((record) => ({ ...record, generation: String(record.generation) }));
 }
 
 /** Deletes closed records past retention and says how many; open records are never purged. */
 export async function purgeDeadLetters(store: Store, sliceSize = 10_000): Promise<number> {
 	let total = 0;
 	for (;;) {
-		await store.ready();
-		const result = await store.pool.query(purgeSql(store), [sliceSize]);
-		total += result.rowCount ?? 0;
-		if ((result.rowCount ?? 0) < sliceSize) return total;
+		const { rowCount } = await store.execute(purgeSql(store), [sliceSize]);
+		total += rowCount;
+		if (rowCount < sliceSize) return total;
 	}
 }
 

@@ -7,8 +7,15 @@ import type { Store } from '../store';
 
 /**
  * Parks a batch in one statement. An item that is already open (same workflow, step and item
- * key) is updated in place: one more failure, the newest error, the latest attempt count. New
+ * key) is updated in place: one more failure, the newest error, the latest attempt count; a
+ * record a replay had taken goes back to `new` (the replay failed), with its audit event. New
  * rows get their first audit event in the same statement.
+ *
+ * Holds: while the item's integration is paused the record is held for the pause. The pause row
+ * is locked (FOR SHARE) for the statement, so a resume either waits for this park and then
+ * releases the new held record, or commits first and this park sees the integration running. A
+ * hold asked for by an open breaker stays a hold only while the breaker is still open; a hold
+ * whose cause ended before the record was written goes straight to replay (nothing was sent).
  */
 export const parkSql = (store: Store): string => `
 WITH input AS (
@@ -16,21 +23,32 @@ WITH input AS (
 		ord int, workflow_id text, workflow_name text, execution_id text, step text, item_index int,
 		item_key text, idempotency_key text, run_link text, integration text, error_class text,
 		error_message text, error_status int, attempts int, already_happened text, impact text,
-		owner text, severity text, status text, payload json, retry_after timestamptz, retention_days int)
+		owner text, severity text, status text, hold_reason text, payload json, retry_after timestamptz,
+		retention_days int)
+), paused AS (
+	SELECT p.name FROM ${store.table('pauses')} p
+	WHERE p.scope = 'integration' AND p.paused AND p.name IN (SELECT integration FROM input)
+	FOR SHARE
+), open_breakers AS (
+	SELECT b.integration FROM ${store.table('breakers')} b
+	WHERE b.open_until > now() AND b.integration IN (SELECT integration FROM input)
+), decided AS (
+	SELECT input.*,
+	       CASE WHEN input.integration IN (SELECT name FROM paused) THEN 'pause'
+	            WHEN input.status = 'held' AND input.hold_reason = 'breaker'
+	                 AND input.integration IN (SELECT integration FROM open_breakers) THEN 'breaker' END AS hold
+	FROM input
 ), parked AS (
 	INSERT INTO ${store.table('dead_letters')} AS d (
 		workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
 		integration, error_class, error_message, error_status, attempts, already_happened, impact, owner,
-		severity, status, payload, retry_after, expires_at)
+		severity, status, hold_reason, payload, retry_after, expires_at)
 	SELECT workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
 	       integration, error_class, error_message, error_status, coalesce(attempts, 1), already_happened, impact, owner,
 	       coalesce(severity, 'normal'),
-	       -- While the item's integration is paused it is held: out of the review queue and alerts.
-	       CASE WHEN EXISTS (SELECT 1 FROM ${store.table('pauses')} p
-	                         WHERE p.scope = 'integration' AND p.name = input.integration AND p.paused)
-	            THEN 'held' ELSE coalesce(status, 'new') END,
-	       payload, retry_after, now() + make_interval(days => retention_days)
-	FROM input ORDER BY ord
+	       CASE WHEN hold IS NOT NULL THEN 'held' WHEN status = 'held' THEN 'replay_requested' ELSE coalesce(status, 'new') END,
+	       hold, payload, retry_after, now() + make_interval(days => retention_days)
+	FROM decided ORDER BY ord
 	ON CONFLICT (workflow_id, step, item_key) WHERE is_open DO UPDATE SET
 		failure_count = d.failure_count + 1,
 		attempts = EXCLUDED.attempts,
@@ -43,13 +61,20 @@ WITH input AS (
 		already_happened = coalesce(EXCLUDED.already_happened, d.already_happened),
 		payload = EXCLUDED.payload,
 		retry_after = EXCLUDED.retry_after,
+		-- A new record stays new unless it is now held; any other open record takes the new state.
+		status = CASE WHEN d.status = 'new' AND EXCLUDED.status <> 'held' THEN 'new' ELSE EXCLUDED.status END,
+		hold_reason = CASE WHEN d.status = 'new' AND EXCLUDED.status <> 'held' THEN NULL ELSE EXCLUDED.hold_reason END,
+		generation = d.generation + CASE WHEN d.status = 'new' AND EXCLUDED.status <> 'held' THEN 0 ELSE 1 END,
+		taken_by = NULL,
+		previous_status = d.status,
 		updated_at = now()
-	RETURNING d.id, d.workflow_id, d.step, d.item_key, d.status, d.failure_count, (xmax = 0) AS inserted
+	RETURNING d.id, d.workflow_id, d.step, d.item_key, d.status, d.previous_status, d.failure_count, (xmax = 0) AS inserted
 ), audited AS (
 	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
-	SELECT p.id, 'n8n', NULL, p.status, i.error_message
-	FROM parked p JOIN input i ON i.workflow_id = p.workflow_id AND i.step = p.step AND i.item_key = p.item_key
-	WHERE p.inserted
+	SELECT p.id, 'n8n', CASE WHEN NOT p.inserted THEN p.previous_status END, p.status, i.error_message
+	FROM parked p
+	JOIN input i ON i.workflow_id = p.workflow_id AND i.step = p.step AND i.item_key = p.item_key
+	WHERE p.inserted OR p.previous_status IS DISTINCT FROM p.status
 )
 SELECT p.id, p.status, p.failure_count, p.inserted, i.ord
 FROM parked p JOIN input i ON i.workflow_id = p.workflow_id AND i.step = p.step AND i.item_key = p.item_key`;
@@ -89,38 +114,88 @@ SELECT count(*)::int AS n FROM ${store.table('dead_letters')}${filterWhere}`;
 
 /**
  * Moves the records that `where` selects to status $1 and writes each one's audit event (actor
- * $2, reason $3) in the same statement; the selection's own parameters start at $4. Returns one
- * row per record changed.
+ * $2, reason $3) in the same statement; the selection's own parameters start at $6. A record
+ * moves only from a status in $4 (the allowed transitions into $1) and, when $5 is set, only
+ * while it is still at that generation (a take's fence). Every change increments the
+ * generation, so an older take can no longer settle it. Returns one row per selected record:
+ * its status now and whether it changed.
  */
 const statusChangeSql = (store: Store, where: string): string => `
-WITH before AS (
-	SELECT id, status FROM ${store.table('dead_letters')} WHERE ${where} FOR UPDATE
+WITH target AS (
+	SELECT id, status, generation FROM ${store.table('dead_letters')} WHERE ${where} FOR UPDATE
 ), changed AS (
 	UPDATE ${store.table('dead_letters')} d
-	SET status = $1, updated_at = now(),
+	SET status = $1, updated_at = now(), generation = d.generation + 1,
+	    taken_by = NULL,
+	    hold_reason = CASE WHEN $1 = 'held' THEN d.hold_reason END,
 	    closed_at = CASE WHEN $1 IN ('replayed', 'resolved', 'abandoned') THEN now() ELSE NULL END
-	FROM before b WHERE d.id = b.id
-	RETURNING d.id, b.status AS from_status, d.status AS to_status
+	FROM target t
+	WHERE d.id = t.id AND t.status = ANY($4::text[]) AND ($5::bigint IS NULL OR t.generation = $5)
+	RETURNING d.id, t.status AS from_status, d.status AS to_status, d.generation
 ), audited AS (
 	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
 	SELECT id, $2, from_status, to_status, $3 FROM changed
 )
-SELECT id, from_status, to_status FROM changed`;
+SELECT t.id, coalesce(c.to_status, t.status) AS status, t.status AS from_status, c.id IS NOT NULL AS changed,
+       coalesce(c.generation, t.generation) AS generation
+FROM target t LEFT JOIN changed c ON c.id = t.id`;
 
-/** Records by id ($4); ids that do not exist are simply not in the result. */
+/** Records by id ($6); ids that do not exist are simply not in the result. */
 export const updateStatusSql = (store: Store): string =>
-	statusChangeSql(store, 'id = ANY($4::bigint[])');
+	statusChangeSql(store, 'id = ANY($6::bigint[])');
 
 /**
- * The open records of items that have now succeeded (a later delivery of key $4, at step $6 of
- * workflow $5). Only records waiting for a person or a resume: one taken by the Replay workflow or
+ * The open records of items that have now succeeded (a later delivery of key $6, at step $8 of
+ * workflow $7). Only records waiting for a person or a resume: one taken by the Replay workflow or
  * an operator is theirs to close.
  */
 export const closeSucceededSql = (store: Store): string =>
 	statusChangeSql(
 		store,
-		"idempotency_key = ANY($4::text[]) AND workflow_id = $5 AND step = $6 AND status IN ('new', 'held')",
+		"idempotency_key = ANY($6::text[]) AND workflow_id = $7 AND step = $8 AND status IN ('new', 'held')",
 	);
+
+/**
+ * Held records whose breaker no longer holds them: their integration's breaker is closed (or its
+ * cool-down over) and the integration is not paused. Of one integration ($6), or of all (null).
+ */
+export const releaseBreakerHoldsSql = (store: Store): string =>
+	statusChangeSql(
+		store,
+		`status = 'held' AND hold_reason = 'breaker' AND ($6::text IS NULL OR integration = $6)
+	AND NOT EXISTS (SELECT 1 FROM ${store.table('breakers')} b WHERE b.integration = dead_letters.integration AND b.open_until > now())
+	AND NOT EXISTS (SELECT 1 FROM ${store.table('pauses')} p WHERE p.scope = 'integration' AND p.name = dead_letters.integration AND p.paused)`,
+	);
+
+/**
+ * Takes up to $3 records asked to be replayed for one replay run ($1, the taker; $2 the reason;
+ * $4 an optional workflow), atomically: two overlapping runs never take one record. A record
+ * another run took more than $5 minutes ago without settling it (that run died) is taken again.
+ * Each taken record is being fixed, at a new generation that the run's later status change must
+ * present, so a late settle of the dead run changes nothing.
+ */
+export const takeForReplaySql = (store: Store): string => `
+WITH target AS (
+	SELECT id, status FROM ${store.table('dead_letters')}
+	WHERE (status = 'replay_requested'
+	       OR (status = 'being_fixed' AND taken_by IS NOT NULL AND updated_at < now() - make_interval(mins => $5)))
+	  AND ($4::text IS NULL OR workflow_id = $4)
+	ORDER BY updated_at, id
+	LIMIT $3
+	FOR UPDATE SKIP LOCKED
+), changed AS (
+	UPDATE ${store.table('dead_letters')} d
+	SET status = 'being_fixed', updated_at = now(), generation = d.generation + 1, taken_by = $1
+	FROM target t
+	WHERE d.id = t.id
+	RETURNING d.*, t.status AS from_status
+), audited AS (
+	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
+	SELECT id, $1, from_status, 'being_fixed',
+	       CASE WHEN from_status = 'being_fixed' THEN $2 || ' (an earlier replay run did not finish)' ELSE $2 END
+	FROM changed
+)
+SELECT * FROM changed ORDER BY updated_at, id`;
 
 /** Held records (their integration paused or its breaker open), counted per integration. */
 export const heldByIntegrationSql = (store: Store): string => `

@@ -13,6 +13,20 @@ export type DeadLetterStatus = (typeof DeadLetterStatus)[keyof typeof DeadLetter
 export const ALL_STATUSES = Object.values(DeadLetterStatus);
 export const OPEN_STATUSES: DeadLetterStatus[] = ['new', 'being_fixed', 'replay_requested', 'held'];
 
+/**
+ * The statuses a record may move to each status from. Closed records (replayed, resolved,
+ * abandoned) move nowhere: a new failure of the same item opens a new record.
+ */
+export const ALLOWED_FROM: Record<DeadLetterStatus, DeadLetterStatus[]> = {
+	new: ['held', 'being_fixed', 'replay_requested'],
+	held: ['new', 'being_fixed', 'replay_requested'],
+	being_fixed: ['new', 'held', 'replay_requested'],
+	replay_requested: ['new', 'held', 'being_fixed'],
+	replayed: ['new', 'held', 'being_fixed', 'replay_requested'],
+	resolved: ['new', 'held', 'being_fixed', 'replay_requested'],
+	abandoned: ['new', 'held', 'being_fixed', 'replay_requested'],
+};
+
 /** Closing for good needs a reason in the audit trail, not just an actor. */
 export const STATUSES_NEEDING_REASON: DeadLetterStatus[] = ['resolved', 'abandoned'];
 

@@ -1,10 +1,11 @@
-import type { Store } from '../store';
+import type { Store, Transaction } from '../store';
 import {
 	type ClaimContext,
 	ClaimMode,
 	type ClaimRequest,
 	type ClaimResult,
 	DuplicateReason,
+	type SettleResult,
 } from './outcomes';
 import {
 	advanceVersionsSql,
@@ -16,6 +17,7 @@ import {
 	releaseEventsSql,
 	releaseExecutionSql,
 } from './sql';
+import { compareVersions } from './version';
 
 /**
  * Claims a run's events: duplicates inside the batch are settled in memory, the rest in one
@@ -43,11 +45,8 @@ export async function claimEvents(
 	}
 	const candidates = [...firstByEvent.values()];
 	if (candidates.length > 0) {
-		await store.ready();
-		const client = await store.pool.connect();
-		try {
-			await client.query('BEGIN');
-			const claimed = await client.query<{
+		await store.transaction(async (tx) => {
+			const claimed = await tx.query<{
 				event_id: string;
 				claimed: boolean;
 				existing_status: string | null;
@@ -64,7 +63,7 @@ export async function claimEvents(
 				context.retentionDays,
 			]);
 			const won: ClaimRequest[] = [];
-			for (const row of claimed.rows) {
+			for (const row of claimed) {
 				const request = firstByEvent.get(row.event_id)!;
 				if (row.claimed) {
 					won.push(request);
@@ -79,17 +78,11 @@ export async function claimEvents(
 					});
 				}
 			}
-			const rejected = await applyOrdering(client, store, context, won, results);
+			const rejected = await applyOrdering(tx, store, context, won, results);
 			if (rejected.length > 0) {
-				await client.query(dropClaimsSql(store), [context.consumer, rejected, context.executionId]);
+				await tx.query(dropClaimsSql(store), [context.consumer, rejected, context.executionId]);
 			}
-			await client.query('COMMIT');
-		} catch (error) {
-			await client.query('ROLLBACK').catch(() => undefined);
-			throw error;
-		} finally {
-			client.release();
-		}
+		});
 	}
 	return requests.map(
 		(request) =>
@@ -107,7 +100,7 @@ export async function claimEvents(
  * IDs whose claims must be dropped because they turned out stale or equal.
  */
 async function applyOrdering(
-	client: { query: Store['pool']['query'] },
+	tx: Transaction,
 	store: Store,
 	context: ClaimContext,
 	won: ClaimRequest[],
@@ -118,14 +111,15 @@ async function applyOrdering(
 	const newestByEntity = new Map<string, ClaimRequest>();
 	for (const request of ordered) {
 		const best = newestByEntity.get(request.entityKey!);
-		if (!best || request.version! > best.version!) newestByEntity.set(request.entityKey!, request);
+		if (!best || compareVersions(request.version!, best.version!) > 0)
+			newestByEntity.set(request.entityKey!, request);
 	}
 	const rejected: string[] = [];
-	const reject = (request: ClaimRequest, against: number): void => {
+	const reject = (request: ClaimRequest, against: string): void => {
 		rejected.push(request.eventId);
 		results.set(
 			request.index,
-			request.version === against
+			compareVersions(request.version!, against) === 0
 				? {
 						index: request.index,
 						eventId: request.eventId,
@@ -141,7 +135,7 @@ async function applyOrdering(
 		);
 	};
 	const newest = [...newestByEntity.values()];
-	const { rows } = await client.query<{
+	const rows = await tx.query<{
 		entity_key: string;
 		advanced: boolean;
 		current_version: string | null;
@@ -152,13 +146,13 @@ async function applyOrdering(
 		newest.map((r) => r.eventId),
 		context.executionId,
 	]);
-	const current = new Map<string, number>();
+	const current = new Map<string, string>();
 	for (const row of rows) {
 		const request = newestByEntity.get(row.entity_key)!;
 		if (row.advanced) {
 			current.set(row.entity_key, request.version!);
 		} else {
-			const stored = Number(row.current_version);
+			const stored = String(row.current_version);
 			current.set(row.entity_key, stored);
 			reject(request, stored);
 		}
@@ -170,29 +164,49 @@ async function applyOrdering(
 	return rejected;
 }
 
-/** Marks events done (lease mode); returns the IDs that were open and are now done. */
+/**
+ * Marks events done for good, if `executionId` holds their claims (after a takeover the old
+ * owner completes nothing). One result per event: done now, or why not (its owner, its status).
+ */
 export async function completeEvents(
 	store: Store,
 	consumer: string,
 	eventIds: string[],
-): Promise<string[]> {
-	const rows = await store.query<{ event_id: string }>(completeEventsSql(store), [
-		consumer,
-		eventIds,
-	]);
-	return rows.map((row) => row.event_id);
+	executionId: string,
+): Promise<SettleResult[]> {
+	const rows = await store.query<{
+		event_id: string;
+		changed: boolean;
+		owner: string | null;
+		status: string;
+	}>(completeEventsSql(store), [consumer, eventIds, executionId]);
+	const byId = new Map(rows.map((row) => [row.event_id, row]));
+	return eventIds.map((eventId) => {
+		const row = byId.get(eventId);
+		return {
+			eventId,
+			changed: row?.changed ?? false,
+			owner: row?.owner ?? null,
+			status: row?.status ?? null,
+		};
+	});
 }
 
+/** Marks every claim of one execution done for good; returns how many. */
 export async function completeExecution(store: Store, executionId: string): Promise<number> {
-	return (await store.query(completeExecutionSql(store), [executionId])).length;
+	return (await store.execute(completeExecutionSql(store), [executionId])).rowCount;
 }
 
-/** Frees every claim a (failed) execution made, so a redelivery or a replay is new again. */
+/**
+ * Frees the claims a (failed) execution made, so a redelivery or a replay is new again. Events
+ * the execution had completed stay done: their work finished.
+ */
 export async function releaseExecutionClaims(store: Store, executionId: string): Promise<number> {
 	const rows = await store.query<{ released: number }>(releaseExecutionSql(store), [executionId]);
 	return rows[0].released;
 }
 
+/** Frees the claims of given events (never a completed one); returns the IDs released. */
 export async function releaseEvents(
 	store: Store,
 	consumer: string,
@@ -205,7 +219,7 @@ export async function releaseEvents(
 	return rows.map((row) => row.event_id);
 }
 
-/** Deletes events past retention (one consumer, or all when null); returns how many. */
+/** Deletes done events past retention (one consumer, or all when null); returns how many. */
 export async function purgeExpiredEvents(
 	store: Store,
 	consumer: string | null,
@@ -213,9 +227,8 @@ export async function purgeExpiredEvents(
 ): Promise<number> {
 	let total = 0;
 	for (;;) {
-		await store.ready();
-		const result = await store.pool.query(purgeExpiredSql(store), [consumer, sliceSize]);
-		total += result.rowCount ?? 0;
-		if ((result.rowCount ?? 0) < sliceSize) return total;
+		const { rowCount } = await store.execute(purgeExpiredSql(store), [consumer, sliceSize]);
+		total += rowCount;
+		if (rowCount < sliceSize) return total;
 	}
 }

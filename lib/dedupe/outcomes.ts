@@ -31,9 +31,9 @@ export interface ClaimRequest {
 	/** The item's index in the node's input, carried through so errors and outputs keep it. */
 	index: number;
 	eventId: string;
-	/** With ordering on: the entity the event is about, and its version (a number; dates as epoch ms). */
+	/** With ordering on: the entity the event is about, and its version (exact decimal text, from toVersion). */
 	entityKey?: string;
-	version?: number;
+	version?: string;
 }
 
 export interface ClaimContext {
@@ -54,4 +54,14 @@ export type ClaimResult =
 			reason: DuplicateReason;
 			claimedBy?: string | null;
 	  }
-	| { index: number; eventId: string; outcome: 'stale'; lastVersion: number };
+	| { index: number; eventId: string; outcome: 'stale'; lastVersion: string };
+
+/** What Complete and Release did to one event: done, released, or left because someone else owns it. */
+export interface SettleResult {
+	eventId: string;
+	changed: boolean;
+	/** The execution that holds the claim now, when it is not the caller's. */
+	owner?: string | null;
+	/** The claim's status now (absent when there is no claim). */
+	status?: string | null;
+}

@@ -6,25 +6,33 @@ import type { Store } from '../store';
  */
 
 /**
- * Claims a batch of event IDs in one statement. A row is (re)claimed when absent, when its
- * lease expired without completion, or when it is past retention and not yet purged. Rows the
- * statement did not return were held by someone else: the outer join reads why from the
- * snapshot (a row claimed concurrently, invisible to the snapshot, reads as in progress).
+ * Claims a batch of event IDs in one statement. A row is (re)claimed when absent, when its lease
+ * expired without completion (a dead owner), when it is done and past retention, or when this
+ * same execution made it (n8n running one execution again, as queue mode does with a stalled
+ * job) and did not complete it. A claim in progress is never taken because it expired. Each
+ * (re)claim increments the generation. Rows the statement did not return were held by someone
+ * else: the outer join reads why from the snapshot (a row claimed concurrently, invisible to the
+ * snapshot, reads as in progress).
  */
 export const claimEventsSql = (store: Store): string => `
 WITH input AS (
 	SELECT * FROM unnest($2::text[], $3::text[], $4::numeric[]) AS t(event_id, entity_key, version)
 ), claimed AS (
 	INSERT INTO ${store.table('processed_events')} AS p
-		(consumer, event_id, status, workflow_id, execution_id, claimed_at, lease_until, completed_at, expires_at, entity_key, version)
+		(consumer, event_id, status, workflow_id, execution_id, claimed_at, lease_until, completed_at, completed_by,
+		 expires_at, entity_key, version)
 	SELECT $1, event_id, $5, $6, $7, now(), now() + make_interval(secs => $8),
-	       CASE WHEN $5 = 'done' THEN now() END, now() + make_interval(days => $9), entity_key, version
+	       CASE WHEN $5 = 'done' THEN now() END, CASE WHEN $5 = 'done' THEN 'claim' END,
+	       now() + make_interval(days => $9), entity_key, version
 	FROM input
 	ON CONFLICT (consumer, event_id) DO UPDATE SET
 		status = EXCLUDED.status, workflow_id = EXCLUDED.workflow_id, execution_id = EXCLUDED.execution_id,
 		claimed_at = now(), lease_until = EXCLUDED.lease_until, completed_at = EXCLUDED.completed_at,
-		expires_at = EXCLUDED.expires_at, entity_key = EXCLUDED.entity_key, version = EXCLUDED.version
-	WHERE (p.status = 'in_progress' AND p.lease_until < now()) OR p.expires_at < now()
+		completed_by = EXCLUDED.completed_by, expires_at = EXCLUDED.expires_at, entity_key = EXCLUDED.entity_key,
+		version = EXCLUDED.version, generation = p.generation + 1
+	WHERE (p.status = 'in_progress' AND p.lease_until < now())
+	   OR (p.status = 'done' AND p.expires_at < now())
+	   OR (p.execution_id = $7 AND p.completed_by IS DISTINCT FROM 'complete')
 	RETURNING p.event_id
 )
 SELECT i.event_id,
@@ -60,63 +68,78 @@ LEFT JOIN ${store.table('entity_versions')} current ON current.consumer = $1 AND
 export const dropClaimsSql = (store: Store): string => `
 DELETE FROM ${store.table('processed_events')} WHERE consumer = $1 AND event_id = ANY($2::text[]) AND execution_id = $3`;
 
-export const completeEventsSql = (store: Store): string => `
-UPDATE ${store.table('processed_events')}
-SET status = 'done', completed_at = now()
-WHERE consumer = $1 AND event_id = ANY($2::text[]) AND status = 'in_progress'
-RETURNING event_id`;
-
-/** Marks every open claim of one execution done (the success path of lease mode). */
-export const completeExecutionSql = (store: Store): string => `
-UPDATE ${store.table('processed_events')}
-SET status = 'done', completed_at = now()
-WHERE execution_id = $1 AND status = 'in_progress'
-RETURNING event_id`;
+/** What Complete and Release may change: a claim in progress, or one done at claim; never a completed one. */
+const openOrClaimDone = `(status = 'in_progress' OR completed_by = 'claim')`;
 
 /**
- * Releases the claims an execution made (all consumers: the error workflow does not know
- * them), restoring entity versions it had advanced. Done claims are released too: in claim
- * mode "done at claim" a failed execution's claims are done from the start.
+ * Marks events done for good (completed: release never undoes them), if the given execution
+ * ($3) holds their claims. Returns every event that has a claim: changed or not, and its owner.
+ */
+export const completeEventsSql = (store: Store): string => `
+WITH target AS (
+	SELECT event_id, status, execution_id, completed_by FROM ${store.table('processed_events')}
+	WHERE consumer = $1 AND event_id = ANY($2::text[]) FOR UPDATE
+), done AS (
+	UPDATE ${store.table('processed_events')} p SET status = 'done', completed_at = now(), completed_by = 'complete'
+	FROM target t
+	WHERE p.consumer = $1 AND p.event_id = t.event_id AND t.execution_id = $3
+	  AND (t.status = 'in_progress' OR t.completed_by = 'claim')
+	RETURNING p.event_id
+)
+SELECT t.event_id, d.event_id IS NOT NULL AS changed, t.execution_id AS owner,
+       CASE WHEN d.event_id IS NOT NULL THEN 'done' ELSE t.status END AS status
+FROM target t LEFT JOIN done d ON d.event_id = t.event_id`;
+
+/** Marks every claim of one execution done for good (the success path of lease mode). */
+export const completeExecutionSql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET status = 'done', completed_at = now(), completed_by = 'complete'
+WHERE execution_id = $1 AND ${openOrClaimDone}
+RETURNING event_id`;
+
+/** Restores the entity versions that released claims had advanced (CTEs that follow `released`). */
+const restoreVersions = (store: Store): string => `
+restored AS (
+	UPDATE ${store.table('entity_versions')} v
+	SET version = v.previous_version, previous_version = NULL, execution_id = NULL, updated_at = now()
+	FROM released r
+	WHERE v.consumer = r.consumer AND v.event_id = r.event_id AND v.execution_id = r.execution_id AND v.previous_version IS NOT NULL
+	RETURNING v.entity_key
+), removed AS (
+	DELETE FROM ${store.table('entity_versions')} v
+	USING released r
+	WHERE v.consumer = r.consumer AND v.event_id = r.event_id AND v.execution_id = r.execution_id AND v.previous_version IS NULL
+	RETURNING v.entity_key
+)`;
+
+/**
+ * Releases the claims a failed execution made (all consumers: the error workflow does not know
+ * them), restoring entity versions it had advanced. Claims in progress and claims done at claim
+ * are released; a completed event stays done: its work finished.
  */
 export const releaseExecutionSql = (store: Store): string => `
 WITH released AS (
-	DELETE FROM ${store.table('processed_events')} WHERE execution_id = $1 RETURNING consumer, event_id
-), restored AS (
-	UPDATE ${store.table('entity_versions')} v
-	SET version = v.previous_version, previous_version = NULL, execution_id = NULL, updated_at = now()
-	FROM released r
-	WHERE v.consumer = r.consumer AND v.event_id = r.event_id AND v.execution_id = $1 AND v.previous_version IS NOT NULL
-	RETURNING v.entity_key
-), removed AS (
-	DELETE FROM ${store.table('entity_versions')} v
-	USING released r
-	WHERE v.consumer = r.consumer AND v.event_id = r.event_id AND v.execution_id = $1 AND v.previous_version IS NULL
-	RETURNING v.entity_key
-)
+	DELETE FROM ${store.table('processed_events')} WHERE execution_id = $1 AND ${openOrClaimDone}
+	RETURNING consumer, event_id, execution_id
+), ${restoreVersions(store)}
 SELECT count(*)::int AS released FROM released`;
 
+/** Releases given events of one consumer, with the same rule: a completed event stays done. */
 export const releaseEventsSql = (store: Store): string => `
 WITH released AS (
-	DELETE FROM ${store.table('processed_events')} WHERE consumer = $1 AND event_id = ANY($2::text[]) RETURNING consumer, event_id, execution_id
-), restored AS (
-	UPDATE ${store.table('entity_versions')} v
-	SET version = v.previous_version, previous_version = NULL, execution_id = NULL, updated_at = now()
-	FROM released r
-	WHERE v.consumer = r.consumer AND v.event_id = r.event_id AND v.previous_version IS NOT NULL
-	RETURNING v.entity_key
-), removed AS (
-	DELETE FROM ${store.table('entity_versions')} v
-	USING released r
-	WHERE v.consumer = r.consumer AND v.event_id = r.event_id AND v.previous_version IS NULL
-	RETURNING v.entity_key
-)
+	DELETE FROM ${store.table('processed_events')} WHERE consumer = $1 AND event_id = ANY($2::text[]) AND ${openOrClaimDone}
+	RETURNING consumer, event_id, execution_id
+), ${restoreVersions(store)}
 SELECT event_id FROM released`;
 
-/** Removes events past retention, in bounded slices so a large purge never holds long locks. */
+/**
+ * Removes done events past retention, in bounded slices so a large purge never holds long
+ * locks. A claim still in progress is never purged: it is the only trace of its event.
+ */
 export const purgeExpiredSql = (store: Store): string => `
 WITH doomed AS (
 	SELECT consumer, event_id FROM ${store.table('processed_events')}
-	WHERE expires_at < now() AND ($1::text IS NULL OR consumer = $1)
+	WHERE expires_at < now() AND status = 'done' AND ($1::text IS NULL OR consumer = $1)
 	LIMIT $2
 )
 DELETE FROM ${store.table('processed_events')} p USING doomed d

@@ -1,3 +1,6 @@
+export * from './breaker';
 export * from './keys';
 export * from './policy';
+export * from './responses';
+export * from './types';
 export * from './writer';

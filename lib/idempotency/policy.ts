@@ -47,19 +47,37 @@ export function nextDelayMs(
 	return Math.floor(random() * cap);
 }
 
-/** Retry-After as milliseconds from now: delta seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(
+/** The longest wait a Retry-After can ask for that is still kept as a time (about a year). */
+export const MAX_RETRY_AFTER_MS = 366 * 24 * 3600 * 1000;
+
+const IMF_FIXDATE =
+	/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/**
+ * Retry-After as RFC 9110 has it: delay-seconds (a non-negative integer) or an IMF-fixdate. The
+ * wait comes back in milliseconds (capped at about a year); anything else is `invalid` with the
+ * text, so the caller falls back to its backoff and notes why.
+ */
+export function readRetryAfter(
 	value: string | string[] | undefined,
 	nowMs: number,
-): number | undefined {
-	const text = Array.isArray(value) ? value[0] : value;
-	if (!text) return undefined;
-	const trimmed = text.trim();
-	if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-	const date = Date.parse(trimmed);
-	if (Number.isNaN(date)) return undefined;
-	return Math.max(0, date - nowMs);
+): { delayMs?: number; invalid?: string } {
+	const text = (Array.isArray(value) ? value[0] : value)?.trim();
+	if (!text) return {};
+	if (/^\d+$/.test(text)) return { delayMs: Math.min(Number(text) * 1000, MAX_RETRY_AFTER_MS) };
+	if (IMF_FIXDATE.test(text)) {
+		const date = Date.parse(text);
+		if (!Number.isNaN(date))
+			return { delayMs: Math.min(Math.max(0, date - nowMs), MAX_RETRY_AFTER_MS) };
+	}
+	return { invalid: text.slice(0, 100) };
 }
+
+/** Retry-After as milliseconds from now; undefined when absent or not a valid value. */
+export const parseRetryAfter = (
+	value: string | string[] | undefined,
+	nowMs: number,
+): number | undefined => readRetryAfter(value, nowMs).delayMs;
 
 export type RetryDecision =
 	| { kind: 'retry'; delayMs: number }
@@ -78,7 +96,10 @@ export function decideRetry(
 	const remaining = policy.deadlineMs - (input.nowMs - input.startedAtMs);
 	if (policy.honourRetryAfter && input.retryAfterMs !== undefined) {
 		if (input.retryAfterMs > remaining)
-			return { kind: 'rate_limited', retryAt: new Date(input.nowMs + input.retryAfterMs) };
+			return {
+				kind: 'rate_limited',
+				retryAt: new Date(input.nowMs + Math.min(input.retryAfterMs, MAX_RETRY_AFTER_MS)),
+			};
 		if (input.attempt >= policy.maxAttempts)
 			return { kind: 'exhausted', reason: `gave up after ${input.attempt} attempts` };
 		return { kind: 'retry', delayMs: input.retryAfterMs };

@@ -3,88 +3,161 @@ import type { Store } from '../store';
 /**
  * The SQL of the idempotency record, one named builder per statement. Every value is bound;
  * the only identifier spliced in is the validated, quoted schema name.
+ *
+ * Ownership is fenced: a claim or takeover gives its owner a generation, and every later
+ * statement of that owner (attempt start, lease renewal, settle) is conditional on it, so an
+ * owner that was superseded while it was slow changes nothing and learns so.
  */
 
 /**
- * Claims a run's keys in one statement. A key is claimed when it has no record, when its
- * record failed definitely (nothing happened at the target: claim again, possibly with a new
- * fingerprint, the fix-and-replay path), or when it is past retention. Every other record is
- * reported as it stands, so the caller can replay, wait, reconcile or refuse.
+ * Claims a run's keys in one statement. A key is claimed when it has no record, when its record
+ * failed definitely (nothing happened at the target: claim again, possibly with a new
+ * fingerprint, the fix-and-replay path), or when it succeeded and is past retention. A record
+ * in progress or unknown is never claimed here, expired or not: it is reported as it stands, so
+ * the caller can replay, wait, reconcile or refuse.
  *
  * Timeline of two workers on one key:
- *   A: INSERT -> claimed, in_progress (lease)        B: INSERT -> conflict, row not returned
- *   A: sends, target commits                         B: reads the row: in_progress, lease live -> polls
- *   A: completes -> succeeded + saved response       B: poll sees succeeded -> returns the saved response
+ *   A: INSERT -> claimed, in_progress, generation 1   B: INSERT -> conflict, row not returned
+ *   A: attempt start (generation 1) -> sends          B: reads the row: in_progress, lease live -> polls
+ *   A: settle (generation 1) -> succeeded + response  B: poll sees succeeded -> returns the saved response
  */
 export const claimKeysSql = (store: Store): string => `
 WITH input AS (
-	SELECT * FROM json_to_recordset($1::json) AS t(ord int, scope text, key text, fingerprint text)
+	SELECT * FROM json_to_recordset($1::json) AS t(ord int, scope text, key text, fingerprint text, lease_ms int, timeout_ms int)
 ), claimed AS (
-	INSERT INTO ${store.table('idempotency_keys')} AS k (scope, key, fingerprint, status, lease_until, workflow_id, execution_id, node, expires_at)
-	SELECT scope, key, fingerprint, 'in_progress', now() + make_interval(secs => $2), $3, $4, $5, now() + make_interval(days => $6)
+	INSERT INTO ${store.table('idempotency_keys')} AS k
+		(scope, key, fingerprint, status, lease_until, workflow_id, execution_id, node, expires_at, attempt_timeout_ms)
+	SELECT scope, key, fingerprint, 'in_progress', now() + make_interval(secs => lease_ms / 1000.0), $2, $3, $4,
+	       now() + make_interval(days => $5), timeout_ms
 	FROM input ORDER BY ord
 	ON CONFLICT (scope, key) DO UPDATE SET
 		fingerprint = EXCLUDED.fingerprint, status = 'in_progress', lease_until = EXCLUDED.lease_until,
-		workflow_id = EXCLUDED.workflow_id, execution_id = EXCLUDED.execution_id, node = EXCLUDED.node,
-		attempts = 0, response_status = NULL, response_headers = NULL, response_body = NULL, response_truncated = false,
+		generation = k.generation + 1, workflow_id = EXCLUDED.workflow_id, execution_id = EXCLUDED.execution_id,
+		node = EXCLUDED.node, attempts = 0, attempt_started_at = NULL, attempt_timeout_ms = EXCLUDED.attempt_timeout_ms,
+		response_status = NULL, response_headers = NULL, response_body = NULL, response_truncated = false,
 		last_error = NULL, updated_at = now(), completed_at = NULL, expires_at = EXCLUDED.expires_at
-	WHERE k.status = 'failed' OR k.expires_at < now()
-	RETURNING k.scope, k.key
+	WHERE k.status = 'failed' OR (k.status = 'succeeded' AND k.expires_at < now())
+	RETURNING k.scope, k.key, k.generation
 )
-SELECT i.ord, c.key IS NOT NULL AS claimed, e.status, e.fingerprint, (e.lease_until < now()) AS lease_expired,
-       e.response_status, e.response_headers, e.response_body, e.response_truncated, e.attempts, e.execution_id
+SELECT i.ord, c.key IS NOT NULL AS claimed, coalesce(c.generation, e.generation) AS generation,
+       CASE WHEN c.key IS NOT NULL THEN 'in_progress' ELSE e.status END AS status,
+       CASE WHEN c.key IS NOT NULL THEN i.fingerprint ELSE e.fingerprint END AS fingerprint,
+       (e.lease_until < now()) AS lease_expired, e.response_status, e.response_headers, e.response_body,
+       e.response_truncated, e.attempts, e.execution_id,
+       extract(epoch FROM (e.attempt_started_at + make_interval(secs => coalesce(e.attempt_timeout_ms, 0) / 1000.0)) - now()) * 1000 AS in_flight_ms
 FROM input i
 LEFT JOIN claimed c ON c.scope = i.scope AND c.key = i.key
 LEFT JOIN ${store.table('idempotency_keys')} e ON e.scope = i.scope AND e.key = i.key`;
 
-/** Takes over a record whose lease expired (a worker died mid-call); only one taker wins. */
-export const takeOverSql = (store: Store): string => `
-UPDATE ${store.table('idempotency_keys')}
-SET lease_until = now() + make_interval(secs => $4), execution_id = $5, fingerprint = $3, updated_at = now()
-WHERE scope = $1 AND key = $2 AND status = 'in_progress' AND lease_until < now()
-RETURNING key`;
-
+/** One record as it stands, in the shape the claim returns. */
 export const readKeySql = (store: Store): string => `
-SELECT status, fingerprint, (lease_until < now()) AS lease_expired, response_status, response_headers, response_body, response_truncated, attempts
+SELECT status, generation, fingerprint, (lease_until < now()) AS lease_expired, response_status, response_headers,
+       response_body, response_truncated, attempts, execution_id,
+       extract(epoch FROM (attempt_started_at + make_interval(secs => coalesce(attempt_timeout_ms, 0) / 1000.0)) - now()) * 1000 AS in_flight_ms
 FROM ${store.table('idempotency_keys')} WHERE scope = $1 AND key = $2`;
 
-/** Records the run's outcomes in one statement: succeeded with the saved response, failed, or unknown. */
+/**
+ * Takes over a record whose outcome is unknown or whose owner's lease ended (a worker died
+ * mid-call), conditional on the generation the taker saw: of two takers, one wins.
+ */
+export const takeOverSql = (store: Store): string => `
+UPDATE ${store.table('idempotency_keys')}
+SET status = 'in_progress', generation = generation + 1, lease_until = now() + make_interval(secs => $5 / 1000.0),
+    execution_id = $4, workflow_id = $6, node = $7, updated_at = now()
+WHERE scope = $1 AND key = $2 AND generation = $3
+  AND (status = 'unknown' OR (status = 'in_progress' AND lease_until < now()))
+RETURNING generation`;
+
+/**
+ * Starts one attempt of each given record, if its owner still holds it: counts the attempt,
+ * notes when it started and how long it may take, and stretches the lease over it. Records not
+ * returned were taken over (or settled) meanwhile: their owner must not send.
+ */
+export const startAttemptsSql = (store: Store): string => `
+WITH input AS (
+	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, generation bigint, lease_ms int, timeout_ms int)
+)
+UPDATE ${store.table('idempotency_keys')} k
+SET attempts = k.attempts + 1, attempt_started_at = now(), attempt_timeout_ms = input.timeout_ms,
+    lease_until = now() + make_interval(secs => input.lease_ms / 1000.0), updated_at = now()
+FROM input
+WHERE k.scope = input.scope AND k.key = input.key AND k.generation = input.generation AND k.status = 'in_progress'
+RETURNING k.scope, k.key`;
+
+/** Renews the leases of every record a run still holds, in one statement; the same fence. */
+export const renewLeasesSql = (store: Store): string => `
+WITH input AS (
+	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, generation bigint, lease_ms int)
+)
+UPDATE ${store.table('idempotency_keys')} k
+SET lease_until = greatest(k.lease_until, now() + make_interval(secs => input.lease_ms / 1000.0))
+FROM input
+WHERE k.scope = input.scope AND k.key = input.key AND k.generation = input.generation AND k.status = 'in_progress'
+RETURNING k.scope, k.key`;
+
+/**
+ * Records outcomes in one statement. A record is settled when its owner still holds it
+ * (same generation, in progress), or when a superseded owner proves an unknown record's effect
+ * exists (a success with the same request). Every other outcome is kept as an observation in
+ * the record's history and reported back, never dropped silently. The history keeps the last
+ * 50 entries.
+ */
 export const settleKeysSql = (store: Store): string => `
 WITH input AS (
-	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, outcome text, attempts int,
-		response_status int, response_headers json, response_body text, response_truncated boolean, last_error text)
+	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, generation bigint, fingerprint text,
+		outcome text, response_status int, response_headers json, response_body text, response_truncated boolean,
+		last_error text, history jsonb)
+), settled AS (
+	UPDATE ${store.table('idempotency_keys')} k SET
+		status = CASE input.outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'failed' THEN 'failed' ELSE 'unknown' END,
+		lease_until = now(),
+		response_status = input.response_status,
+		response_headers = input.response_headers,
+		response_body = input.response_body,
+		response_truncated = coalesce(input.response_truncated, false),
+		last_error = input.last_error,
+		completed_at = CASE WHEN input.outcome = 'succeeded' THEN now() END,
+		expires_at = greatest(k.expires_at, now() + make_interval(days => $2)),
+		updated_at = now(),
+		history = (SELECT coalesce(jsonb_agg(h.e ORDER BY h.i), '[]') FROM jsonb_array_elements(k.history || coalesce(input.history, '[]')) WITH ORDINALITY AS h(e, i)
+		           WHERE h.i > jsonb_array_length(k.history || coalesce(input.history, '[]')) - 50)
+	FROM input
+	WHERE k.scope = input.scope AND k.key = input.key
+	  AND ((k.generation = input.generation AND k.status = 'in_progress')
+	       OR (input.outcome = 'succeeded' AND k.status = 'unknown' AND k.fingerprint = input.fingerprint))
+	RETURNING k.scope, k.key
+), observed AS (
+	UPDATE ${store.table('idempotency_keys')} k SET
+		history = (SELECT coalesce(jsonb_agg(h.e ORDER BY h.i), '[]') FROM jsonb_array_elements(k.history || coalesce(input.history, '[]')) WITH ORDINALITY AS h(e, i)
+		           WHERE h.i > jsonb_array_length(k.history || coalesce(input.history, '[]')) - 50)
+	FROM input
+	WHERE k.scope = input.scope AND k.key = input.key
+	  AND NOT EXISTS (SELECT 1 FROM settled s WHERE s.scope = input.scope AND s.key = input.key)
+	RETURNING k.scope, k.key, k.execution_id
 )
-UPDATE ${store.table('idempotency_keys')} k SET
-	status = CASE input.outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'failed' THEN 'failed' ELSE 'in_progress' END,
-	-- Unknown: the lease ends now, so the next claim reconciles instead of resending blindly.
-	lease_until = now(),
-	attempts = input.attempts,
-	response_status = input.response_status,
-	response_headers = input.response_headers,
-	response_body = input.response_body,
-	response_truncated = coalesce(input.response_truncated, false),
-	last_error = input.last_error,
-	completed_at = CASE WHEN input.outcome = 'succeeded' THEN now() END,
-	updated_at = now()
-FROM input
-WHERE k.scope = input.scope AND k.key = input.key AND k.execution_id = $2`;
+SELECT scope, key, true AS settled, NULL AS owner FROM settled
+UNION ALL
+SELECT scope, key, false, execution_id FROM observed`;
 
+/**
+ * Marks records whose owner is known to be dead (its execution crashed) as unknown at once,
+ * instead of waiting out their lease. Records of other owners are untouched.
+ */
+export const abandonExecutionKeysSql = (store: Store): string => `
+UPDATE ${store.table('idempotency_keys')}
+SET status = CASE WHEN attempts = 0 THEN 'failed' ELSE 'unknown' END, lease_until = now(), updated_at = now(),
+    last_error = coalesce(last_error, 'the execution that owned this key ended without settling it')
+WHERE execution_id = $1 AND status = 'in_progress'
+RETURNING scope, key, status`;
+
+/**
+ * Deletes settled records past retention, in bounded slices. Records in progress or with an
+ * unknown outcome are never purged: they are the only trace of a write that may have happened.
+ */
 export const purgeKeysSql = (store: Store): string => `
-WITH doomed AS (SELECT scope, key FROM ${store.table('idempotency_keys')} WHERE expires_at < now() AND status <> 'in_progress' LIMIT $1)
+WITH doomed AS (
+	SELECT scope, key FROM ${store.table('idempotency_keys')}
+	WHERE expires_at < now() AND status IN ('succeeded', 'failed')
+	LIMIT $1
+)
 DELETE FROM ${store.table('idempotency_keys')} k USING doomed d WHERE k.scope = d.scope AND k.key = d.key`;
-
-/** Breakers: one row per integration; a failure streak opens it for a cool-down, a success closes it. */
-export const recordBreakerSql = (store: Store): string => `
-INSERT INTO ${store.table('breakers')} AS b (integration, consecutive_failures, open_until, updated_at)
-VALUES ($1, CASE WHEN $2 THEN 0 ELSE $3::int END, CASE WHEN NOT $2 AND $3::int >= $4 THEN now() + make_interval(secs => $5) END, now())
-ON CONFLICT (integration) DO UPDATE SET
-	consecutive_failures = CASE WHEN $2 THEN 0 ELSE b.consecutive_failures + $3::int END,
-	open_until = CASE
-		WHEN $2 THEN NULL
-		WHEN b.consecutive_failures + $3::int >= $4 THEN now() + make_interval(secs => $5)
-		ELSE b.open_until END,
-	updated_at = now()
-RETURNING open_until`;
-
-export const breakerOpenSql = (store: Store): string => `
-SELECT open_until FROM ${store.table('breakers')} WHERE integration = $1 AND open_until > now()`;

@@ -1,673 +1,440 @@
-import { closeSucceededDeadLetters, type ParkRequest, parkItems } from '../deadletter';
-import { StoreUnavailableError } from '../errors';
-import { isPaused } from '../control/pauses';
-import type { Store } from '../store';
-import { classifyStatus, decideRetry, parseRetryAfter, type RetryPolicy } from './policy';
 import {
-	breakerOpenSql,
-	claimKeysSql,
-	readKeySql,
-	recordBreakerSql,
-	settleKeysSql,
-	takeOverSql,
-} from './sql';
+	closeSucceededDeadLetters,
+	type ParkRequest,
+	parkItems,
+	releaseBreakerHolds,
+} from '../deadletter';
+import { isPaused } from '../control/pauses';
+import { StoreUnavailableError } from '../errors';
+import { checkedNumber } from '../validation';
+import { storableValue } from '../store/storable';
+import type { Store } from '../store';
+import {
+	ItemWrite,
+	keyIdOf,
+	type KeyRow,
+	leaseOf,
+	type RunState,
+	type Settlement,
+	timeoutOf,
+} from './attempts';
+import { BreakerStreak, breakerOpenUntil, recordBreaker } from './breaker';
+import { RunLeases } from './lease';
+import { claimKeysSql, settleKeysSql } from './sql';
+import {
+	FailureClass,
+	type WriteContext,
+	type WriteDeps,
+	type WriteOutcome,
+	type WriteRequest,
+} from './types';
 
 /**
- * One run of the Idempotent HTTP Write, free of n8n: claim every key in one statement, then per
- * item (with bounded concurrency) replay, wait, reconcile, refuse or send with retries; settle
- * all records in one statement and park all failures in one more. The HTTP call itself is
+ * One run of the Idempotent HTTP Write, free of n8n: claim every key in one statement, then
+ * per item (with bounded concurrency) replay, wait, reconcile, refuse or send with retries.
+ * Outcomes are settled, parked and their open dead letters closed in waves: a statement of
+ * each per wave, a wave every third of the shortest lease and one at the end, and each wave
+ * also renews the leases of every record the run still holds. The HTTP call itself is
  * injected, so n8n's helpers (and any credential type) make it.
+ *
+ * One item's bad input or bad answer ends that item alone; the store failing ends the run,
+ * after the items already sending have finished, with how many requests had gone out.
  */
-export type UnknownOutcomeStrategy = 'retry' | 'lookup' | 'park';
-
-export interface WriteRequest {
-	index: number;
-	scope: string;
-	key: string;
-	fingerprint: string;
-	/** Payload parked with a failure (the input item). */
-	payload: unknown;
-}
-
-export interface HttpAnswer {
-	status: number;
-	headers: Record<string, string | string[] | undefined>;
-	body: unknown;
-}
-
-export type SendResult =
-	| { kind: 'response'; answer: HttpAnswer }
-	| { kind: 'not_sent' | 'lost'; code: string; message: string };
-
-export type LookupResult =
-	| { kind: 'exists'; answer: HttpAnswer }
-	| { kind: 'absent' }
-	| { kind: 'conflict'; message: string };
-
-export interface WriteContext {
-	workflowId?: string;
-	workflowName?: string;
-	executionId: string;
-	node: string;
-	runLink?: string;
-	integration?: string;
-	retentionDays: number;
-	policy: RetryPolicy;
-	onUnknown: UnknownOutcomeStrategy;
-	concurrency: number;
-	/** Largest response body saved for replays, in characters. */
-	maxSavedBodyChars: number;
-	/** Park failures in the dead-letter store (false: route only). */
-	park: boolean;
-	owner?: string;
-	impact?: string;
-	alreadyHappened?: string;
-	breaker?: { threshold: number; coolDownSeconds: number };
-}
-
-export interface WriteDeps {
-	send(request: WriteRequest, attempt: number): Promise<SendResult>;
-	lookup?(request: WriteRequest): Promise<LookupResult>;
-	sleep?(ms: number): Promise<void>;
-	now?(): number;
-	random?(): number;
-}
-
-export type FailureClass =
-	'permanent' | 'exhausted' | 'rate_limited' | 'conflict' | 'unknown_outcome' | 'paused';
-
-export interface WriteOutcome {
-	index: number;
-	key: string;
-	ok: boolean;
-	replayed: boolean;
-	attempts: number;
-	durationMs: number;
-	answer?: HttpAnswer;
-	failure?: {
-		class: FailureClass;
-		status?: number;
-		message: string;
-		retryAt?: Date;
-		deadLetterId?: string;
-	};
-}
-
-type KeyRow = {
-	status: 'in_progress' | 'succeeded' | 'failed' | null;
-	fingerprint: string | null;
-	lease_expired: boolean | null;
-	response_status: number | null;
-	response_headers: Record<string, string> | null;
-	response_body: string | null;
-	attempts: number | null;
-};
-
-type Settlement = {
-	scope: string;
-	key: string;
-	outcome: 'succeeded' | 'failed' | 'unknown';
-	attempts: number;
-	response_status?: number;
-	response_headers?: unknown;
-	response_body?: string;
-	response_truncated?: boolean;
-	last_error?: string;
-};
-
-const SAVED_HEADERS = [
-	'content-type',
-	'location',
-	'etag',
-	'last-modified',
-	'idempotency-key',
-	'idempotent-replayed',
-	'x-request-id',
-];
-
-/** The target's own words from an error response: a message field of a JSON body, else the text. */
-export function targetMessage(answer: HttpAnswer): string {
-	const body = answer.body;
-	if (body && typeof body === 'object') {
-		const b = body as Record<string, unknown>;
-		for (const field of ['message', 'error_description', 'detail', 'error', 'title']) {
-			const value = b[field];
-			if (typeof value === 'string' && value) return value;
-			if (
-				value &&
-				typeof value === 'object' &&
-				typeof (value as { message?: unknown }).message === 'string'
-			)
-				return (value as { message: string }).message;
-		}
-		return JSON.stringify(body).slice(0, 500);
-	}
-	return typeof body === 'string' && body ? body.slice(0, 500) : `HTTP ${answer.status}`;
-}
-
-function savedResponse(
-	answer: HttpAnswer,
-	maxChars: number,
-): Pick<
-	Settlement,
-	'response_status' | 'response_headers' | 'response_body' | 'response_truncated'
-> {
-	const headers: Record<string, string> = {};
-	for (const name of SAVED_HEADERS) {
-		const value = answer.headers[name];
-		if (value !== undefined)
-			headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
-	}
-	const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? null);
-	return {
-		response_status: answer.status,
-		response_headers: headers,
-		response_body: text.slice(0, maxChars),
-		response_truncated: text.length > maxChars,
-	};
-}
-
-function fromSaved(row: KeyRow): HttpAnswer {
-	const text = row.response_body ?? 'null';
-	let body: unknown = text;
-	try {
-		body = JSON.parse(text);
-	} catch {
-		/* a text body stays text */
-	}
-	return { status: row.response_status ?? 200, headers: row.response_headers ?? {}, body };
-}
-
-/** Runs `work` over `items` with at most `limit` at once, keeping results in input order. */
-async function mapLimited<T, R>(
-	items: T[],
-	limit: number,
-	work: (item: T) => Promise<R>,
-): Promise<R[]> {
-	const results = new Array<R>(items.length);
-	let next = 0;
-	const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-		while (next < items.length) {
-			const at = next++;
-			results[at] = await work(items[at]);
-		}
-	});
-	await Promise.all(lanes);
-	return results;
-}
-
 export async function runWrites(
 	store: Store,
 	context: WriteContext,
 	requests: WriteRequest[],
 	deps: WriteDeps,
 ): Promise<WriteOutcome[]> {
-	const progress = { sent: 0 };
+	checkedNumber('Retention (Days)', context.retentionDays, { min: 1, max: 3650, integer: true });
+	checkedNumber('Concurrency', context.concurrency, { min: 1, max: 1000, integer: true });
+	const release = store.hold();
+	const run = new Run(store, context, deps);
 	try {
-		return await writeAll(store, context, requests, deps, progress);
+		return await run.writeAll(requests);
 	} catch (error) {
-		// The store failing mid-run: say whether requests had gone out, since that decides what a
-		// person may assume. Their keys make a redelivery safe either way.
-		if (!(error instanceof StoreUnavailableError)) throw error;
-		const hint =
-			progress.sent === 0
-				? `${error.hint ?? ''} Nothing was sent.`
-				: `${error.hint ?? ''} ${progress.sent} request${progress.sent === 1 ? ' had' : 's had'} been sent when the store failed, so some may have taken effect; their idempotency keys make a redelivery safe: deliver the items again once the store is back (a write that was in flight is taken over when its lease, deadline + 30 s, ends).`;
-		throw new StoreUnavailableError(error.message, hint.trim(), { cause: error.cause ?? error });
+		throw run.explain(error);
+	} finally {
+		run.stop();
+		release();
 	}
 }
 
-async function writeAll(
-	store: Store,
-	context: WriteContext,
-	requests: WriteRequest[],
-	deps: WriteDeps,
-	progress: { sent: number },
-): Promise<WriteOutcome[]> {
-	const sleep =
-		deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-	const now = deps.now ?? Date.now;
-	const random = deps.random ?? Math.random;
-	const policy = context.policy;
-	const leaseSeconds = Math.ceil(policy.deadlineMs / 1000) + 30;
-	const settlements: Settlement[] = [];
-	const parked: Array<{ outcome: WriteOutcome; request: WriteRequest }> = [];
+class Run implements RunState {
+	readonly leases: RunLeases;
+	readonly streak = new BreakerStreak();
+	readonly progress = { sent: 0 };
+	readonly now: () => number;
+	readonly sleep: (ms: number) => Promise<void>;
+	readonly random: () => number;
+	private settlements: Array<{ settlement: Settlement; outcome: WriteOutcome }> = [];
+	private toPark: Array<{ outcome: WriteOutcome; request: WriteRequest }> = [];
+	private succeededKeys = new Set<string>();
+	private fatal: unknown;
+	private flushing: Promise<void> | undefined;
+	private timer: NodeJS.Timeout | undefined;
+	private stopped = false;
 
-	// A paused integration or an open breaker: hold every item, call nothing.
-	if (context.integration) {
-		const pause = await isPaused(store, 'integration', context.integration);
-		const breaker = pause
-			? []
-			: await store.query<{ open_until: Date }>(breakerOpenSql(store), [context.integration]);
-		if (pause || breaker.length > 0) {
-			const message = pause
-				? `integration ${context.integration} is paused by ${pause.changedBy}: ${pause.reason ?? ''}`.trim()
-				: `circuit breaker for ${context.integration} is open until ${breaker[0].open_until.toISOString()}`;
-			const outcomes = requests.map((r) => ({
-				index: r.index,
-				key: r.key,
+	constructor(
+		readonly store: Store,
+		readonly context: WriteContext,
+		readonly deps: WriteDeps,
+	) {
+		this.now = deps.now ?? Date.now;
+		this.sleep = deps.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+		this.random = deps.random ?? Math.random;
+		this.leases = new RunLeases(store, this.now);
+	}
+
+	settle(settlement: Settlement, outcome: WriteOutcome): void {
+		this.settlements.push({ settlement, outcome });
+	}
+
+	async writeAll(all: WriteRequest[]): Promise<WriteOutcome[]> {
+		// Items that could not become requests end alone: parked, nothing claimed or sent.
+		const invalid = new Map(
+			all
+				.filter((r) => r.invalid !== undefined)
+				.map((request): [number, WriteOutcome] => {
+					const outcome: WriteOutcome = {
+						index: request.index,
+						key: request.key,
+						ok: false,
+						replayed: false,
+						attempts: 0,
+						durationMs: 0,
+						failure: { class: FailureClass.invalid, message: request.invalid! },
+					};
+					this.toPark.push({ outcome, request });
+					return [request.index, outcome];
+				}),
+		);
+		const requests = all.filter((r) => r.invalid === undefined);
+		const valid = await this.writeValid(requests);
+		const byIndex = new Map(valid.map((o) => [o.index, o]));
+		await this.flush();
+		if (this.fatal) throw this.fatal;
+		if (this.context.integration && this.context.breaker) {
+			await recordBreaker(this.store, this.context.integration, this.streak, this.context.breaker);
+		}
+		return all.map((r) => invalid.get(r.index) ?? byIndex.get(r.index)!);
+	}
+
+	private async writeValid(requests: WriteRequest[]): Promise<WriteOutcome[]> {
+		if (requests.length === 0) return [];
+		const held = await this.gate(requests);
+		if (held) return held;
+
+		// Duplicate keys inside the run: the first occurrence does the work, the others share it.
+		const firstByKey = new Map<string, WriteRequest>();
+		for (const r of requests) if (!firstByKey.has(keyIdOf(r))) firstByKey.set(keyIdOf(r), r);
+		const leaders = [...firstByKey.values()];
+		const claims = await this.claim(leaders);
+		this.schedule();
+
+		const leaderOutcomes = await this.lanes(leaders, (request, ord) =>
+			this.writeItem(request, claims.get(ord)!),
+		);
+		const byKey = new Map(
+			leaders.map((r, i) => [keyIdOf(r), { request: r, outcome: leaderOutcomes[i] }]),
+		);
+		return requests.map((request) => {
+			const lead = byKey.get(keyIdOf(request))!;
+			if (lead.request === request) return lead.outcome;
+			const outcome = this.shared(request, lead.request, lead.outcome);
+			if (!outcome.ok) this.toPark.push({ outcome, request });
+			return outcome;
+		});
+	}
+
+	/**
+	 * A paused integration or an open breaker: hold every item, call nothing. Otherwise, items
+	 * an earlier breaker held whose cool-down is over go back to replay.
+	 */
+	private async gate(requests: WriteRequest[]): Promise<WriteOutcome[] | undefined> {
+		const integration = this.context.integration;
+		if (!integration) return undefined;
+		const pause = await isPaused(this.store, 'integration', integration);
+		const openUntil = pause ? undefined : await breakerOpenUntil(this.store, integration);
+		if (!pause && !openUntil) {
+			if (this.context.breaker) {
+				await releaseBreakerHolds(this.store, {
+					integration,
+					actor: 'Idempotent HTTP Write',
+					reason: `circuit breaker of ${integration} closed`,
+				});
+			}
+			return undefined;
+		}
+		const message = pause
+			? `integration ${integration} is paused by ${pause.changedBy}: ${pause.reason ?? ''}`.trim()
+			: `circuit breaker for ${integration} is open until ${openUntil!.toISOString()}`;
+		const outcomes = requests.map((r): WriteOutcome => ({
+			index: r.index,
+			key: r.key,
+			ok: false,
+			replayed: false,
+			attempts: 0,
+			durationMs: 0,
+			failure: { class: FailureClass.paused, message, retryAt: openUntil },
+		}));
+		await this.park(
+			outcomes.map((outcome, i) => ({ outcome, request: requests[i] })),
+			pause ? 'pause' : 'breaker',
+		);
+		return outcomes;
+	}
+
+	private async claim(leaders: WriteRequest[]): Promise<Map<number, KeyRow>> {
+		const rows = await this.store.query<KeyRow & { ord: number }>(claimKeysSql(this.store), [
+			JSON.stringify(
+				leaders.map((r, ord) => ({
+					ord,
+					scope: r.scope,
+					key: r.key,
+					fingerprint: r.fingerprint,
+					lease_ms: leaseOf(this.context, r),
+					timeout_ms: timeoutOf(r),
+				})),
+			),
+			this.context.workflowId ?? null,
+			this.context.executionId,
+			this.context.node,
+			this.context.retentionDays,
+		]);
+		// Claimed records are held from now on, also while they wait for a lane: the waves renew them.
+		for (const row of rows) {
+			if (!row.claimed) continue;
+			const request = leaders[row.ord];
+			this.leases.hold({
+				scope: request.scope,
+				key: request.key,
+				generation: Number(row.generation),
+				leaseMs: leaseOf(this.context, request),
+				timeoutMs: timeoutOf(request),
+			});
+		}
+		return new Map(rows.map((row) => [row.ord, row]));
+	}
+
+	/**
+	 * Runs the items with at most `concurrency` at once. After a store failure no lane starts
+	 * another item, and the run waits for the items already sending before it ends.
+	 */
+	private async lanes<R>(
+		items: WriteRequest[],
+		work: (item: WriteRequest, ord: number) => Promise<R>,
+	): Promise<R[]> {
+		const results = new Array<R>(items.length);
+		let next = 0;
+		const limit = Math.max(1, Math.min(this.context.concurrency, items.length));
+		await Promise.all(
+			Array.from({ length: limit }, async () => {
+				while (next < items.length && !this.fatal) {
+					const at = next++;
+					try {
+						results[at] = await work(items[at], at);
+					} catch (error) {
+						this.fatal ??= error;
+					}
+				}
+			}),
+		);
+		if (this.fatal) throw this.fatal;
+		return results;
+	}
+
+	/** One item to its outcome; anything unexpected ends this item, never the run. */
+	private async writeItem(request: WriteRequest, row: KeyRow): Promise<WriteOutcome> {
+		const sentBefore = this.progress.sent;
+		let outcome: WriteOutcome;
+		try {
+			outcome = await new ItemWrite(this, request).fromRow(row);
+		} catch (error) {
+			if (error instanceof StoreUnavailableError) throw error;
+			// A bug or an answer nothing foresaw: this item ends, parked with what is known.
+			const sent = this.progress.sent > sentBefore;
+			outcome = {
+				index: request.index,
+				key: request.key,
 				ok: false,
 				replayed: false,
 				attempts: 0,
 				durationMs: 0,
-				failure: { class: 'paused' as const, message },
-			}));
-			await parkFailures(
-				store,
-				context,
-				outcomes.map((outcome, i) => ({ outcome, request: requests[i] })),
-				'held',
-			);
-			return outcomes;
-		}
-	}
-
-	// Duplicate keys inside the run: the first occurrence does the work, the others share it.
-	const firstByKey = new Map<string, WriteRequest>();
-	for (const r of requests)
-		if (!firstByKey.has(`${r.scope}\u0000${r.key}`)) firstByKey.set(`${r.scope}\u0000${r.key}`, r);
-	const leaders = [...firstByKey.values()];
-	const claimRows = await store.query<KeyRow & { ord: number; claimed: boolean }>(
-		claimKeysSql(store),
-		[
-			JSON.stringify(
-				leaders.map((r, ord) => ({ ord, scope: r.scope, key: r.key, fingerprint: r.fingerprint })),
-			),
-			leaseSeconds,
-			context.workflowId ?? null,
-			context.executionId,
-			context.node,
-			context.retentionDays,
-		],
-	);
-	const claimByOrd = new Map(claimRows.map((row) => [row.ord, row]));
-
-	let transientFailures = 0;
-	let successes = 0;
-
-	const failRun = (
-		request: WriteRequest,
-		started: number,
-		attempts: number,
-		failure: NonNullable<WriteOutcome['failure']>,
-		settle?: Settlement['outcome'],
-		error?: string,
-	): WriteOutcome => {
-		if (settle)
-			settlements.push({
-				scope: request.scope,
-				key: request.key,
-				outcome: settle,
-				attempts,
-				last_error: error ?? failure.message,
-				response_status: failure.status,
-			});
-		const outcome: WriteOutcome = {
-			index: request.index,
-			key: request.key,
-			ok: false,
-			replayed: false,
-			attempts,
-			durationMs: now() - started,
-			failure,
-		};
-		parked.push({ outcome, request });
-		return outcome;
-	};
-
-	const succeed = (
-		request: WriteRequest,
-		started: number,
-		attempts: number,
-		answer: HttpAnswer,
-	): WriteOutcome => {
-		successes++;
-		settlements.push({
-			scope: request.scope,
-			key: request.key,
-			outcome: 'succeeded',
-			attempts,
-			...savedResponse(answer, context.maxSavedBodyChars),
-		});
-		return {
-			index: request.index,
-			key: request.key,
-			ok: true,
-			replayed: false,
-			attempts,
-			durationMs: now() - started,
-			answer,
-		};
-	};
-
-	/** The send loop of a record this run owns: retries transient failures inside the deadline. */
-	const sendOwned = async (request: WriteRequest, started: number): Promise<WriteOutcome> => {
-		let attempt = 0;
-		// An attempt whose response was lost after it was sent may have taken effect; a later
-		// attempt's failure does not undo that, so the run then ends unknown, never failed.
-		let lostEarlier = false;
-		const fail = (
-			req: WriteRequest,
-			at: number,
-			attempts: number,
-			failure: NonNullable<WriteOutcome['failure']>,
-			settle: Settlement['outcome'],
-		): WriteOutcome => {
-			if (!lostEarlier || settle !== 'failed') return failRun(req, at, attempts, failure, settle);
-			const message = `${failure.message}; an earlier attempt's response was lost after it was sent, so the effect may exist: check the target before replaying`;
-			return failRun(
-				req,
-				at,
-				attempts,
-				{ ...failure, class: 'unknown_outcome', message },
-				'unknown',
-			);
-		};
-		for (;;) {
-			attempt++;
-			progress.sent++;
-			const result = await deps.send(request, attempt);
-			if (result.kind === 'lost') lostEarlier = true;
-			if (result.kind === 'response') {
-				const answerClass = classifyStatus(result.answer.status, policy);
-				if (answerClass === 'success') return succeed(request, started, attempt, result.answer);
-				const message = targetMessage(result.answer);
-				if (answerClass === 'permanent')
-					return fail(
-						request,
-						started,
-						attempt,
-						{ class: 'permanent', status: result.answer.status, message },
-						'failed',
-					);
-				transientFailures++;
-				const decision = decideRetry(
-					{
-						attempt,
-						startedAtMs: started,
-						nowMs: now(),
-						retryAfterMs: parseRetryAfter(result.answer.headers['retry-after'], now()),
-					},
-					policy,
-					random,
-				);
-				if (decision.kind === 'retry') {
-					await sleep(decision.delayMs);
-					continue;
-				}
-				if (decision.kind === 'rate_limited') {
-					return fail(
-						request,
-						started,
-						attempt,
-						{
-							class: 'rate_limited',
-							status: result.answer.status,
-							message: `${message}; the target asks to retry at ${decision.retryAt.toISOString()}`,
-							retryAt: decision.retryAt,
-						},
-						'failed',
-					);
-				}
-				return fail(
-					request,
-					started,
-					attempt,
-					{
-						class: 'exhausted',
-						status: result.answer.status,
-						message: `${message} (${decision.reason})`,
-					},
-					'failed',
-				);
-			}
-			if (result.kind === 'lost' && context.onUnknown !== 'retry') {
-				if (context.onUnknown === 'lookup' && deps.lookup) {
-					const found = await reconcile(request, started, attempt);
-					if (found) return found;
-					continue;
-				}
-				return fail(
-					request,
-					started,
-					attempt,
-					{
-						class: 'unknown_outcome',
-						message: `response lost after the request was sent (${result.code}): the effect may exist; check the target before replaying`,
-					},
-					'unknown',
-				);
-			}
-			// Not sent (safe), or lost with "retry with the same key" (the target dedupes by key).
-			transientFailures++;
-			const decision = decideRetry({ attempt, startedAtMs: started, nowMs: now() }, policy, random);
-			if (decision.kind === 'retry') {
-				await sleep(decision.delayMs);
-				continue;
-			}
-			// Nothing reached the target: a definite failure. A lost response: the effect may exist.
-			const settle = result.kind === 'lost' ? 'unknown' : 'failed';
-			return fail(
-				request,
-				started,
-				attempt,
-				{
-					class: settle === 'unknown' ? 'unknown_outcome' : 'exhausted',
-					message: `${result.message} (${decision.kind === 'exhausted' ? decision.reason : 'deadline'})`,
+				failure: {
+					class: sent ? FailureClass.unknownOutcome : FailureClass.permanent,
+					message: `${sent ? 'the write failed after a request was sent, so the effect may exist' : 'the write failed before anything was sent'}: ${error instanceof Error ? error.message : String(error)}`,
 				},
-				settle,
-			);
-		}
-	};
-
-	/** Reconcile by lookup: exists -> success with the found resource; absent -> undefined (send); conflict -> park. */
-	const reconcile = async (
-		request: WriteRequest,
-		started: number,
-		attempts: number,
-	): Promise<WriteOutcome | undefined> => {
-		const found = await deps.lookup!(request);
-		if (found.kind === 'exists') {
-			const outcome = succeed(request, started, attempts, found.answer);
-			return { ...outcome, replayed: true };
-		}
-		if (found.kind === 'conflict')
-			return failRun(
-				request,
-				started,
-				attempts,
-				{
-					class: 'unknown_outcome',
-					message: `reconcile found a conflicting record: ${found.message}`,
-				},
-				'unknown',
-			);
-		return undefined;
-	};
-
-	const handleLeader = async (request: WriteRequest, ord: number): Promise<WriteOutcome> => {
-		const started = now();
-		let row = claimByOrd.get(ord)!;
-		if (row.claimed) return await sendOwned(request, started);
-
-		for (;;) {
-			if (row.status === 'succeeded') {
-				if (row.fingerprint !== request.fingerprint)
-					return failRun(request, started, 0, {
-						class: 'conflict',
-						message: `key ${request.key} already succeeded with a different request; a key must always carry the same request`,
-					});
-				return {
-					index: request.index,
-					key: request.key,
-					ok: true,
-					replayed: true,
-					attempts: row.attempts ?? 0,
-					durationMs: now() - started,
-					answer: fromSaved(row),
-				};
-			}
-			if (
-				row.status === 'in_progress' &&
-				!row.lease_expired &&
-				row.fingerprint !== null &&
-				row.fingerprint !== request.fingerprint
-			) {
-				return failRun(request, started, 0, {
-					class: 'conflict',
-					message: `key ${request.key} is being written by another execution with a different request`,
-				});
-			}
-			if (row.status === 'in_progress' && row.lease_expired) {
-				// A worker died mid-call, or an earlier response was lost: the effect may exist.
-				if (context.onUnknown === 'park')
-					return failRun(request, started, 0, {
-						class: 'unknown_outcome',
-						message: `an earlier attempt on key ${request.key} ended without an answer: the effect may exist; check the target, then replay`,
-					});
-				if (context.onUnknown === 'lookup' && deps.lookup) {
-					const found = await reconcile(request, started, 0);
-					if (found) return found;
-				}
-				const taken = await store.query(takeOverSql(store), [
-					request.scope,
-					request.key,
-					request.fingerprint,
-					leaseSeconds,
-					context.executionId,
-				]);
-				if (taken.length > 0) return await sendOwned(request, started);
-			} else if (row.status === 'failed' || row.status === null) {
-				// Failed meanwhile (claimable again) or vanished: claim it for this run.
-				const [again] = await store.query<KeyRow & { ord: number; claimed: boolean }>(
-					claimKeysSql(store),
-					[
-						JSON.stringify([
-							{ ord: 0, scope: request.scope, key: request.key, fingerprint: request.fingerprint },
-						]),
-						leaseSeconds,
-						context.workflowId ?? null,
-						context.executionId,
-						context.node,
-						context.retentionDays,
-					],
-				);
-				if (again.claimed) return await sendOwned(request, started);
-				row = again;
-				continue;
-			}
-			// In progress elsewhere under a live lease: wait for its result until the deadline.
-			if (now() - started >= policy.deadlineMs) {
-				return failRun(request, started, 0, {
-					class: 'unknown_outcome',
-					message: `key ${request.key} was still in progress elsewhere when the deadline of ${Math.round(policy.deadlineMs / 1000)} s was reached`,
-				});
-			}
-			await sleep(Math.min(1_000, 100 + Math.floor(random() * 200)));
-			const [fresh] = await store.query<KeyRow>(readKeySql(store), [request.scope, request.key]);
-			row = {
-				...(fresh ?? {
-					status: null,
-					fingerprint: null,
-					lease_expired: null,
-					response_status: null,
-					response_headers: null,
-					response_body: null,
-					attempts: null,
-				}),
-				ord,
-				claimed: false,
 			};
 		}
-	};
-
-	const leaderOutcomes = await mapLimited(
-		leaders.map((request, ord) => ({ request, ord })),
-		context.concurrency,
-		({ request, ord }) => handleLeader(request, ord),
-	);
-	const byKey = new Map(
-		leaders.map((r, i) => [`${r.scope}\u0000${r.key}`, { request: r, outcome: leaderOutcomes[i] }]),
-	);
-
-	const outcomes = requests.map((request) => {
-		const lead = byKey.get(`${request.scope}\u0000${request.key}`)!;
-		if (lead.request === request) return lead.outcome;
-		const started = now();
-		if (lead.request.fingerprint !== request.fingerprint)
-			return failRun(request, started, 0, {
-				class: 'conflict',
-				message: `key ${request.key} appears twice in this run with different requests`,
-			});
-		if (!lead.outcome.ok)
-			return failRun(request, started, 0, { ...lead.outcome.failure!, deadLetterId: undefined });
-		return { ...lead.outcome, index: request.index, replayed: true, durationMs: 0 };
-	});
-
-	if (settlements.length > 0)
-		await store.query(settleKeysSql(store), [JSON.stringify(settlements), context.executionId]);
-	if (context.integration && context.breaker && (transientFailures > 0 || successes > 0)) {
-		await store.query(recordBreakerSql(store), [
-			context.integration,
-			successes > 0 && transientFailures === 0,
-			transientFailures,
-			context.breaker.threshold,
-			context.breaker.coolDownSeconds,
-		]);
+		if (outcome.ok) this.succeededKeys.add(outcome.key);
+		else this.toPark.push({ outcome, request });
+		return outcome;
 	}
-	if (context.park) await parkFailures(store, context, parked, 'new');
-	// An item parked by an earlier delivery that has now succeeded is done: close its record.
-	const succeededKeys = [...new Set(outcomes.filter((o) => o.ok).map((o) => o.key))];
-	if (succeededKeys.length > 0) {
-		await closeSucceededDeadLetters(store, {
-			workflowId: context.workflowId ?? 'unsaved',
-			step: context.node,
-			keys: succeededKeys,
+
+	/** The outcome of a later copy of a key in the same run: the first copy's. */
+	private shared(request: WriteRequest, lead: WriteRequest, outcome: WriteOutcome): WriteOutcome {
+		if (lead.fingerprint !== request.fingerprint) {
+			return {
+				index: request.index,
+				key: request.key,
+				ok: false,
+				replayed: false,
+				attempts: 0,
+				durationMs: 0,
+				failure: {
+					class: FailureClass.conflict,
+					message: `key ${request.key} appears twice in this run with different requests`,
+				},
+			};
+		}
+		if (!outcome.ok) {
+			return {
+				...outcome,
+				index: request.index,
+				failure: { ...outcome.failure!, deadLetterId: undefined },
+			};
+		}
+		return { ...outcome, index: request.index, replayed: true, durationMs: 0 };
+	}
+
+	/** Waves: a third of the shortest lease apart, while the run is alive. */
+	private schedule(): void {
+		const shortest = this.leases.shortestLeaseMs;
+		if (this.stopped || shortest === undefined) return;
+		this.timer = setTimeout(
+			() => {
+				void this.flush().then(() => this.schedule());
+			},
+			Math.max(50, Math.floor(shortest / 3)),
+		);
+		this.timer.unref?.();
+	}
+
+	stop(): void {
+		this.stopped = true;
+		if (this.timer) clearTimeout(this.timer);
+	}
+
+	/** One wave: settle, park, close the dead letters of what succeeded, renew what is still held. */
+	flush(): Promise<void> {
+		this.flushing = (this.flushing ?? Promise.resolve()).then(async () => {
+			if (this.fatal) return;
+			// What has finished so far; items finishing meanwhile go to the next wave.
+			const settlements = this.settlements;
+			const toPark = this.toPark;
+			const succeeded = [...this.succeededKeys];
+			this.settlements = [];
+			this.toPark = [];
+			this.succeededKeys = new Set();
+			try {
+				await this.settleWave(settlements);
+				// A superseded owner parks nothing: the new owner's result decides the item.
+				const park = toPark.filter(({ outcome }) => !outcome.superseded);
+				if (park.length > 0 && this.context.park) await this.park(park);
+				await this.closeSucceeded(succeeded);
+				// An owner that lost a record learns it at its next attempt start or settle.
+				await this.leases.renew();
+			} catch (error) {
+				this.fatal ??= error;
+			}
+		});
+		return this.flushing;
+	}
+
+	private async settleWave(
+		wave: Array<{ settlement: Settlement; outcome: WriteOutcome }>,
+	): Promise<void> {
+		if (wave.length === 0) return;
+		for (const { settlement } of wave) this.leases.release(settlement.scope, settlement.key);
+		const rows = await this.store.query<{
+			scope: string;
+			key: string;
+			settled: boolean;
+			owner: string | null;
+		}>(settleKeysSql(this.store), [
+			JSON.stringify(wave.map(({ settlement }) => storableValue(settlement))),
+			this.context.retentionDays,
+		]);
+		const byKey = new Map(rows.map((r) => [`${r.scope}\u0000${r.key}`, r]));
+		for (const { settlement, outcome } of wave) {
+			const row = byKey.get(`${settlement.scope}\u0000${settlement.key}`);
+			if (row?.settled) continue;
+			// Superseded: recorded as an observation; the new owner's result decides the item.
+			outcome.superseded = true;
+			if (!outcome.ok) {
+				outcome.failure = {
+					class: FailureClass.superseded,
+					message: `execution ${row?.owner ?? '?'} took key ${settlement.key} over while this one wrote; its result decides (this one saw: ${outcome.failure?.message ?? 'no answer'})`,
+				};
+			}
+		}
+	}
+
+	/** An item parked by an earlier delivery that has now succeeded is done: close its record. */
+	private async closeSucceeded(keys: string[]): Promise<void> {
+		if (keys.length === 0) return;
+		await closeSucceededDeadLetters(this.store, {
+			workflowId: this.context.workflowId ?? 'unsaved',
+			step: this.context.node,
+			keys,
 			actor: 'Idempotent HTTP Write',
-			reason: `succeeded on a later delivery (execution ${context.executionId})`,
+			reason: `succeeded on a later delivery (execution ${this.context.executionId})`,
 		});
 	}
-	return outcomes;
-}
 
-async function parkFailures(
-	store: Store,
-	context: WriteContext,
-	failed: Array<{ outcome: WriteOutcome; request: WriteRequest }>,
-	status: 'new' | 'held',
-): Promise<void> {
-	if (failed.length === 0) return;
-	const requests: ParkRequest[] = failed.map(({ outcome, request }) => ({
-		workflowId: context.workflowId ?? 'unsaved',
-		workflowName: context.workflowName,
-		executionId: context.executionId,
-		step: context.node,
-		itemIndex: request.index,
-		idempotencyKey: request.key,
-		runLink: context.runLink,
-		integration: context.integration,
-		errorClass: outcome.failure!.class,
-		errorMessage: outcome.failure!.message,
-		errorStatus: outcome.failure!.status,
-		attempts: outcome.attempts,
-		// The configured text says what the steps before this one did; when this step's own
-		// outcome is unknown, the record must not read as if its write certainly did not happen.
-		alreadyHappened:
-			outcome.failure!.class === 'unknown_outcome'
-				? [
-						context.alreadyHappened,
-						`${context.node} may have taken effect (its response was lost): check before replaying`,
-					]
-						.filter(Boolean)
-						.join('; ')
-				: context.alreadyHappened,
-		impact: context.impact,
-		owner: context.owner,
-		status,
-		payload: request.payload,
-		retryAfter: outcome.failure!.retryAt,
-		retentionDays: 90,
-	}));
-	const results = await parkItems(store, requests);
-	results.forEach((result, i) => (failed[i].outcome.failure!.deadLetterId = result.id));
+	private async park(
+		failed: Array<{ outcome: WriteOutcome; request: WriteRequest }>,
+		hold?: 'pause' | 'breaker',
+	): Promise<void> {
+		const context = this.context;
+		const requests: ParkRequest[] = failed.map(({ outcome, request }) => ({
+			workflowId: context.workflowId ?? 'unsaved',
+			workflowName: context.workflowName,
+			executionId: context.executionId,
+			step: context.node,
+			itemIndex: request.index,
+			idempotencyKey: request.key || undefined,
+			runLink: context.runLink,
+			integration: context.integration,
+			errorClass: outcome.failure!.class,
+			errorMessage: outcome.failure!.message,
+			errorStatus: outcome.failure!.status,
+			attempts: outcome.attempts,
+			// The configured text says what the steps before this one did; when this step's own
+			// outcome is unknown, the record must not read as if its write certainly did not happen.
+			alreadyHappened:
+				outcome.failure!.class === FailureClass.unknownOutcome
+					? [
+							context.alreadyHappened,
+							`${context.node} may have taken effect (its response was lost): check before replaying`,
+						]
+							.filter(Boolean)
+							.join('; ')
+					: context.alreadyHappened,
+			impact: context.impact,
+			owner: context.owner,
+			status: hold ? 'held' : 'new',
+			holdReason: hold,
+			payload: request.payload,
+			retryAfter: outcome.failure!.retryAt,
+			retentionDays: 90,
+		}));
+		const results = await parkItems(this.store, requests);
+		results.forEach((result, i) => (failed[i].outcome.failure!.deadLetterId = result.id));
+	}
+
+	/**
+	 * The store failing mid-run: say whether requests had gone out, since that decides what a
+	 * person may assume. Their keys make a redelivery safe either way.
+	 */
+	explain(error: unknown): unknown {
+		if (!(error instanceof StoreUnavailableError)) return error;
+		const sent = this.progress.sent;
+		const hint =
+			sent === 0
+				? `${error.hint ?? ''} Nothing was sent.`
+				: `${error.hint ?? ''} ${sent} request${sent === 1 ? ' had' : 's had'} been sent when the store failed, so some may have taken effect; their idempotency keys make a redelivery safe: deliver the items again once the store is back (a write that was in flight is reconciled once its lease, the request timeout plus a margin, ends).`;
+		return new StoreUnavailableError(error.message, hint.trim(), { cause: error.cause ?? error });
+	}
 }

@@ -9,18 +9,18 @@ import {
 	DEFAULT_HOLD_CLASSES,
 	DEFAULT_TRANSIENT_CLASSES,
 	OutboxStatus,
-	SettleOutcome,
+	MessageSettleOutcome,
 } from './statuses';
 
 /** Complete or Fail names a message by id and by the generation its taker holds. */
-export interface SettleRequest {
+export interface MessageSettleRequest {
 	/** The input item's index, carried through so outputs and errors keep it. */
 	index: number;
 	id: string;
 	generation: number;
 }
 
-export interface FailRequest extends SettleRequest {
+export interface FailRequest extends MessageSettleRequest {
 	/** Idempotent HTTP Write's failure class (transient, exhausted, permanent, ...). */
 	errorClass: string;
 	message?: string;
@@ -67,11 +67,11 @@ export interface DeadLetterTarget {
 	retentionDays?: number;
 }
 
-export interface SettleResult {
+export interface MessageSettleResult {
 	index: number;
 	id: string;
 	generation: number;
-	outcome: SettleOutcome;
+	outcome: MessageSettleOutcome;
 	/** The message's status afterwards (absent when it does not exist). */
 	status?: OutboxStatus;
 	/** The generation the message is at, when it moved on past the request's. */
@@ -139,7 +139,7 @@ const ID = /^\d{1,18}$/;
  * counted on the message and reported), decisions for messages still in flight under that
  * generation are applied, and messages given up are parked before the transaction commits.
  */
-async function settle<R extends SettleRequest>(
+async function settle<R extends MessageSettleRequest>(
 	outbox: Store,
 	requests: R[],
 	choose: (row: LockedRow, request: R) => Choice,
@@ -147,10 +147,10 @@ async function settle<R extends SettleRequest>(
 		client: PoolClient,
 		dead: Array<{ row: LockedRow; failure: FailRequest; errorClass: string }>,
 	) => Promise<string[]>,
-): Promise<SettleResult[]> {
+): Promise<MessageSettleResult[]> {
 	const ids = [...new Set(requests.filter((r) => ID.test(r.id)).map((r) => r.id))];
 	if (ids.length === 0)
-		return requests.map((r) => ({ ...base(r), outcome: SettleOutcome.notFound }));
+		return requests.map((r) => ({ ...base(r), outcome: MessageSettleOutcome.notFound }));
 	return await inTransaction(outbox, async (client) => {
 		const rows = new Map(
 			(await client.query<LockedRow>(lockMessagesSql(outbox), [ids])).rows.map((row) => [
@@ -164,24 +164,24 @@ async function settle<R extends SettleRequest>(
 			if (!plan) plans.set(id, (plan = { id, action: null, superseded: 0 }));
 			return plan;
 		};
-		const results: SettleResult[] = [];
+		const results: MessageSettleResult[] = [];
 		const dead: Array<{
 			row: LockedRow;
 			failure: FailRequest;
 			errorClass: string;
-			result: SettleResult;
+			result: MessageSettleResult;
 		}> = [];
 		for (const request of requests) {
 			const row = rows.get(request.id);
 			if (!row || !ID.test(request.id)) {
-				results.push({ ...base(request), outcome: SettleOutcome.notFound });
+				results.push({ ...base(request), outcome: MessageSettleOutcome.notFound });
 				continue;
 			}
 			if (row.generation !== request.generation) {
 				planOf(row.id).superseded += 1;
 				results.push({
 					...base(request),
-					outcome: SettleOutcome.superseded,
+					outcome: MessageSettleOutcome.superseded,
 					status: row.status,
 					currentGeneration: row.generation,
 					takenBy: row.taken_by,
@@ -192,7 +192,7 @@ async function settle<R extends SettleRequest>(
 			if (row.status !== OutboxStatus.inFlight) {
 				results.push({
 					...base(request),
-					outcome: SettleOutcome.alreadySettled,
+					outcome: MessageSettleOutcome.alreadySettled,
 					status: row.status,
 					attempt: row.attempts,
 				});
@@ -200,7 +200,10 @@ async function settle<R extends SettleRequest>(
 			}
 			const choice = choose(row, request);
 			const plan = planOf(row.id);
-			const result: SettleResult = { ...base(request), outcome: SettleOutcome.completed };
+			const result: MessageSettleResult = {
+				...base(request),
+				outcome: MessageSettleOutcome.completed,
+			};
 			result.attempt = row.attempts;
 			if (choice.action === 'complete') {
 				plan.action = 'complete';
@@ -218,11 +221,13 @@ async function settle<R extends SettleRequest>(
 						refund_attempt: choice.hold,
 					});
 					row.status = OutboxStatus.pending;
-					result.outcome = choice.hold ? SettleOutcome.held : SettleOutcome.retryScheduled;
+					result.outcome = choice.hold
+						? MessageSettleOutcome.held
+						: MessageSettleOutcome.retryScheduled;
 				} else {
 					Object.assign(plan, { action: 'dead', error_class: choice.errorClass });
 					row.status = OutboxStatus.dead;
-					result.outcome = SettleOutcome.dead;
+					result.outcome = MessageSettleOutcome.dead;
 					result.deadLetterClass = choice.errorClass;
 					dead.push({ row, failure, errorClass: choice.errorClass, result });
 				}
@@ -251,23 +256,26 @@ async function settle<R extends SettleRequest>(
 		}
 		for (const result of results) {
 			if (
-				result.outcome === SettleOutcome.completed ||
-				result.outcome === SettleOutcome.retryScheduled ||
-				result.outcome === SettleOutcome.held ||
-				result.outcome === SettleOutcome.dead
+				result.outcome === MessageSettleOutcome.completed ||
+				result.outcome === MessageSettleOutcome.retryScheduled ||
+				result.outcome === MessageSettleOutcome.held ||
+				result.outcome === MessageSettleOutcome.dead
 			) {
 				const after = applied.get(result.id);
 				result.status = after?.status;
-				if (result.outcome !== SettleOutcome.completed && result.outcome !== SettleOutcome.dead)
+				if (
+					result.outcome !== MessageSettleOutcome.completed &&
+					result.outcome !== MessageSettleOutcome.dead
+				)
 					result.availableAt = after?.available_at;
-				if (result.outcome === SettleOutcome.held) result.attempt = after?.attempts;
+				if (result.outcome === MessageSettleOutcome.held) result.attempt = after?.attempts;
 			}
 		}
 		return results;
 	});
 }
 
-const base = (request: SettleRequest) => ({
+const base = (request: MessageSettleRequest) => ({
 	index: request.index,
 	id: request.id,
 	generation: request.generation,
@@ -276,8 +284,8 @@ const base = (request: SettleRequest) => ({
 /** Marks messages sent. A repeat by the same generation changes nothing; an older generation is superseded. */
 export async function completeMessages(
 	outbox: Store,
-	requests: SettleRequest[],
-): Promise<SettleResult[]> {
+	requests: MessageSettleRequest[],
+): Promise<MessageSettleResult[]> {
 	return await settle(outbox, requests, () => ({ action: 'complete' }));
 }
 
@@ -296,7 +304,7 @@ export async function failMessages(
 	deadLetters: DeadLetterTarget,
 	policy: FailPolicy = DEFAULT_FAIL_POLICY,
 	random: () => number = Math.random,
-): Promise<SettleResult[]> {
+): Promise<MessageSettleResult[]> {
 	return await settle<FailRequest>(
 		outbox,
 		requests,

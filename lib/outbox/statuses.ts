@@ -11,7 +11,7 @@ export type OutboxStatus = (typeof OutboxStatus)[keyof typeof OutboxStatus];
 export const OPEN_MESSAGE_STATUSES: OutboxStatus[] = [OutboxStatus.pending, OutboxStatus.inFlight];
 
 /** What a Complete or Fail did to one message. */
-export const SettleOutcome = {
+export const MessageSettleOutcome = {
 	completed: 'completed',
 	retryScheduled: 'retry_scheduled',
 	/** The destination is paused (or its breaker open): back to pending, the attempt not counted. */
@@ -23,7 +23,7 @@ export const SettleOutcome = {
 	alreadySettled: 'already_settled',
 	notFound: 'not_found',
 } as const;
-export type SettleOutcome = (typeof SettleOutcome)[keyof typeof SettleOutcome];
+export type MessageSettleOutcome = (typeof MessageSettleOutcome)[keyof typeof MessageSettleOutcome];
 
 /** Methods a message may carry: writes only, as Idempotent HTTP Write sends them. */
 export const OUTBOX_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;

@@ -4,3 +4,4 @@ export * from './identifiers';
 export * from './migrations';
 export * from './sqlstate';
 export * from './store';
+export * from './storable';

@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import type { QueryResultRow } from 'pg';
+import type { PoolClient, QueryResultRow } from 'pg';
 import { StoreUnavailableError } from '../errors';
 import { type StoreConfig, storeKey, toPoolConfig } from './config';
 import { quoteIdent } from './identifiers';
@@ -16,6 +16,8 @@ export class Store {
 	readonly schema: string;
 	private migrated: Promise<void> | undefined;
 	lastUsed = Date.now();
+	/** Runs that hold the store (a write in flight): the idle sweeper never closes a held store. */
+	private holds = 0;
 
 	constructor(readonly config: StoreConfig) {
 		this.schema = config.schema;
@@ -52,16 +54,93 @@ export class Store {
 	}
 
 	async query<R extends QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+		return (await this.execute<R>(text, values)).rows;
+	}
+
+	/** Runs one statement; the rows and how many rows it changed. */
+	async execute<R extends QueryResultRow>(
+		text: string,
+		values: unknown[] = [],
+	): Promise<{ rows: R[]; rowCount: number }> {
 		await this.ready();
+		this.lastUsed = Date.now();
 		try {
-			return (await this.pool.query<R>(text, values)).rows;
+			const result = await this.pool.query<R>(text, values);
+			return { rows: result.rows, rowCount: result.rowCount ?? 0 };
 		} catch (error) {
 			throw toStoreError(error, this.config);
 		}
 	}
 
+	/**
+	 * Runs `work` in one transaction on one pooled connection: committed when it resolves, rolled
+	 * back when it throws. Every failure goes through the store's error mapping.
+	 */
+	async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+		await this.ready();
+		this.lastUsed = Date.now();
+		let client: PoolClient;
+		try {
+			client = await this.pool.connect();
+		} catch (error) {
+			throw toStoreError(error, this.config);
+		}
+		const tx = new Transaction(client, this.config);
+		try {
+			await tx.query('BEGIN');
+			const result = await work(tx);
+			await tx.query('COMMIT');
+			return result;
+		} catch (error) {
+			await client.query('ROLLBACK').catch(() => undefined);
+			throw error;
+		} finally {
+			client.release();
+		}
+	}
+
+	/** Keeps the store open until the returned release is called (a run with writes in flight). */
+	hold(): () => void {
+		this.holds++;
+		let released = false;
+		return () => {
+			if (released) return;
+			released = true;
+			this.holds--;
+			this.lastUsed = Date.now();
+		};
+	}
+
+	get held(): boolean {
+		return this.holds > 0;
+	}
+
 	async close(): Promise<void> {
 		await this.pool.end();
+	}
+}
+
+/** One transaction's connection: statements run in order, errors mapped like the store's. */
+export class Transaction {
+	constructor(
+		private readonly client: PoolClient,
+		private readonly config: StoreConfig,
+	) {}
+
+	async query<R extends QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+		return (await this.execute<R>(text, values)).rows;
+	}
+
+	async execute<R extends QueryResultRow>(
+		text: string,
+		values: unknown[] = [],
+	): Promise<{ rows: R[]; rowCount: number }> {
+		try {
+			const result = await this.client.query<R>(text, values);
+			return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+		} catch (error) {
+			throw toStoreError(error, this.config);
+		}
 	}
 }
 
@@ -120,11 +199,17 @@ const IDLE_CLOSE_MS = 5 * 60_000;
 const stores = new Map<string, Store>();
 let sweeper: NodeJS.Timeout | undefined;
 
-/** Closes stores nobody used for a while, so an n8n that stops using a credential frees its connections. */
-function sweepIdleStores(): void {
-	const now = Date.now();
+/**
+ * Closes stores nobody used for a while, so an n8n that stops using a credential frees its
+ * connections. A store held by a run (a write in flight) is never closed.
+ */
+export function sweepIdleStores(now = Date.now()): void {
 	for (const [key, store] of stores) {
-		if (now - store.lastUsed > IDLE_CLOSE_MS && store.pool.totalCount === store.pool.idleCount) {
+		if (
+			!store.held &&
+			now - store.lastUsed > IDLE_CLOSE_MS &&
+			store.pool.totalCount === store.pool.idleCount
+		) {
 			stores.delete(key);
 			void store.close().catch(() => undefined);
 		}

@@ -56,6 +56,13 @@ const properties: INodeProperties[] = [
 				description: 'Parked per day, open by status, wait times, top reasons',
 			},
 			{
+				name: 'Take for Replay',
+				value: 'take',
+				action: 'Take dead letters for replay',
+				description:
+					'Atomically take the items asked to be replayed (never one item for two runs) and output them with their payloads',
+			},
+			{
 				name: 'Update Status',
 				value: 'updateStatus',
 				action: 'Update the status of a dead letter',
@@ -249,6 +256,54 @@ const properties: INodeProperties[] = [
 		default: '',
 		description: 'Why; required to resolve or abandon',
 		displayOptions: show('updateStatus', 'replay'),
+	},
+
+	{
+		displayName: 'Expected Generation',
+		name: 'expectedGeneration',
+		type: 'string',
+		default: '',
+		placeholder: "e.g. {{ $('Take for Replay').item.json.generation }}",
+		description:
+			'Only change the record while it is still at this generation (the one Take for Replay output): a run that took it and was overtaken changes nothing. Empty: any generation.',
+		displayOptions: show('updateStatus'),
+	},
+
+	// Take for Replay
+	{
+		displayName: 'Taker',
+		name: 'taker',
+		type: 'string',
+		default: 'replay workflow',
+		description: 'Who takes the records; recorded in the audit trail with this execution',
+		displayOptions: show('take'),
+	},
+	{
+		displayName: 'Limit',
+		name: 'takeLimit',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: 10000, numberPrecision: 0 },
+		default: 100,
+		description: 'Max number of results to return',
+		displayOptions: show('take'),
+	},
+	{
+		displayName: 'Workflow ID',
+		name: 'takeWorkflowId',
+		type: 'string',
+		default: '',
+		description: 'Only records of this workflow; empty for all',
+		displayOptions: show('take'),
+	},
+	{
+		displayName: 'Retake After (Minutes)',
+		name: 'staleAfterMinutes',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: 10080, numberPrecision: 0 },
+		default: 30,
+		description:
+			'A record another replay run took this long ago without finishing (that run died) is taken again',
+		displayOptions: show('take'),
 	},
 
 	// List

@@ -2,14 +2,15 @@ import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
 
 /**
  * Outputs follow the operation: Claim routes to New and Duplicate, plus Stale when ordering is
- * on and Invalid when validation is on; the other operations have one output.
+ * on, and Invalid (items that failed validation, or with Continue On Fail items without a usable
+ * event ID) unless invalid items fail the execution; the other operations have one output.
  */
 const outputsExpression = `={{
 	($parameter.operation ?? 'claim') !== 'claim'
 		? [{ type: 'main', displayName: 'Done' }]
 		: [{ type: 'main', displayName: 'New' }, { type: 'main', displayName: 'Duplicate' }]
 			.concat($parameter.checkOrder ? [{ type: 'main', displayName: 'Stale' }] : [])
-			.concat($parameter.validate && $parameter.onInvalid !== 'fail' ? [{ type: 'main', displayName: 'Invalid' }] : [])
+			.concat($parameter.validate && $parameter.onInvalid === 'fail' ? [] : [{ type: 'main', displayName: 'Invalid' }])
 }}`;
 
 const claimOnly = { show: { operation: ['claim'] } };
@@ -60,6 +61,16 @@ const properties: INodeProperties[] = [
 		displayOptions: { show: { operation: ['claim', 'complete'] } },
 	},
 	{
+		displayName: 'Claimed By Execution',
+		name: 'claimedBy',
+		type: 'string',
+		default: '',
+		placeholder: 'this execution',
+		description:
+			'The execution that claimed the events. Only its claims are completed: after another execution took a claim over, the old one completes nothing. Empty means this execution.',
+		displayOptions: { show: { operation: ['complete'] } },
+	},
+	{
 		displayName: 'Consumer',
 		name: 'consumer',
 		type: 'string',
@@ -94,7 +105,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Lease (Seconds)',
 		name: 'leaseSeconds',
 		type: 'number',
-		typeOptions: { minValue: 1 },
+		typeOptions: { minValue: 1, maxValue: 604800, numberPrecision: 0 },
 		default: 600,
 		description: 'How long a claim is held before another execution may take it over',
 		displayOptions: { show: { operation: ['claim'], claimMode: ['leaseUntilComplete'] } },
@@ -103,7 +114,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Retention (Days)',
 		name: 'retentionDays',
 		type: 'number',
-		typeOptions: { minValue: 1 },
+		typeOptions: { minValue: 1, maxValue: 3650, numberPrecision: 0 },
 		default: 30,
 		description: 'How long an event ID is remembered; keep it longer than any sender retries',
 		displayOptions: claimOnly,

@@ -194,6 +194,11 @@ describe('list, stats and purge', () => {
 
 	it('Stats over a seeded set returns the exact expected numbers', async () => {
 		const s = other.store;
+		// A held record is held by something that will release it: here, its integration's pause.
+		await s.ready();
+		await adminQuery(
+			`INSERT INTO "${other.schema}".pauses (scope, name, paused, changed_by, reason) VALUES ('integration', 'ledger-paused', true, 'ops', 'outage')`,
+		);
 		const parked = await parkItems(s, [
 			failed({
 				workflowId: 'wf-a',
@@ -228,6 +233,7 @@ describe('list, stats and purge', () => {
 				idempotencyKey: 'b2',
 				errorMessage: 'conflict',
 				status: 'held',
+				integration: 'ledger-paused',
 			}),
 		]);
 		// Fixed ages, set with the database clock: parked 1, 2, 3, 4 and 5 hours ago; one resolved after 30 minutes.

@@ -7,7 +7,9 @@ import {
 	releaseEvents,
 	releaseExecutionClaims,
 } from '../../lib/dedupe';
+import { Client } from 'pg';
 import { Store } from '../../lib/store';
+import { clientConfig, pgSettingsFromEnv } from '../harness/postgres';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('dedupe');
@@ -124,7 +126,9 @@ describe('lease until complete', () => {
 			reason: 'in_progress',
 			claimedBy: owner.executionId,
 		});
-		expect(await completeEvents(store, 'orders', ['evt-lease'])).toEqual(['evt-lease']);
+		expect(await completeEvents(store, 'orders', ['evt-lease'], owner.executionId)).toEqual([
+			{ eventId: 'evt-lease', changed: true, owner: owner.executionId, status: 'done' },
+		]);
 		const later = await claimEvents(store, context(), ids('evt-lease'));
 		expect(later[0]).toMatchObject({ outcome: 'duplicate', reason: 'done' });
 	});
@@ -143,7 +147,12 @@ describe('lease until complete', () => {
 
 describe('ordering', () => {
 	const versioned = (entityKey: string, ...events: Array<[string, number]>) =>
-		events.map(([eventId, version], index) => ({ index, eventId, entityKey, version }));
+		events.map(([eventId, version], index) => ({
+			index,
+			eventId,
+			entityKey,
+			version: String(version),
+		}));
 
 	it('versions arriving 3, 1, 2 in separate runs send 1 and 2 to stale', async () => {
 		const three = await claimEvents(store, context(), versioned('cust-1', ['v3', 3]));
@@ -151,8 +160,8 @@ describe('ordering', () => {
 		const two = await claimEvents(store, context(), versioned('cust-1', ['v2', 2]));
 		expect([three[0].outcome, one[0], two[0]]).toEqual([
 			'new',
-			{ index: 0, eventId: 'v1', outcome: 'stale', lastVersion: 3 },
-			{ index: 0, eventId: 'v2', outcome: 'stale', lastVersion: 3 },
+			{ index: 0, eventId: 'v1', outcome: 'stale', lastVersion: '3' },
+			{ index: 0, eventId: 'v2', outcome: 'stale', lastVersion: '3' },
 		]);
 		// A stale event is not recorded as processed.
 		expect(await rows(`event_id IN ('v1', 'v2')`)).toEqual([]);
@@ -212,5 +221,108 @@ describe('retention', () => {
 		expect(
 			outcomes(await claimEvents(store, context({ consumer: 'expiry' }), ids('stale-id'))),
 		).toEqual(['new']);
+	});
+});
+
+describe('claims are fenced by their owner', () => {
+	it('releasing a failed execution never undoes the events it had completed (lease mode)', async () => {
+		const failed = context({ mode: ClaimMode.leaseUntilComplete });
+		await claimEvents(store, failed, ids('part-1', 'part-2'));
+		// The execution completed part-1, then failed before part-2 was done.
+		await completeEvents(store, 'orders', ['part-1'], failed.executionId);
+		expect(await releaseExecutionClaims(store, failed.executionId)).toBe(1);
+		const again = await claimEvents(store, context(), ids('part-1', 'part-2'));
+		expect(outcomes(again)).toEqual(['duplicate', 'new']);
+		expect(again[0]).toMatchObject({ reason: 'done' });
+	});
+
+	it('release by event ID leaves a completed event done', async () => {
+		const owner = context({ mode: ClaimMode.leaseUntilComplete });
+		await claimEvents(store, owner, ids('kept-done'));
+		await completeEvents(store, 'orders', ['kept-done'], owner.executionId);
+		expect(await releaseEvents(store, 'orders', ['kept-done'])).toEqual([]);
+	});
+
+	it('after a takeover the old owner completes nothing and learns who holds the claim', async () => {
+		const old = context({ mode: ClaimMode.leaseUntilComplete, leaseSeconds: 1 });
+		await claimEvents(store, old, ids('taken-over'));
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second' WHERE event_id = 'taken-over'`,
+		);
+		const fresh = context({ mode: ClaimMode.leaseUntilComplete });
+		expect(outcomes(await claimEvents(store, fresh, ids('taken-over')))).toEqual(['new']);
+		expect(await completeEvents(store, 'orders', ['taken-over'], old.executionId)).toEqual([
+			{ eventId: 'taken-over', changed: false, owner: fresh.executionId, status: 'in_progress' },
+		]);
+		const [row] = await adminQuery<{ status: string; generation: string; execution_id: string }>(
+			`SELECT status, generation, execution_id FROM "${schema}".processed_events WHERE event_id = 'taken-over'`,
+		);
+		expect(row).toEqual({
+			status: 'in_progress',
+			generation: '2',
+			execution_id: fresh.executionId,
+		});
+		// The new owner's own release is still its to make.
+		expect(await releaseExecutionClaims(store, old.executionId)).toBe(0);
+	});
+
+	it('the same execution run again (a stalled queue job) gets its own events as new, not duplicates', async () => {
+		const once = context();
+		await claimEvents(store, once, ids('rerun-1', 'rerun-2'));
+		expect(outcomes(await claimEvents(store, once, ids('rerun-1', 'rerun-2')))).toEqual([
+			'new',
+			'new',
+		]);
+		expect(outcomes(await claimEvents(store, context(), ids('rerun-1')))).toEqual(['duplicate']);
+	});
+
+	it('a claim past retention but still in progress is not taken over by expiry', async () => {
+		const owner = context({ mode: ClaimMode.leaseUntilComplete });
+		await claimEvents(store, owner, ids('old-but-live'));
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET expires_at = now() - interval '1 day' WHERE event_id = 'old-but-live'`,
+		);
+		expect(await claimEvents(store, context(), ids('old-but-live'))).toEqual([
+			expect.objectContaining({ outcome: 'duplicate', reason: 'in_progress' }),
+		]);
+		expect(await purgeExpiredEvents(store, 'orders')).toBeGreaterThanOrEqual(0);
+		expect(await rows(`event_id = 'old-but-live'`)).toHaveLength(1);
+	});
+
+	it('release by execution uses an index, not a scan of the table', async () => {
+		const client = new Client(clientConfig(pgSettingsFromEnv()));
+		await client.connect();
+		try {
+			// With scans priced out, the planner shows whether an index can serve the release at all.
+			await client.query('SET enable_seqscan = off');
+			const { rows: plan } = await client.query(
+				`EXPLAIN (FORMAT JSON) DELETE FROM "${schema}".processed_events WHERE execution_id = 'x' AND (status = 'in_progress' OR completed_by = 'claim')`,
+			);
+			expect(JSON.stringify(plan)).toMatch(/processed_events_by_execution/);
+		} finally {
+			await client.end();
+		}
+	});
+});
+
+describe('versions compare exactly', () => {
+	const versioned = (entityKey: string, eventId: string, version: string) => [
+		{ index: 0, eventId, entityKey, version },
+	];
+
+	it('integers past 2^53 and timestamps within one millisecond are ordered, not equal', async () => {
+		await claimEvents(store, context(), versioned('big', 'big-1', '9007199254740992'));
+		expect(
+			outcomes(await claimEvents(store, context(), versioned('big', 'big-2', '9007199254740993'))),
+		).toEqual(['new']);
+		const t1 = '1764496800000.001';
+		const t2 = '1764496800000.002';
+		await claimEvents(store, context(), versioned('micro', 'micro-1', t1));
+		expect(
+			outcomes(await claimEvents(store, context(), versioned('micro', 'micro-2', t2))),
+		).toEqual(['new']);
+		expect(await claimEvents(store, context(), versioned('micro', 'micro-0', t1))).toEqual([
+			{ index: 0, eventId: 'micro-0', outcome: 'stale', lastVersion: t2 },
+		]);
 	});
 });

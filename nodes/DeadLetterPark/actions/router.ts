@@ -6,8 +6,18 @@ import * as park from './park.operation';
 import * as purge from './purge.operation';
 import * as replay from './replay.operation';
 import * as stats from './stats.operation';
+import * as take from './take.operation';
 import * as updateStatus from './updateStatus.operation';
 
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	return await routeOperation(this, { park, get, list, updateStatus, replay, stats, purge });
+	return await routeOperation(this, {
+		park,
+		get,
+		list,
+		updateStatus,
+		replay,
+		take,
+		stats,
+		purge,
+	});
 }

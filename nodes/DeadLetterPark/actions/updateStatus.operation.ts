@@ -29,14 +29,16 @@ export async function changeStatuses(
 	const out: INodeExecutionData[] = [];
 	for (let index = 0; index < items.length; index++) {
 		try {
+			const expected = String(this.getNodeParameter('expectedGeneration', index, '') ?? '').trim();
 			const change = await updateDeadLetterStatus(store, {
 				id: String(idOf(index) ?? '').trim(),
 				to: statusOf(index),
 				actor: String(this.getNodeParameter('actor', index, '') ?? ''),
 				reason: String(this.getNodeParameter('reason', index, '') ?? ''),
+				expectedGeneration: expected || undefined,
 			});
 			out.push({
-				json: { id: change.id, from: change.from, to: change.to },
+				json: { id: change.id, from: change.from, to: change.to, generation: change.generation },
 				pairedItem: { item: index },
 			});
 		} catch (error) {

@@ -1,12 +1,14 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import {
+	checkedEventId,
+	checkedNumber,
 	claimEvents,
 	ClaimMode,
 	type ClaimRequest,
 	ItemError,
 	type RequiredField,
 	type Store,
-	toVersionNumber,
+	toVersion,
 	validateItem,
 } from '../../../lib';
 import { toNodeError } from '../../shared/store';
@@ -15,7 +17,9 @@ import { consumerName } from './consumer';
 
 /**
  * Claim: reads every item's event ID (and entity version, and validates it), claims the whole
- * run in one batched statement, and routes each item to New, Duplicate, Stale or Invalid.
+ * run in one batched statement, and routes each item to New, Duplicate, Stale or Invalid. An
+ * item that cannot be claimed (no usable event ID or version) is never New: it fails the run,
+ * or with Continue On Fail goes to Invalid with the reason.
  */
 export async function execute(
 	this: IExecuteFunctions,
@@ -28,6 +32,30 @@ export async function execute(
 	const fields = validate
 		? ((this.getNodeParameter('requiredFields.field', 0, []) as RequiredField[]) ?? [])
 		: [];
+	const mode = this.getNodeParameter('claimMode', 0, ClaimMode.doneAtClaim) as ClaimMode;
+	let leaseSeconds: number;
+	let retentionDays: number;
+	try {
+		leaseSeconds =
+			mode === ClaimMode.leaseUntilComplete
+				? checkedNumber('Lease (Seconds)', this.getNodeParameter('leaseSeconds', 0, 600), {
+						min: 1,
+						max: 7 * 86_400,
+						integer: true,
+					})
+				: 600;
+		retentionDays = checkedNumber(
+			'Retention (Days)',
+			this.getNodeParameter('retentionDays', 0, 30),
+			{
+				min: 1,
+				max: 3650,
+				integer: true,
+			},
+		);
+	} catch (error) {
+		throw toNodeError(this, error);
+	}
 
 	const newItems: INodeExecutionData[] = [];
 	const duplicates: INodeExecutionData[] = [];
@@ -59,13 +87,15 @@ export async function execute(
 				});
 				continue;
 			}
-			const eventId = requiredText(
-				eventIdOf,
-				'event ID',
-				index,
-				'Set Event ID to an expression that gives the unique ID of the event, for example {{ $json.id }}. Nothing was claimed.',
-			);
-			const request: ClaimRequest = { index, eventId };
+			const checked = checkedEventId(eventIdOf(index));
+			if ('problem' in checked) {
+				throw new ItemError(
+					`Item ${index} ${checked.problem}`,
+					index,
+					'Set Event ID to an expression that gives the unique ID of the event as text or a number, for example {{ $json.id }}. Nothing was claimed.',
+				);
+			}
+			const request: ClaimRequest = { index, eventId: checked.id };
 			if (checkOrder) {
 				request.entityKey = requiredText(
 					entityKeyOf!,
@@ -74,7 +104,7 @@ export async function execute(
 					'Set Entity Key to the ID of the object the event is about.',
 				);
 				const raw = versionOf!(index);
-				const version = toVersionNumber(raw);
+				const version = toVersion(raw);
 				if (version === undefined) {
 					throw new ItemError(
 						`Item ${index} has no usable entity version (got ${JSON.stringify(raw)})`,
@@ -87,11 +117,9 @@ export async function execute(
 			requests.push(request);
 		} catch (error) {
 			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			newItems.push({
-				json: {
-					...items[index].json,
-					error: error instanceof Error ? error.message : String(error),
-				},
+			const message = error instanceof Error ? error.message : String(error);
+			invalid.push({
+				json: { ...items[index].json, _dedupe: { outcome: 'invalid', message }, error: message },
 				pairedItem: { item: index },
 			});
 		}
@@ -103,9 +131,9 @@ export async function execute(
 			consumer: consumerName(this),
 			workflowId: this.getWorkflow().id,
 			executionId: this.getExecutionId(),
-			mode: this.getNodeParameter('claimMode', 0, ClaimMode.doneAtClaim) as ClaimMode,
-			leaseSeconds: this.getNodeParameter('leaseSeconds', 0, 600) as number,
-			retentionDays: this.getNodeParameter('retentionDays', 0, 30) as number,
+			mode,
+			leaseSeconds,
+			retentionDays,
 		},
 		requests,
 	).catch((error: unknown) => {
@@ -132,13 +160,15 @@ export async function execute(
 				pairedItem,
 			});
 		} else {
+			// A version that fits a JavaScript number exactly is shown as one; a longer one as text.
+			const exact = String(Number(result.lastVersion)) === result.lastVersion;
 			stale.push({
 				json: {
 					...item.json,
 					_dedupe: {
 						eventId: result.eventId,
 						outcome: result.outcome,
-						lastVersion: result.lastVersion,
+						lastVersion: exact ? Number(result.lastVersion) : result.lastVersion,
 					},
 				},
 				binary: item.binary,
@@ -148,6 +178,6 @@ export async function execute(
 	}
 	const outputs = [newItems, duplicates];
 	if (checkOrder) outputs.push(stale);
-	if (validate && onInvalid !== 'fail') outputs.push(invalid);
+	if (!(validate && onInvalid === 'fail')) outputs.push(invalid);
 	return outputs;
 }

@@ -1,10 +1,13 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { completeEvents, type Store } from '../../../lib';
+import { checkedEventId, completeEvents, ItemError, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
-import { itemValueReader, requiredText } from '../../shared/itemValues';
+import { itemValueReader } from '../../shared/itemValues';
 import { consumerName } from './consumer';
 
-/** Complete: marks the items' events done in one statement; items pass through unchanged. */
+/**
+ * Complete: marks the items' events done for good in one statement, if the claiming execution
+ * (this one, unless set) still holds them; items pass through with what happened to each.
+ */
 export async function execute(
 	this: IExecuteFunctions,
 	store: Store,
@@ -13,31 +16,43 @@ export async function execute(
 	const ids: string[] = [];
 	const eventIdOf = itemValueReader(this, items, 'eventId');
 	for (let index = 0; index < items.length; index++) {
-		try {
-			ids.push(
-				requiredText(
-					eventIdOf,
-					'event ID',
+		const checked = checkedEventId(eventIdOf(index));
+		if ('problem' in checked)
+			throw toNodeError(
+				this,
+				new ItemError(
+					`Item ${index} ${checked.problem}`,
 					index,
 					'Set Event ID to the same expression the Claim step uses.',
 				),
+				index,
 			);
-		} catch (error) {
-			throw toNodeError(this, error, index);
-		}
+		ids.push(checked.id);
 	}
-	const completed = new Set(
-		await completeEvents(store, consumerName(this), ids).catch((error: unknown) => {
+	const owner =
+		String(this.getNodeParameter('claimedBy', 0, '') ?? '').trim() || this.getExecutionId();
+	const results = await completeEvents(store, consumerName(this), ids, owner).catch(
+		(error: unknown) => {
 			throw toNodeError(this, error);
-		}),
+		},
 	);
 	return [
-		items.map((item, index) => ({
-			json: {
-				...item.json,
-				_dedupe: { eventId: ids[index], completed: completed.has(ids[index]) },
-			},
-			pairedItem: { item: index },
-		})),
+		items.map((item, index) => {
+			const result = results[index];
+			return {
+				json: {
+					...item.json,
+					_dedupe: {
+						eventId: ids[index],
+						completed: result.changed,
+						// Not completed: someone else holds the claim now, or it is already complete.
+						...(result.changed
+							? {}
+							: { claimedBy: result.owner ?? null, status: result.status ?? 'not claimed' }),
+					},
+				},
+				pairedItem: { item: index },
+			};
+		}),
 	];
 }

@@ -1,12 +1,19 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { releaseEvents, releaseExecutionClaims, type Store } from '../../../lib';
+import {
+	checkedEventId,
+	ItemError,
+	releaseEvents,
+	releaseExecutionClaims,
+	type Store,
+} from '../../../lib';
 import { toNodeError } from '../../shared/store';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { consumerName } from './consumer';
 
 /**
  * Release: frees claims so a redelivery or a replay is New again. By execution (the error
- * workflow's case: one statement per distinct execution) or by event ID (one statement).
+ * workflow's case: one statement per distinct execution) or by event ID (one statement). A
+ * completed event is never released: its work finished.
  */
 export async function execute(
 	this: IExecuteFunctions,
@@ -17,14 +24,16 @@ export async function execute(
 	try {
 		if (by === 'event') {
 			const eventIdOf = itemValueReader(this, items, 'releaseEventId');
-			const ids = items.map((_, index) =>
-				requiredText(
-					eventIdOf,
-					'event ID',
-					index,
-					'Set Event ID to the ID of the event to release.',
-				),
-			);
+			const ids = items.map((_, index) => {
+				const checked = checkedEventId(eventIdOf(index));
+				if ('problem' in checked)
+					throw new ItemError(
+						`Item ${index} ${checked.problem}`,
+						index,
+						'Set Event ID to the ID of the event to release.',
+					);
+				return checked.id;
+			});
 			const released = new Set(await releaseEvents(store, consumerName(this), ids));
 			return [
 				items.map((item, index) => ({

@@ -1,10 +1,13 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { ItemError, type SettleRequest, type SettleResult } from '../../../lib';
+import { ItemError, type MessageSettleRequest, type MessageSettleResult } from '../../../lib';
 import { toNodeError } from '../../shared/store';
 import { errorItem } from './errorItem';
 
 /** Reads Message ID and Generation of an item; either missing is an error naming the item. */
-export function settleRequestOf(context: IExecuteFunctions, itemIndex: number): SettleRequest {
+export function settleRequestOf(
+	context: IExecuteFunctions,
+	itemIndex: number,
+): MessageSettleRequest {
 	const id = String(context.getNodeParameter('messageId', itemIndex, '') ?? '').trim();
 	const generationText = String(context.getNodeParameter('generation', itemIndex, '') ?? '').trim();
 	const generation = Number(generationText);
@@ -29,11 +32,11 @@ export function settleRequestOf(context: IExecuteFunctions, itemIndex: number): 
  * `_outbox`: the outcome (completed, retry_scheduled, dead, superseded, already_settled,
  * not_found) and the message's state. A superseded settle is also shown as a hint of the run.
  */
-export async function settleItems<R extends SettleRequest>(
+export async function settleItems<R extends MessageSettleRequest>(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	requestOf: (itemIndex: number) => R,
-	settle: (requests: R[]) => Promise<SettleResult[]>,
+	settle: (requests: R[]) => Promise<MessageSettleResult[]>,
 ): Promise<INodeExecutionData[][]> {
 	const out: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const requests: R[] = [];

@@ -1,0 +1,30 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Event IDs as they are stored: text or a number, never a structure (every object would be the
+ * same "{}"), never with control characters; longer than MAX_EVENT_ID_LENGTH they are stored as
+ * a hash of themselves, since a btree index row cannot hold a few kilobytes.
+ */
+export const MAX_EVENT_ID_LENGTH = 255;
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+export function checkedEventId(value: unknown): { id: string } | { problem: string } {
+	if (value === undefined || value === null || value === '') return { problem: 'has no event ID' };
+	if (typeof value === 'object') {
+		return {
+			problem: `has an event ID that is ${Array.isArray(value) ? 'a list' : 'an object'}, not text or a number`,
+		};
+	}
+	const text = String(value).trim();
+	if (!text) return { problem: 'has no event ID' };
+	const control = CONTROL.exec(text);
+	if (control) {
+		return {
+			problem: `has an event ID with a control character (U+${control[0].charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}) at position ${control.index}`,
+		};
+	}
+	if (text.length > MAX_EVENT_ID_LENGTH) {
+		return { id: `sha256:${createHash('sha256').update(text).digest('hex')}` };
+	}
+	return { id: text };
+}

@@ -1,0 +1,79 @@
+import type { Store } from '../store';
+
+/**
+ * The circuit breaker of an integration, shared by every worker through one row: a streak of
+ * consecutive transient failures (attempts, in the order they happened, across runs) opens it
+ * for a cool-down; any success ends the streak. While it is open, writes to the integration are
+ * held instead of sent.
+ */
+
+/** What one run saw, in order: each transient failure adds to the streak, a success resets it. */
+export class BreakerStreak {
+	private failures = 0;
+	private sawSuccess = false;
+
+	failure(): void {
+		this.failures++;
+	}
+
+	success(): void {
+		this.sawSuccess = true;
+		this.failures = 0;
+	}
+
+	/** Nothing to record: the run made no attempt that counts. */
+	get empty(): boolean {
+		return !this.sawSuccess && this.failures === 0;
+	}
+
+	/** After a success, the streak is what followed the last one; else it adds to the stored one. */
+	get values(): { reset: boolean; failures: number } {
+		return { reset: this.sawSuccess, failures: this.failures };
+	}
+}
+
+/**
+ * Folds a run's streak into the integration's row: reset to the failures after the run's last
+ * success, or add to the stored streak; open for the cool-down once the streak reaches the
+ * threshold, close on a success.
+ */
+export const recordBreakerSql = (store: Store): string => `
+INSERT INTO ${store.table('breakers')} AS b (integration, consecutive_failures, open_until, updated_at)
+VALUES ($1, $3::int, CASE WHEN $3::int >= $4 THEN now() + make_interval(secs => $5) END, now())
+ON CONFLICT (integration) DO UPDATE SET
+	consecutive_failures = CASE WHEN $2 THEN $3::int ELSE b.consecutive_failures + $3::int END,
+	open_until = CASE
+		WHEN (CASE WHEN $2 THEN $3::int ELSE b.consecutive_failures + $3::int END) >= $4 THEN now() + make_interval(secs => $5)
+		WHEN $2 THEN NULL
+		ELSE b.open_until END,
+	updated_at = now()
+RETURNING open_until`;
+
+export const breakerOpenSql = (store: Store): string => `
+SELECT open_until FROM ${store.table('breakers')} WHERE integration = $1 AND open_until > now()`;
+
+export async function recordBreaker(
+	store: Store,
+	integration: string,
+	streak: BreakerStreak,
+	settings: { threshold: number; coolDownSeconds: number },
+): Promise<void> {
+	if (streak.empty) return;
+	const { reset, failures } = streak.values;
+	await store.query(recordBreakerSql(store), [
+		integration,
+		reset,
+		failures,
+		settings.threshold,
+		settings.coolDownSeconds,
+	]);
+}
+
+/** Until when the integration's breaker is open, or undefined when it is closed. */
+export async function breakerOpenUntil(
+	store: Store,
+	integration: string,
+): Promise<Date | undefined> {
+	const [row] = await store.query<{ open_until: Date }>(breakerOpenSql(store), [integration]);
+	return row?.open_until;
+}

@@ -1,0 +1,142 @@
+import type { RetryPolicy } from './policy';
+
+/** The values and shapes of one Idempotent HTTP Write run, shared by its modules. */
+
+/** The states of a key record. `unknown`: the effect may exist; only reconciliation moves it on. */
+export const KeyStatus = {
+	inProgress: 'in_progress',
+	succeeded: 'succeeded',
+	failed: 'failed',
+	unknown: 'unknown',
+} as const;
+export type KeyStatus = (typeof KeyStatus)[keyof typeof KeyStatus];
+
+/** What to do when the effect of a request may or may not exist. */
+export const UnknownOutcomeStrategy = {
+	/** Send again with the same key: the target returns the first result. */
+	retry: 'retry',
+	/** Ask the target (a GET) whether the effect exists; send only when it does not. */
+	lookup: 'lookup',
+	/** Never send again: park the item for a person. */
+	park: 'park',
+} as const;
+export type UnknownOutcomeStrategy =
+	(typeof UnknownOutcomeStrategy)[keyof typeof UnknownOutcomeStrategy];
+
+/** Why an item ended on the Failed output (and in the dead-letter store). */
+export const FailureClass = {
+	permanent: 'permanent',
+	exhausted: 'exhausted',
+	rateLimited: 'rate_limited',
+	conflict: 'conflict',
+	unknownOutcome: 'unknown_outcome',
+	paused: 'paused',
+	/** The item could not become a request (bad input): nothing was claimed or sent. */
+	invalid: 'invalid',
+	/** Another execution took the key over while this one wrote; the new owner's result decides. */
+	superseded: 'superseded',
+} as const;
+export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass];
+
+export interface WriteRequest {
+	index: number;
+	scope: string;
+	key: string;
+	fingerprint: string;
+	/** Payload parked with a failure (the input item). */
+	payload: unknown;
+	/** How long one attempt may take (the request's timeout); the lease covers it. */
+	timeoutMs?: number;
+	/** The item could not become a request (what to fix): it ends alone, parked, nothing claimed. */
+	invalid?: string;
+}
+
+export interface HttpAnswer {
+	status: number;
+	headers: Record<string, string | string[] | undefined>;
+	body: unknown;
+	/** A saved body that was over the limit: `body` is its first part, as text. */
+	truncated?: boolean;
+}
+
+export type SendResult =
+	| { kind: 'response'; answer: HttpAnswer }
+	| { kind: 'not_sent' | 'lost'; code: string; message: string };
+
+export type LookupResult =
+	| { kind: 'exists'; answer: HttpAnswer }
+	| { kind: 'absent' }
+	| { kind: 'conflict'; message: string };
+
+export interface WriteContext {
+	workflowId?: string;
+	workflowName?: string;
+	executionId: string;
+	node: string;
+	runLink?: string;
+	integration?: string;
+	retentionDays: number;
+	policy: RetryPolicy;
+	onUnknown: UnknownOutcomeStrategy;
+	concurrency: number;
+	/** Largest response body saved for replays, in characters. */
+	maxSavedBodyChars: number;
+	/** Park failures in the dead-letter store (false: route only). */
+	park: boolean;
+	owner?: string;
+	impact?: string;
+	alreadyHappened?: string;
+	breaker?: { threshold: number; coolDownSeconds: number };
+	/**
+	 * How much longer than one attempt's timeout a lease lasts (default 20 s). The lease is
+	 * renewed while the run lives, so a dead owner is detected within timeout + margin.
+	 */
+	leaseMarginMs?: number;
+	/**
+	 * How long after an attempt's timeout its request is assumed to have landed or never to land
+	 * (default 2 s): a lookup or a takeover waits this out before it reads the target.
+	 */
+	inFlightGraceMs?: number;
+}
+
+export interface WriteDeps {
+	send(request: WriteRequest, attempt: number): Promise<SendResult>;
+	lookup?(request: WriteRequest): Promise<LookupResult>;
+	sleep?(ms: number): Promise<void>;
+	now?(): number;
+	random?(): number;
+}
+
+export interface Failure {
+	class: FailureClass;
+	status?: number;
+	message: string;
+	retryAt?: Date;
+	deadLetterId?: string;
+}
+
+export interface WriteOutcome {
+	index: number;
+	key: string;
+	ok: boolean;
+	replayed: boolean;
+	attempts: number;
+	durationMs: number;
+	answer?: HttpAnswer;
+	failure?: Failure;
+	/** This execution was superseded by another owner of the key while it wrote. */
+	superseded?: boolean;
+}
+
+/** One line of a key's attempt history, kept with the record. */
+export interface AttemptEntry {
+	at: string;
+	attempt: number;
+	/** response, lost, not_sent, lookup, or observed (a superseded owner's result). */
+	kind: string;
+	status?: number;
+	class?: string;
+	delayMs?: number;
+	message?: string;
+	execution?: string;
+}

@@ -1,0 +1,207 @@
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestMethods,
+	IHttpRequestOptions,
+	INodeExecutionData,
+} from 'n8n-workflow';
+import {
+	businessKey,
+	checkedKey,
+	checkedNumber,
+	headerValue,
+	ItemError,
+	requestFingerprint,
+	type WriteRequest,
+} from '../../lib';
+import { itemValueReader } from '../shared/itemValues';
+import { text, type WriteSettings } from './settings';
+
+/**
+ * Request building: each item's URL, key, query, headers, body and authentication, as n8n's
+ * HTTP helpers take them. A bad item gets an ItemError that names it and says what to fix.
+ */
+export interface PreparedRequest extends WriteRequest {
+	options: IHttpRequestOptions;
+	lookupUrl?: string;
+}
+
+const pairs = (value: unknown): Array<{ name: string; value: string }> =>
+	((value as { parameter?: Array<{ name: string; value: string }> })?.parameter ?? []).filter(
+		(p) => p.name,
+	);
+
+const KEY_PARTS = {
+	source: 'Source System',
+	recordId: 'Record ID',
+	action: 'Action',
+	version: 'Record Version',
+} as const;
+
+export async function requestBuilder(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	settings: WriteSettings,
+) {
+	const { authentication } = settings;
+	const credentials =
+		authentication === 'none' || authentication === 'oAuth2Api'
+			? undefined
+			: ((await context.getCredentials(authentication)) as IDataObject);
+	const method = context.getNodeParameter('method', 0, 'POST') as IHttpRequestMethods;
+	const read = {
+		url: itemValueReader(context, items, 'url'),
+		keyMode: itemValueReader(context, items, 'keyMode', 'business'),
+		source: itemValueReader(context, items, 'keySource'),
+		recordId: itemValueReader(context, items, 'keyRecordId'),
+		action: itemValueReader(context, items, 'keyAction'),
+		version: itemValueReader(context, items, 'keyVersion'),
+		customKey: itemValueReader(context, items, 'customKey'),
+		sendBody: itemValueReader(context, items, 'sendBody', true),
+		contentType: itemValueReader(context, items, 'contentType', 'json'),
+		jsonBody: itemValueReader(context, items, 'jsonBody', '{}'),
+		timeout: itemValueReader(context, items, 'timeout', 10_000),
+		lookupUrl:
+			settings.onUnknown === 'lookup' ? itemValueReader(context, items, 'lookupUrl') : undefined,
+	};
+
+	const keyOf = (index: number): string => {
+		let key: string;
+		if (read.keyMode(index) === 'custom') {
+			const raw = read.customKey(index);
+			if (raw !== null && typeof raw === 'object') {
+				throw new ItemError(
+					`Item ${index}: the idempotency key is ${Array.isArray(raw) ? 'a list' : 'an object'}, not text`,
+					index,
+					'Map Key to text or a number that identifies the business operation. Nothing was sent.',
+				);
+			}
+			key = text(raw);
+			if (!key)
+				throw new ItemError(
+					`Item ${index} has no idempotency key`,
+					index,
+					'Key evaluated to empty. Map it to the business identity of the write (for example the invoice number and the action); nothing was sent.',
+				);
+		} else {
+			const parts = {
+				source: text(read.source(index)),
+				recordId: text(read.recordId(index)),
+				action: text(read.action(index)),
+				version: text(read.version(index)),
+			};
+			const missing = (Object.keys(parts) as Array<keyof typeof parts>)
+				.filter((part) => !parts[part])
+				.map((part) => KEY_PARTS[part]);
+			if (missing.length > 0)
+				throw new ItemError(
+					`Item ${index} has no idempotency key: ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} empty`,
+					index,
+					'The key is built from source, record ID, action and version; every part must have a value. Nothing was sent.',
+				);
+			key = businessKey(parts);
+		}
+		const checked = checkedKey(key, settings.sendKey);
+		if ('problem' in checked) {
+			throw new ItemError(
+				`Item ${index}: ${checked.problem}`,
+				index,
+				'Fix the Key expression; nothing was claimed or sent.',
+			);
+		}
+		return checked.key;
+	};
+
+	const bodyOf = (index: number, headers: IDataObject, options: IHttpRequestOptions): unknown => {
+		if (read.sendBody(index) === false || method === 'DELETE') return undefined;
+		const type = read.contentType(index);
+		if (type === 'form-urlencoded') {
+			const form = Object.fromEntries(
+				pairs(context.getNodeParameter('bodyParameters', index, {})).map((p) => [p.name, p.value]),
+			);
+			options.body = new URLSearchParams(form).toString();
+			headers['content-type'] = 'application/x-www-form-urlencoded';
+			return form;
+		}
+		if (type === 'raw') {
+			const body = String(context.getNodeParameter('rawBody', index, ''));
+			options.body = body;
+			headers['content-type'] = String(
+				context.getNodeParameter('rawContentType', index, 'text/plain'),
+			);
+			return body;
+		}
+		const raw = read.jsonBody(index);
+		let body: unknown = raw;
+		if (typeof raw === 'string') {
+			try {
+				body = raw.trim() ? JSON.parse(raw) : {};
+			} catch {
+				throw new ItemError(
+					`Item ${index}: the JSON body is not valid JSON`,
+					index,
+					'Fix the JSON field; nothing was sent.',
+				);
+			}
+		}
+		options.body = body as IDataObject;
+		options.json = true;
+		return body;
+	};
+
+	/** One item's request, or an ItemError saying what to fix. */
+	return (index: number): PreparedRequest => {
+		const url = text(read.url(index));
+		if (!/^https?:\/\/[^\s]+$/i.test(url))
+			throw new ItemError(
+				`Item ${index} has no usable URL (got ${JSON.stringify(url.slice(0, 200))})`,
+				index,
+				'Set URL to an http:// or https:// address.',
+			);
+		const key = keyOf(index);
+		const timeout = checkedNumber(`Timeout (Ms) of item ${index}`, read.timeout(index), {
+			min: 1,
+			max: 3_600_000,
+			integer: true,
+		});
+		const headers: IDataObject = {};
+		const qs: IDataObject = {};
+		if (context.getNodeParameter('sendQuery', index, false))
+			for (const p of pairs(context.getNodeParameter('queryParameters', index, {})))
+				qs[p.name] = p.value;
+		if (context.getNodeParameter('sendHeaders', index, false))
+			for (const p of pairs(context.getNodeParameter('headerParameters', index, {})))
+				headers[p.name] = p.value;
+		const options: IHttpRequestOptions = {
+			method,
+			url,
+			qs,
+			headers,
+			timeout,
+			returnFullResponse: true,
+			ignoreHttpStatusErrors: true,
+		};
+		const body = bodyOf(index, headers, options);
+		// The fingerprint is taken before credentials are added: they are not part of the request's identity.
+		const fingerprint = requestFingerprint({ method, url, query: { ...qs }, body });
+		if (settings.sendKey) headers[settings.headerName] = headerValue(key, settings.quoting);
+		if (credentials && authentication === 'httpHeaderAuth')
+			headers[String(credentials.name)] = credentials.value;
+		if (credentials && authentication === 'httpBearerAuth')
+			headers.Authorization = `Bearer ${String(credentials.token)}`;
+		if (credentials && authentication === 'httpBasicAuth')
+			options.auth = { username: String(credentials.user), password: String(credentials.password) };
+		if (credentials && authentication === 'httpQueryAuth')
+			qs[String(credentials.name)] = credentials.value;
+		return {
+			index,
+			scope: settings.scope,
+			key,
+			fingerprint,
+			timeoutMs: timeout,
+			payload: items[index].json,
+			options,
+			lookupUrl: read.lookupUrl ? text(read.lookupUrl(index)) || undefined : undefined,
+		};
+	};
+}

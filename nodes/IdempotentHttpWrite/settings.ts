@@ -1,0 +1,145 @@
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import {
+	checkedNumber,
+	ConfigurationError,
+	DEFAULT_POLICY,
+	type RetryPolicy,
+	UnknownOutcomeStrategy,
+} from '../../lib';
+
+/** The node-level settings of a run (parameters read once, at item 0), checked before anything is sent. */
+export interface WriteSettings {
+	integration?: string;
+	scope: string;
+	sendKey: boolean;
+	headerName: string;
+	quoting: 'plain' | 'quoted';
+	onUnknown: UnknownOutcomeStrategy;
+	onFailure: 'parkAndRoute' | 'parkAndFail' | 'route';
+	park: { owner?: string; impact?: string; alreadyHappened?: string };
+	authentication: string;
+	policy: RetryPolicy;
+	retentionDays: number;
+	maxSavedBodyChars: number;
+	concurrency: number;
+	breaker?: { threshold: number; coolDownSeconds: number };
+	responseFormat: 'body' | 'full' | 'inputAndResponse';
+}
+
+const statusList = (text: unknown, fallback: number[]): number[] => {
+	const list = String(text ?? '')
+		.split(',')
+		.map((s) => Number(s.trim()))
+		.filter((n) => Number.isInteger(n) && n >= 100 && n < 600);
+	return list.length > 0 ? list : fallback;
+};
+
+export const text = (value: unknown): string =>
+	value === undefined || value === null ? '' : String(value).trim();
+
+/** An HTTP header name: an RFC 9110 token. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export function readSettings(context: IExecuteFunctions): WriteSettings {
+	const node = context.getNode();
+	const workflow = context.getWorkflow();
+	const idempotency = context.getNodeParameter('idempotency', 0, {}) as IDataObject;
+	const retries = context.getNodeParameter('retries', 0, {}) as IDataObject;
+	const sendKey = idempotency.sendKey !== false;
+	const headerName = text(idempotency.headerName) || 'Idempotency-Key';
+	if (!TOKEN.test(headerName)) {
+		throw new ConfigurationError(
+			`Header Name "${headerName}" is not a valid HTTP header name`,
+			'Use letters, digits and - (for example Idempotency-Key).',
+		);
+	}
+	const integration = text(context.getNodeParameter('integration', 0, '')) || undefined;
+	const choice = context.getNodeParameter('onUnknown', 0, 'auto') as string;
+	const onUnknown: UnknownOutcomeStrategy =
+		choice === 'auto'
+			? sendKey
+				? UnknownOutcomeStrategy.retry
+				: UnknownOutcomeStrategy.park
+			: (choice as UnknownOutcomeStrategy);
+	const onFailure = context.getNodeParameter(
+		'onFailure',
+		0,
+		'parkAndRoute',
+	) as WriteSettings['onFailure'];
+	const parkOptions =
+		onFailure === 'route' ? {} : (context.getNodeParameter('parkOptions', 0, {}) as IDataObject);
+	const seconds = (label: string, value: unknown, fallback: number, min: number, max: number) =>
+		checkedNumber(label, value ?? fallback, { min, max }) * 1000;
+	const baseDelayMs = seconds('Base Delay (Seconds)', retries.baseDelaySeconds, 2, 0, 3600);
+	const maxDelayMs = seconds('Max Delay (Seconds)', retries.maxDelaySeconds, 60, 0, 86_400);
+	const threshold = checkedNumber('Circuit Breaker Threshold', retries.breakerThreshold ?? 0, {
+		min: 0,
+		max: 10_000,
+		integer: true,
+	});
+	return {
+		integration,
+		scope: text(idempotency.scope) || integration || `${workflow.id ?? 'unsaved'}:${node.name}`,
+		sendKey,
+		headerName,
+		quoting: idempotency.quoting === 'quoted' ? 'quoted' : 'plain',
+		onUnknown,
+		onFailure,
+		park: {
+			owner: text(parkOptions.owner) || undefined,
+			impact: text(parkOptions.impact) || undefined,
+			alreadyHappened: text(parkOptions.alreadyHappened) || undefined,
+		},
+		authentication: context.getNodeParameter('authentication', 0, 'none') as string,
+		policy: {
+			maxAttempts: checkedNumber(
+				'Max Attempts',
+				retries.maxAttempts ?? DEFAULT_POLICY.maxAttempts,
+				{
+					min: 1,
+					max: 100,
+					integer: true,
+				},
+			),
+			baseDelayMs,
+			maxDelayMs: Math.max(maxDelayMs, baseDelayMs),
+			deadlineMs: seconds('Deadline (Seconds)', retries.deadlineSeconds, 120, 1, 86_400),
+			retryOn: statusList(retries.retryOn, DEFAULT_POLICY.retryOn),
+			neverRetry: statusList(retries.neverRetry, DEFAULT_POLICY.neverRetry),
+			honourRetryAfter: retries.honourRetryAfter !== false,
+		},
+		// At least a day: longer than any lease, so expiry never meets a write in flight.
+		retentionDays: checkedNumber('Retention (Days)', idempotency.retentionDays ?? 30, {
+			min: 1,
+			max: 3650,
+			integer: true,
+		}),
+		maxSavedBodyChars:
+			checkedNumber('Saved Body Limit (KB)', idempotency.maxSavedBodyKb ?? 64, {
+				min: 0,
+				max: 10_240,
+				integer: true,
+			}) * 1024,
+		concurrency: checkedNumber('Concurrency', retries.concurrency ?? 5, {
+			min: 1,
+			max: 1000,
+			integer: true,
+		}),
+		breaker:
+			threshold > 0
+				? {
+						threshold,
+						coolDownSeconds: checkedNumber(
+							'Circuit Breaker Cool-Down (Seconds)',
+							retries.breakerCoolDownSeconds ?? 60,
+							{ min: 1, max: 86_400, integer: true },
+						),
+					}
+				: undefined,
+		responseFormat: context.getNodeParameter(
+			'responseFormat',
+			0,
+			'body',
+		) as WriteSettings['responseFormat'],
+	};
+}

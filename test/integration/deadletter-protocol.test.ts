@@ -1,0 +1,171 @@
+import {
+	getDeadLetters,
+	parkItems,
+	type ParkRequest,
+	StatusChangeRefused,
+	takeForReplay,
+	updateDeadLetterStatus,
+} from '../../lib/deadletter';
+import { Store } from '../../lib/store';
+import { adminQuery, storeConfig, testStore } from '../helpers/store';
+
+/**
+ * Dead-letter status changes are guarded: from-states that lead there, a take's generation, an
+ * atomic take for replay, a failed replay back in the review queue, an audit trail that keeps
+ * every event.
+ */
+const { store, schema, cleanup } = testStore('dlproto');
+afterAll(cleanup);
+
+let n = 0;
+const failed = (overrides: Partial<ParkRequest> = {}): ParkRequest => ({
+	workflowId: 'wf-dl',
+	step: 'Post',
+	idempotencyKey: `key-${++n}`,
+	errorClass: 'permanent',
+	errorMessage: 'rejected',
+	payload: { n },
+	...overrides,
+});
+
+describe('status changes are guarded', () => {
+	it('a closed record is never reopened by a replay request, and says why', async () => {
+		const [parked] = await parkItems(store, [failed()]);
+		await updateDeadLetterStatus(store, {
+			id: parked.id,
+			to: 'resolved',
+			actor: 'maria',
+			reason: 'fixed by hand',
+		});
+		// A newer failure of the same item is a new open record; the old one stays closed.
+		const [again] = await parkItems(store, [failed({ idempotencyKey: `key-${n}` })]);
+		expect(again.id).not.toBe(parked.id);
+		await expect(
+			updateDeadLetterStatus(store, { id: parked.id, to: 'replay_requested', actor: 'bob' }),
+		).rejects.toThrow(
+			new StatusChangeRefused(
+				`Dead letter ${parked.id} is resolved (closed): it cannot move to replay_requested`,
+			),
+		);
+		const [record] = await getDeadLetters(store, [parked.id]);
+		expect(record.status).toBe('resolved');
+	});
+
+	it('a change made for an older generation changes nothing', async () => {
+		const [parked] = await parkItems(store, [failed()]);
+		const first = await updateDeadLetterStatus(store, {
+			id: parked.id,
+			to: 'being_fixed',
+			actor: 'maria',
+		});
+		await updateDeadLetterStatus(store, {
+			id: parked.id,
+			to: 'new',
+			actor: 'bob',
+			reason: 'not mine',
+		});
+		await expect(
+			updateDeadLetterStatus(store, {
+				id: parked.id,
+				to: 'replayed',
+				actor: 'maria',
+				expectedGeneration: first.generation,
+			}),
+		).rejects.toThrow(/was changed meanwhile \(now new\)/);
+	});
+});
+
+describe('take for replay', () => {
+	it('two overlapping replay runs never take one record', async () => {
+		const parked = await parkItems(
+			store,
+			Array.from({ length: 30 }, () => failed({ workflowId: 'wf-race' })),
+		);
+		for (const p of parked)
+			await updateDeadLetterStatus(store, { id: p.id, to: 'replay_requested', actor: 'ops' });
+		const runners = Array.from({ length: 4 }, () => new Store(storeConfig(schema)));
+		try {
+			const takes = await Promise.all(
+				runners.map((r, i) =>
+					takeForReplay(r, { taker: `replay ${i}`, limit: 10, workflowId: 'wf-race' }),
+				),
+			);
+			const ids = takes.flat().map((t) => t.id);
+			expect(ids).toHaveLength(30);
+			expect(new Set(ids).size).toBe(30);
+		} finally {
+			await Promise.all(runners.map((r) => r.close()));
+		}
+	});
+
+	it('a replay that fails again puts the record back in the review queue', async () => {
+		const request = failed({ workflowId: 'wf-refail' });
+		const [parked] = await parkItems(store, [request]);
+		await updateDeadLetterStatus(store, { id: parked.id, to: 'replay_requested', actor: 'ops' });
+		const [taken] = await takeForReplay(store, {
+			taker: 'replay',
+			limit: 5,
+			workflowId: 'wf-refail',
+		});
+		expect(taken).toMatchObject({ id: parked.id, status: 'being_fixed' });
+		// The re-run fails at the same step and parks the item again.
+		const [again] = await parkItems(store, [{ ...request, errorMessage: 'rejected again' }]);
+		expect(again).toMatchObject({ id: parked.id, status: 'new', created: false });
+		const [record] = await getDeadLetters(store, [parked.id]);
+		expect(record.history.at(-1)).toMatchObject({
+			fromStatus: 'being_fixed',
+			toStatus: 'new',
+			reason: 'rejected again',
+		});
+		// The replay run's own settle comes too late and changes nothing.
+		await expect(
+			updateDeadLetterStatus(store, {
+				id: parked.id,
+				to: 'replayed',
+				actor: 'replay',
+				expectedGeneration: taken.generation,
+			}),
+		).rejects.toThrow(/changed meanwhile/);
+	});
+
+	it('a record taken by a replay run that died is taken again after the retake time', async () => {
+		const [parked] = await parkItems(store, [failed({ workflowId: 'wf-dead-run' })]);
+		await updateDeadLetterStatus(store, { id: parked.id, to: 'replay_requested', actor: 'ops' });
+		const [first] = await takeForReplay(store, {
+			taker: 'run that dies',
+			limit: 5,
+			workflowId: 'wf-dead-run',
+		});
+		expect(
+			await takeForReplay(store, { taker: 'next run', limit: 5, workflowId: 'wf-dead-run' }),
+		).toEqual([]);
+		await adminQuery(
+			`UPDATE "${schema}".dead_letters SET updated_at = now() - interval '31 minutes' WHERE id = $1`,
+			[parked.id],
+		);
+		const [second] = await takeForReplay(store, {
+			taker: 'next run',
+			limit: 5,
+			workflowId: 'wf-dead-run',
+		});
+		expect(second.id).toBe(first.id);
+		expect(Number(second.generation)).toBeGreaterThan(Number(first.generation));
+	});
+});
+
+describe('the audit trail', () => {
+	it('refuses to lose an event, and leaves with its record only', async () => {
+		const [parked] = await parkItems(store, [failed()]);
+		await expect(
+			adminQuery(`DELETE FROM "${schema}".dead_letter_events WHERE dead_letter_id = $1`, [
+				parked.id,
+			]),
+		).rejects.toThrow(/append-only/);
+		await adminQuery(`DELETE FROM "${schema}".dead_letters WHERE id = $1`, [parked.id]);
+		expect(
+			await adminQuery(`SELECT 1 FROM "${schema}".dead_letter_events WHERE dead_letter_id = $1`, [
+				parked.id,
+			]),
+		).toEqual([]);
+	});
+});

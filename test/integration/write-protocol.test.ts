@@ -1,0 +1,500 @@
+import { getDeadLetters, parkItems, takeForReplay } from '../../lib/deadletter';
+import { resume } from '../../lib/control/pauses';
+import {
+	DEFAULT_POLICY,
+	requestFingerprint,
+	runWrites,
+	type SendResult,
+	type WriteContext,
+	type WriteDeps,
+	type WriteRequest,
+} from '../../lib/idempotency';
+import { getStore, Store, sweepIdleStores } from '../../lib/store';
+import { TestTarget } from '../target/server';
+import { fetchSender } from '../helpers/send';
+import { adminQuery, storeConfig, testStore } from '../helpers/store';
+
+/**
+ * The write protocol's guarantees, each shown on the schedule that once broke it: bounded
+ * loops, leases that follow the work, expiry that never overrides an open record, a breaker
+ * that counts streaks and always releases what it holds, per-item isolation, a pool that stays
+ * open under a write, and fenced settles.
+ */
+const { store, schema, cleanup } = testStore('wproto');
+const target = new TestTarget();
+beforeAll(() => target.start());
+afterAll(async () => {
+	await target.stop();
+	await cleanup();
+});
+
+let execution = 0;
+const context = (overrides: Partial<WriteContext> = {}): WriteContext => ({
+	workflowId: 'wf-proto',
+	executionId: `exec-${++execution}`,
+	node: 'Post',
+	retentionDays: 30,
+	policy: { ...DEFAULT_POLICY, baseDelayMs: 20, maxDelayMs: 50, deadlineMs: 10_000 },
+	onUnknown: 'retry',
+	concurrency: 4,
+	maxSavedBodyChars: 65_536,
+	park: true,
+	...overrides,
+});
+const write = (
+	key: string,
+	body: unknown,
+	index = 0,
+	timeoutMs = 2_000,
+): WriteRequest & { body: unknown } => ({
+	index,
+	scope: 'proto',
+	key,
+	fingerprint: requestFingerprint({ method: 'POST', url: '/x', body }),
+	payload: body,
+	body,
+	timeoutMs,
+});
+const bodies = new Map<string, unknown>();
+const send = (route: string, timeoutMs = 2_000) =>
+	fetchSender(target.url(route), (r) => bodies.get(`${r.key}#${r.index}`), timeoutMs);
+const run = (
+	route: string,
+	ctx: WriteContext,
+	requests: Array<WriteRequest & { body: unknown }>,
+	deps: Partial<WriteDeps> = {},
+	s: Store = store,
+) => {
+	for (const r of requests) bodies.set(`${r.key}#${r.index}`, r.body);
+	return runWrites(s, ctx, requests, { send: send(route), ...deps });
+};
+const keyRow = async (key: string) =>
+	(
+		await adminQuery<{
+			status: string;
+			generation: string;
+			attempts: number;
+			history: Array<Record<string, unknown>>;
+		}>(
+			`SELECT status, generation, attempts, history FROM "${schema}".idempotency_keys WHERE scope = 'proto' AND key = $1`,
+			[key],
+		)
+	)[0];
+/** A lookup that asks the test target for the effect of a key. */
+const lookupAt = (route: string) => async (request: WriteRequest) => {
+	const response = await fetch(target.url(`${route}/by-key/${encodeURIComponent(request.key)}`));
+	const body = await response.json();
+	return response.status === 200
+		? ({ kind: 'exists', answer: { status: 200, headers: {}, body } } as const)
+		: ({ kind: 'absent' } as const);
+};
+/** A send that waits at a gate before it goes, so a test can act while it is "in flight". */
+function gated(inner: (r: WriteRequest) => Promise<SendResult>) {
+	let open!: () => void;
+	const gate = new Promise<void>((resolve) => (open = resolve));
+	let arrived!: () => void;
+	const waiting = new Promise<void>((resolve) => (arrived = resolve));
+	return {
+		send: async (r: WriteRequest) => {
+			arrived();
+			await gate;
+			return await inner(r);
+		},
+		waiting,
+		open: () => open(),
+	};
+}
+
+describe('every loop is bounded', () => {
+	it('reconcile by lookup resends within the attempt cap, with backoff, when every response is lost', async () => {
+		target.route('/lost-always', { honoursKey: false });
+		target.script(
+			'/lost-always',
+			...Array.from({ length: 50 }, () => ({ reset: 'before' as const })),
+		);
+		const started = Date.now();
+		const [outcome] = await run(
+			'/lost-always',
+			context({
+				onUnknown: 'lookup',
+				inFlightGraceMs: 20,
+				policy: {
+					...DEFAULT_POLICY,
+					maxAttempts: 3,
+					baseDelayMs: 50,
+					maxDelayMs: 100,
+					deadlineMs: 20_000,
+				},
+			}),
+			[write('lost-always', { n: 1 }, 0, 300)],
+			{ lookup: lookupAt('/lost-always'), send: send('/lost-always', 300) },
+		);
+		expect(target.requestsTo('/lost-always')).toHaveLength(3);
+		expect(target.effectsOf('/lost-always')).toHaveLength(0);
+		expect(outcome.ok).toBe(false);
+		expect(outcome.failure!.class).toBe('exhausted');
+		// Nothing reached the target, the lookup says so: a definite failure, claimable again.
+		expect((await keyRow('lost-always')).status).toBe('failed');
+		// Each lookup waited for its attempt's window (300 ms + grace) before reading the target.
+		expect(Date.now() - started).toBeGreaterThanOrEqual(3 * 320);
+		expect((await getDeadLetters(store, [outcome.failure!.deadLetterId!]))[0].status).toBe('new');
+	});
+
+	it('a lookup that cannot reach the target is retried within the budget, then the item is unknown', async () => {
+		target.route('/lost-lookup-down', { honoursKey: false });
+		target.script('/lost-lookup-down', { reset: 'after' });
+		let lookups = 0;
+		const [outcome, other] = await run(
+			'/lost-lookup-down',
+			context({
+				onUnknown: 'lookup',
+				inFlightGraceMs: 10,
+				policy: { ...DEFAULT_POLICY, maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 20 },
+			}),
+			[write('lookup-down', { n: 1 }, 0, 200), write('lookup-down-other', { n: 2 }, 1, 200)],
+			{
+				send: send('/lost-lookup-down', 200),
+				lookup: async () => {
+					lookups++;
+					throw Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), {
+						code: 'ECONNREFUSED',
+					});
+				},
+			},
+		);
+		expect(lookups).toBe(3);
+		expect(outcome.failure).toMatchObject({ class: 'unknown_outcome' });
+		expect((await keyRow('lookup-down')).status).toBe('unknown');
+		// The other item of the run kept its own outcome.
+		expect(other.ok).toBe(true);
+		expect((await keyRow('lookup-down-other')).status).toBe('succeeded');
+	});
+});
+
+describe('leases follow the work', () => {
+	it('an item waiting behind the concurrency keeps its key while the run lives: no second send', async () => {
+		target.route('/queued', { honoursKey: false });
+		// The first item keeps the only lane busy for far longer than one lease.
+		target.script('/queued', { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 });
+		const slow = context({
+			concurrency: 1,
+			leaseMarginMs: 300,
+			policy: {
+				...DEFAULT_POLICY,
+				maxAttempts: 5,
+				baseDelayMs: 300,
+				maxDelayMs: 300,
+				deadlineMs: 20_000,
+			},
+		});
+		const first = run(
+			'/queued',
+			slow,
+			[write('busy', { n: 1 }, 0, 200), write('queued', { n: 2 }, 1, 200)],
+			{
+				random: () => 1,
+			},
+		);
+		// Well after the queued item's first lease (500 ms) would have ended, another execution wants it.
+		await new Promise((resolve) => setTimeout(resolve, 1_200));
+		const [second] = await run('/queued', context(), [write('queued', { n: 2 }, 0, 200)]);
+		const outcomes = await first;
+		expect(outcomes.every((o) => o.ok)).toBe(true);
+		expect(second.ok).toBe(true);
+		expect(second.replayed).toBe(true);
+		expect(
+			target.effectsOf('/queued').filter((e) => (e.body as { n: number }).n === 2),
+		).toHaveLength(1);
+	});
+
+	it("an owner whose key was taken over sends nothing more and takes the new owner's result", async () => {
+		target.route('/taken', { honoursKey: true });
+		target.script('/taken', { status: 503 });
+		const a = context({ policy: { ...DEFAULT_POLICY, baseDelayMs: 800, maxDelayMs: 800 } });
+		const first = run('/taken', a, [write('taken', { n: 1 }, 0, 200)], { random: () => 1 });
+		// While A backs off after its 503, its lease is cut short (its process stalled, say) and B takes over.
+		await new Promise((resolve) => setTimeout(resolve, 200));
+		await adminQuery(
+			`UPDATE "${schema}".idempotency_keys SET lease_until = now() - interval '1 second' WHERE scope = 'proto' AND key = 'taken'`,
+		);
+		await adminQuery(
+			`UPDATE "${schema}".idempotency_keys SET status = 'unknown' WHERE scope = 'proto' AND key = 'taken'`,
+		);
+		const [b] = await run('/taken', context(), [write('taken', { n: 1 }, 0, 200)]);
+		const [outcomeA] = await first;
+		expect(b.ok).toBe(true);
+		expect(outcomeA).toMatchObject({ ok: true, replayed: true, superseded: true });
+		// A sent once (the 503), B once: A never sent after it lost the key.
+		expect(target.requestsTo('/taken')).toHaveLength(2);
+		expect(target.effectsOf('/taken')).toHaveLength(1);
+		const row = await keyRow('taken');
+		expect(row.status).toBe('succeeded');
+		expect(Number(row.generation)).toBe(2);
+	});
+
+	it("a superseded owner's late answer is kept, and its proof of an effect settles an unknown record", async () => {
+		target.route('/late', { honoursKey: true });
+		const hold = gated(send('/late'));
+		const a = context();
+		const first = run('/late', a, [write('late', { n: 1 })], { send: hold.send });
+		await hold.waiting;
+		// A stalls with its request about to go out; its lease runs out and B takes the key over.
+		await adminQuery(
+			`UPDATE "${schema}".idempotency_keys SET lease_until = now() - interval '1 second' WHERE scope = 'proto' AND key = 'late'`,
+		);
+		target.script(
+			'/late',
+			{ status: 503 },
+			{ status: 503 },
+			{ status: 503 },
+			{ status: 503 },
+			{ status: 503 },
+		);
+		const [b] = await run(
+			'/late',
+			context({ policy: { ...DEFAULT_POLICY, maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 10 } }),
+			[write('late', { n: 1 })],
+		);
+		// B cannot know whether A's request landed: unknown, parked, never "failed".
+		expect(b.failure).toMatchObject({ class: 'unknown_outcome' });
+		expect((await keyRow('late')).status).toBe('unknown');
+		hold.open();
+		const [outcomeA] = await first;
+		expect(outcomeA.ok).toBe(true);
+		// A's answer proves the effect: the record is succeeded, with A's response and both histories.
+		const row = await keyRow('late');
+		expect(row.status).toBe('succeeded');
+		expect(row.history.map((h) => h.execution)).toEqual(expect.arrayContaining([a.executionId]));
+		expect(target.effectsOf('/late')).toHaveLength(1);
+		// B's dead letter is closed: the work is done.
+		expect((await getDeadLetters(store, [b.failure!.deadLetterId!]))[0].status).toBe('replayed');
+	});
+});
+
+describe('expiry never overrides an open record', () => {
+	it('a record past its retention but in progress under a live lease is waited for, not claimed', async () => {
+		target.route('/expired-live', { honoursKey: false });
+		await adminQuery(
+			`INSERT INTO "${schema}".idempotency_keys (scope, key, fingerprint, status, lease_until, execution_id, expires_at)
+			 VALUES ('proto', 'expired-live', $1, 'in_progress', now() + interval '1 hour', 'other', now() - interval '1 day')`,
+			[write('expired-live', { n: 1 }).fingerprint],
+		);
+		const [outcome] = await run(
+			'/expired-live',
+			context({ policy: { ...DEFAULT_POLICY, deadlineMs: 500 } }),
+			[write('expired-live', { n: 1 })],
+		);
+		expect(outcome.failure).toMatchObject({ class: 'unknown_outcome' });
+		expect(target.requestsTo('/expired-live')).toHaveLength(0);
+	});
+
+	it('an unknown record past its retention is reconciled, never sent blind', async () => {
+		target.route('/expired-unknown', { honoursKey: false });
+		await adminQuery(
+			`INSERT INTO "${schema}".idempotency_keys (scope, key, fingerprint, status, lease_until, execution_id, expires_at, attempts)
+			 VALUES ('proto', 'expired-unknown', $1, 'unknown', now() - interval '1 day', 'other', now() - interval '1 day', 1)`,
+			[write('expired-unknown', { n: 1 }).fingerprint],
+		);
+		const [outcome] = await run('/expired-unknown', context({ onUnknown: 'park' }), [
+			write('expired-unknown', { n: 1 }),
+		]);
+		expect(outcome.failure).toMatchObject({ class: 'unknown_outcome' });
+		expect(target.requestsTo('/expired-unknown')).toHaveLength(0);
+	});
+
+	it('a retention under a day, or not a whole number of days, is refused with the allowed range', async () => {
+		for (const retentionDays of [0, 0.5]) {
+			await expect(run('/never', context({ retentionDays }), [write('never', {})])).rejects.toThrow(
+				`Retention (Days) must be a whole number from 1 to 3650 (got ${retentionDays})`,
+			);
+		}
+	});
+});
+
+describe('the circuit breaker', () => {
+	const breaker = (threshold: number, coolDownSeconds = 60) =>
+		context({
+			integration: `api-${threshold}-${coolDownSeconds}`,
+			breaker: { threshold, coolDownSeconds },
+			policy: { ...DEFAULT_POLICY, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 10 },
+		});
+
+	it('a transient failure in a run that otherwise succeeds does not count toward opening it', async () => {
+		target.route('/healthy');
+		const ctx = breaker(2);
+		for (let round = 0; round < 3; round++) {
+			target.script('/healthy', { status: 503 });
+			const outcomes = await run(
+				'/healthy',
+				{ ...ctx, executionId: `exec-${++execution}`, concurrency: 1 },
+				Array.from({ length: 3 }, (_, i) => write(`healthy-${round}-${i}`, { round, i }, i)),
+			);
+			expect(outcomes.every((o) => o.ok)).toBe(true);
+		}
+		const [row] = await adminQuery<{ consecutive_failures: number; open_until: Date | null }>(
+			`SELECT consecutive_failures, open_until FROM "${schema}".breakers WHERE integration = $1`,
+			[ctx.integration],
+		);
+		expect(row).toEqual({ consecutive_failures: 0, open_until: null });
+	});
+
+	it('items it held go back to replay once its cool-down is over, and nothing stays held', async () => {
+		target.route('/outage');
+		target.script('/outage', { status: 503 }, { status: 503 }, { status: 503 });
+		const ctx = breaker(3, 1);
+		const [failed] = await run('/outage', ctx, [write('outage-1', { n: 1 })]);
+		expect(failed.failure!.class).toBe('exhausted');
+		const [held] = await run('/outage', { ...ctx, executionId: 'exec-held' }, [
+			write('outage-2', { n: 2 }),
+		]);
+		expect(held.failure!.class).toBe('paused');
+		const [record] = await getDeadLetters(store, [held.failure!.deadLetterId!]);
+		expect(record).toMatchObject({ status: 'held', hold_reason: 'breaker' });
+
+		await new Promise((resolve) => setTimeout(resolve, 1_100));
+		const taken = await takeForReplay(store, { taker: 'replay run 1', limit: 10 });
+		expect(taken.map((t) => t.id)).toContain(record.id);
+		const [after] = await getDeadLetters(store, [record.id]);
+		expect(after.status).toBe('being_fixed');
+		expect(after.history.map((h) => `${h.fromStatus}>${h.toStatus}`)).toEqual([
+			'null>held',
+			'held>replay_requested',
+			'replay_requested>being_fixed',
+		]);
+	});
+
+	it('a hold that ended before its record was written goes to replay, not held', async () => {
+		const [parked] = await parkItems(store, [
+			{
+				workflowId: 'wf-proto',
+				step: 'Post',
+				idempotencyKey: 'resumed-meanwhile',
+				integration: 'never-paused',
+				errorClass: 'paused',
+				status: 'held',
+				holdReason: 'pause',
+				payload: { n: 1 },
+			},
+		]);
+		expect(parked.status).toBe('replay_requested');
+	});
+
+	it('a park racing a resume never leaves a held record behind', async () => {
+		for (let round = 0; round < 20; round++) {
+			const integration = `race-${round}`;
+			await adminQuery(
+				`INSERT INTO "${schema}".pauses (scope, name, paused, changed_by, reason) VALUES ('integration', $1, true, 'ops', 'outage')`,
+				[integration],
+			);
+			const parkers = Array.from({ length: 5 }, (_, i) => {
+				const s = new Store(storeConfig(schema));
+				return parkItems(s, [
+					{
+						workflowId: 'wf-proto',
+						step: 'Post',
+						idempotencyKey: `${integration}-${i}`,
+						integration,
+						errorClass: 'paused',
+						status: 'held',
+						holdReason: 'pause',
+						payload: { i },
+					},
+				]).finally(() => s.close());
+			});
+			await Promise.all([...parkers, resume(store, 'integration', integration, 'ops', 'back')]);
+		}
+		const stuck = await adminQuery(
+			`SELECT d.id FROM "${schema}".dead_letters d WHERE d.status = 'held' AND d.integration LIKE 'race-%'
+			 AND NOT EXISTS (SELECT 1 FROM "${schema}".pauses p WHERE p.scope = 'integration' AND p.name = d.integration AND p.paused)`,
+		);
+		expect(stuck).toEqual([]);
+	});
+});
+
+describe('one item ends alone', () => {
+	it('a Retry-After of a million years, a NUL in the answer and a bad lookup end their items, not the run', async () => {
+		target.route('/hostile');
+		target.script(
+			'/hostile',
+			{ status: 429, retryAfter: '99999999999999999999' },
+			{ status: 422, body: { message: 'bad\u0000byte' } },
+		);
+		const outcomes = await run('/hostile', context({ concurrency: 1 }), [
+			write('hostile-1', { n: 1 }, 0),
+			write('hostile-2', { n: 2 }, 1),
+			write('hostile-3', { n: 3 }, 2),
+		]);
+		expect(outcomes[0].failure).toMatchObject({ class: 'rate_limited', retryAt: expect.any(Date) });
+		expect(Number.isNaN(outcomes[0].failure!.retryAt!.getTime())).toBe(false);
+		expect(outcomes[1].failure).toMatchObject({ class: 'permanent', message: 'bad\uFFFDbyte' });
+		expect(outcomes[2].ok).toBe(true);
+		expect((await keyRow('hostile-1')).status).toBe('failed');
+		expect((await keyRow('hostile-2')).status).toBe('failed');
+		expect((await keyRow('hostile-3')).status).toBe('succeeded');
+		const parked = await getDeadLetters(store, [outcomes[1].failure!.deadLetterId!]);
+		expect(parked[0].error_message).toBe('bad\uFFFDbyte');
+	});
+
+	it('a Retry-After that is neither seconds nor an HTTP date falls back to the backoff and is noted', async () => {
+		target.route('/odd-retry');
+		target.script(
+			'/odd-retry',
+			{ status: 503, retryAfter: '-5' },
+			{ status: 503, retryAfter: '1.5' },
+		);
+		const [outcome] = await run('/odd-retry', context(), [write('odd-retry', { n: 1 })]);
+		expect(outcome).toMatchObject({ ok: true, attempts: 3 });
+		const history = (await keyRow('odd-retry')).history;
+		expect(
+			history.filter((h) => /Retry-After "(-5|1\.5)" is not a delay/.test(String(h.message))),
+		).toHaveLength(2);
+	});
+
+	it('a send that throws ends its item as unknown (it may have gone out); the others finish and settle', async () => {
+		target.route('/throws');
+		const outcomes = await run(
+			'/throws',
+			context(),
+			[write('throws-1', { n: 1 }, 0), write('throws-2', { n: 2 }, 1)],
+			{
+				send: async (request) => {
+					if (request.key === 'throws-1')
+						throw new TypeError("Cannot read properties of undefined (reading 'x')");
+					return await send('/throws')(request);
+				},
+			},
+		);
+		expect(outcomes[0].failure).toMatchObject({ class: 'unknown_outcome' });
+		expect(outcomes[1].ok).toBe(true);
+		expect((await keyRow('throws-2')).status).toBe('succeeded');
+	});
+});
+
+describe('the store under a long write', () => {
+	it('the idle sweeper never closes a pool while a write is in flight', async () => {
+		target.route('/long');
+		const shared = getStore(storeConfig(schema));
+		const hold = gated(send('/long'));
+		const pending = run('/long', context(), [write('long', { n: 1 })], { send: hold.send }, shared);
+		await hold.waiting;
+		sweepIdleStores(Date.now() + 60 * 60_000);
+		hold.open();
+		const [outcome] = await pending;
+		expect(outcome.ok).toBe(true);
+		expect((await keyRow('long')).status).toBe('succeeded');
+		await shared.close();
+	});
+});
+
+describe('saved responses', () => {
+	it('a replay of a body saved over the limit says it is truncated', async () => {
+		target.route('/big');
+		const big = { text: 'x'.repeat(5_000) };
+		const ctx = context({ maxSavedBodyChars: 1_000 });
+		const [live] = await run('/big', ctx, [write('big', big)]);
+		expect(live.answer!.truncated).toBeUndefined();
+		const [replay] = await run('/big', context({ maxSavedBodyChars: 1_000 }), [write('big', big)]);
+		expect(replay).toMatchObject({ ok: true, replayed: true, answer: { truncated: true } });
+		expect(String(replay.answer!.body)).toHaveLength(1_000);
+	});
+});
