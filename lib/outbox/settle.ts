@@ -1,10 +1,9 @@
-import type { PoolClient } from 'pg';
 import { type ErrorClass, parkItems, type ParkRequest } from '../deadletter';
 import { nextDelayMs } from '../idempotency/policy';
-import type { Store } from '../store';
+import type { Store, Transaction } from '../store';
 import { type MessageRow, messageFromRow } from './take';
 import { applySettlesSql, lockMessagesSql } from './sql';
-import { inTransaction, storeOnClient } from './transaction';
+import { storeInTransaction } from './transaction';
 import {
 	DEFAULT_HOLD_CLASSES,
 	DEFAULT_TRANSIENT_CLASSES,
@@ -144,19 +143,16 @@ async function settle<R extends MessageSettleRequest>(
 	requests: R[],
 	choose: (row: LockedRow, request: R) => Choice,
 	park?: (
-		client: PoolClient,
+		tx: Transaction,
 		dead: Array<{ row: LockedRow; failure: FailRequest; errorClass: string }>,
 	) => Promise<string[]>,
 ): Promise<MessageSettleResult[]> {
 	const ids = [...new Set(requests.filter((r) => ID.test(r.id)).map((r) => r.id))];
 	if (ids.length === 0)
 		return requests.map((r) => ({ ...base(r), outcome: MessageSettleOutcome.notFound }));
-	return await inTransaction(outbox, async (client) => {
+	return await outbox.transaction(async (tx) => {
 		const rows = new Map(
-			(await client.query<LockedRow>(lockMessagesSql(outbox), [ids])).rows.map((row) => [
-				row.id,
-				row,
-			]),
+			(await tx.query<LockedRow>(lockMessagesSql(outbox), [ids])).map((row) => [row.id, row]),
 		);
 		const plans = new Map<string, Plan>();
 		const planOf = (id: string): Plan => {
@@ -235,7 +231,7 @@ async function settle<R extends MessageSettleRequest>(
 			results.push(result);
 		}
 		if (dead.length > 0 && park) {
-			const letterIds = await park(client, dead);
+			const letterIds = await park(tx, dead);
 			dead.forEach((d, i) => {
 				d.result.deadLetterId = letterIds[i];
 				planOf(d.row.id).dead_letter_id = letterIds[i];
@@ -246,13 +242,13 @@ async function settle<R extends MessageSettleRequest>(
 			{ status: OutboxStatus; available_at: Date; attempts: number }
 		>();
 		if (plans.size > 0) {
-			const changed = await client.query<{
+			const changed = await tx.query<{
 				id: string;
 				status: OutboxStatus;
 				available_at: Date;
 				attempts: number;
 			}>(applySettlesSql(outbox), [JSON.stringify([...plans.values()])]);
-			for (const row of changed.rows) applied.set(row.id, row);
+			for (const row of changed) applied.set(row.id, row);
 		}
 		for (const result of results) {
 			if (
@@ -319,9 +315,9 @@ export async function failMessages(
 						hold: decision.kind === 'hold',
 					};
 		},
-		async (client, dead) => {
+		async (tx, dead) => {
 			const parkStore =
-				deadLetters.store === outbox ? storeOnClient(outbox, client) : deadLetters.store;
+				deadLetters.store === outbox ? storeInTransaction(outbox, tx) : deadLetters.store;
 			const parked = await parkItems(
 				parkStore,
 				dead.map(({ row, failure: request, errorClass }): ParkRequest => {

@@ -1,9 +1,7 @@
-import type { PoolClient } from 'pg';
 import { ItemError, StoreUnavailableError } from '../errors';
-import { type Store, sqlStateOf, toStoreError } from '../store';
+import { type Store, sqlStateOf, toStoreError, type Transaction } from '../store';
 import { messageFingerprint, type OutboxMessageInput } from './messages';
 import { existingMessagesSql, insertMessagesSql, lockOrderingKeysSql } from './sql';
-import { inTransaction } from './transaction';
 
 /** One of the user's SQL statements: text with $1, $2... and the values bound to them. */
 export interface SqlStatement {
@@ -107,20 +105,20 @@ export async function writeWithMessages(
 			),
 		),
 	];
-	return await inTransaction(outbox, async (client) => {
+	return await outbox.transaction(async (tx) => {
 		if (orderingKeys.length > 0)
-			await client.query(lockOrderingKeysSql(), [orderingKeys, outbox.schema]);
+			await tx.query(lockOrderingKeysSql(), [orderingKeys, outbox.schema]);
 		const results: OutboxWriteResult[] = [];
 		for (const item of items) {
-			if (options.continueOnFail) await client.query('SAVEPOINT outbox_item');
+			if (options.continueOnFail) await tx.query('SAVEPOINT outbox_item');
 			try {
-				const written = await writeItem(outbox, client, item, context);
-				if (options.continueOnFail) await client.query('RELEASE SAVEPOINT outbox_item');
+				const written = await writeItem(outbox, tx, item, context);
+				if (options.continueOnFail) await tx.query('RELEASE SAVEPOINT outbox_item');
 				results.push({ index: item.index, ok: true, ...written });
 			} catch (caught) {
 				const error = toItemError(outbox, caught, item.index);
 				if (!options.continueOnFail) throw error;
-				await client.query('ROLLBACK TO SAVEPOINT outbox_item');
+				await tx.query('ROLLBACK TO SAVEPOINT outbox_item');
 				results.push({ index: item.index, ok: false, error });
 			}
 		}
@@ -130,7 +128,7 @@ export async function writeWithMessages(
 
 async function writeItem(
 	outbox: Store,
-	client: PoolClient,
+	tx: Transaction,
 	item: OutboxWriteItem,
 	context: OutboxWriteContext,
 ): Promise<{ statements: StatementResult[]; messages: WrittenMessage[] }> {
@@ -138,10 +136,9 @@ async function writeItem(
 	for (const [position, statement] of item.statements.entries()) {
 		refuseTransactionControl(statement, item.index, position);
 		try {
-			const answer = await client.query(statement.text, statement.values);
-			// A text of several statements (allowed without parameters) answers with one result each.
-			const last = Array.isArray(answer) ? answer[answer.length - 1] : answer;
-			statements.push({ rowCount: last?.rowCount ?? 0, rows: last?.rows ?? [] });
+			const answer = await tx.execute(statement.text, statement.values);
+			// A text of several statements (possible without parameters) reports no rows.
+			statements.push({ rowCount: answer.rowCount, rows: answer.rows ?? [] });
 		} catch (error) {
 			throw statementError(outbox, error, item.index, position);
 		}
@@ -170,12 +167,10 @@ async function writeItem(
 		execution_id: context.executionId ?? null,
 		node: context.node ?? null,
 	}));
-	const inserted = (
-		await client.query<{ id: string; destination: string; idempotency_key: string }>(
-			insertMessagesSql(outbox),
-			[JSON.stringify(rows)],
-		)
-	).rows;
+	const inserted = await tx.query<{ id: string; destination: string; idempotency_key: string }>(
+		insertMessagesSql(outbox),
+		[JSON.stringify(rows)],
+	);
 	const ids = new Map(
 		inserted.map((r) => [
 			keyOf({ destination: r.destination, idempotencyKey: r.idempotency_key }),
@@ -187,7 +182,7 @@ async function writeItem(
 	const missing = [...unique.values()].filter((m) => !ids.has(keyOf(m)));
 	const existing = new Map<string, { id: string; fingerprint: string }>();
 	if (missing.length > 0) {
-		const found = await client.query<{
+		const found = await tx.query<{
 			id: string;
 			destination: string;
 			idempotency_key: string;
@@ -196,7 +191,7 @@ async function writeItem(
 			missing.map((m) => m.destination),
 			missing.map((m) => m.idempotencyKey),
 		]);
-		for (const r of found.rows)
+		for (const r of found)
 			existing.set(keyOf({ destination: r.destination, idempotencyKey: r.idempotency_key }), r);
 	}
 	const messages = item.messages.map((message): WrittenMessage => {
