@@ -31,13 +31,15 @@ export type OutboxMethod = (typeof OUTBOX_METHODS)[number];
 
 /**
  * Error classes of Idempotent HTTP Write's Failed output that a later attempt may cure. An unknown
- * outcome is retried because the relay sends the message's own idempotency key again.
+ * outcome is retried because the relay sends the message's own idempotency key again; a write
+ * superseded by another owner of the key is retried to learn that owner's result.
  */
 export const DEFAULT_TRANSIENT_CLASSES = [
 	'transient',
 	'exhausted',
 	'rate_limited',
 	'unknown_outcome',
+	'superseded',
 ];
 
 /**

@@ -374,7 +374,7 @@ const properties: INodeProperties[] = [
 				displayName: 'Transient Classes',
 				name: 'transientClasses',
 				type: 'string',
-				default: 'transient, exhausted, rate_limited, unknown_outcome',
+				default: 'transient, exhausted, rate_limited, unknown_outcome, superseded',
 				description:
 					'Comma-separated error classes to retry. An unknown outcome is safe to retry because the relay sends the same key. A paused destination (class paused) always waits, without using up attempts.',
 			},

@@ -35,8 +35,9 @@ describe('a failed send', () => {
 		});
 	});
 
-	it('an unknown outcome retries (the relay resends the same key); permanent classes give up at once', () => {
+	it("an unknown outcome or a write superseded by the key's new owner retries (the same key is sent again); permanent classes give up at once", () => {
 		expect(decideFailure(1, 'unknown_outcome', policy, half).kind).toBe('retry');
+		expect(decideFailure(1, 'superseded', policy, half).kind).toBe('retry');
 		expect(decideFailure(1, 'permanent', policy, half)).toEqual({
 			kind: 'dead',
 			errorClass: 'permanent',
