@@ -8,3 +8,4 @@ export * from './control';
 export * from './idempotency';
 export * from './console';
 export * from './alerts';
+export * from './outbox';

@@ -124,10 +124,10 @@ async function main(): Promise<void> {
 		`  credential "Reliability Store (local)" points at ${postgres.settings.host}:${postgres.settings.port}/${postgres.settings.database}, schema n8n_reliability`,
 	);
 	say(
-		'  nodes: Idempotent HTTP Write, Event Dedupe, Dead Letter Park, Reliability Control (search "Idempotent", "Dedupe", "Dead Letter" or "Reliability")',
+		'  nodes: Idempotent HTTP Write, Event Dedupe, Dead Letter Park, Reliability Control, Transactional Outbox (search "Idempotent", "Dedupe", "Dead Letter", "Reliability" or "Outbox")',
 	);
 	say(
-		`  bundled workflows imported: Worked example, Replay, Operator console, Daily digest, Heartbeat watch (active), Error handler, Alert`,
+		`  bundled workflows imported: Worked example, Replay, Operator console, Daily digest, Heartbeat watch (active), Error handler, Alert, Outbox relay (activate it to send Transactional Outbox messages)`,
 	);
 	say(
 		`  operator console: http://localhost:${port}/webhook/reliability-console (sign in as ${consoleLogin.user} / ${consoleLogin.password})`,

@@ -160,7 +160,12 @@ export async function stopAndClean(context: E2eContext | undefined): Promise<voi
 
 /** A node of this package, wired to the test store credential. */
 export function packageNode(
-	type: 'eventDedupe' | 'deadLetterPark' | 'reliabilityControl' | 'idempotentHttpWrite',
+	type:
+		| 'eventDedupe'
+		| 'deadLetterPark'
+		| 'reliabilityControl'
+		| 'idempotentHttpWrite'
+		| 'transactionalOutbox',
 	name: string,
 	parameters: Record<string, unknown>,
 	position: [number, number] = [260, 0],

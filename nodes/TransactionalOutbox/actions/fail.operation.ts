@@ -1,0 +1,105 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	DEFAULT_FAIL_POLICY,
+	failMessages,
+	type FailPolicy,
+	type FailRequest,
+	ItemError,
+	type Store,
+} from '../../../lib';
+import { outboxStoreFor } from './outboxStore';
+import { settleItems, settleRequestOf } from './settleOutput';
+
+const text = (value: unknown): string =>
+	value === undefined || value === null ? '' : String(value).trim();
+
+function failRequestOf(context: IExecuteFunctions, itemIndex: number): FailRequest {
+	const request = settleRequestOf(context, itemIndex);
+	const status = Number(text(context.getNodeParameter('errorStatus', itemIndex, '')));
+	const retryAtText = text(context.getNodeParameter('retryAt', itemIndex, ''));
+	const retryAt = retryAtText ? new Date(retryAtText) : undefined;
+	if (retryAt && Number.isNaN(retryAt.getTime()))
+		throw new ItemError(
+			`Item ${itemIndex}: Retry At ${JSON.stringify(retryAtText)} is not a time`,
+			itemIndex,
+			'Map Retry At to an ISO time (Idempotent HTTP Write outputs one as retryAt), or leave it empty.',
+		);
+	return {
+		...request,
+		// No class given: retried until the attempt cap, the safe side of "nothing is lost".
+		errorClass: text(context.getNodeParameter('errorClass', itemIndex, '')) || 'transient',
+		message: text(context.getNodeParameter('errorMessage', itemIndex, '')) || undefined,
+		status: Number.isInteger(status) && status > 0 ? status : undefined,
+		retryAt,
+	};
+}
+
+const list = (value: unknown): string[] =>
+	text(value)
+		.split(',')
+		.map((entry) => entry.trim())
+		.filter(Boolean);
+
+/**
+ * Fail: a transient failure schedules the message again after a backoff; past the attempt cap,
+ * or on a permanent class, the message is parked in the Reliability Store's dead letters (the
+ * message as payload, its key, the failure) and marked dead.
+ */
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
+	const outbox = await outboxStoreFor(this, store);
+	const options = this.getNodeParameter('failOptions', 0, {}) as IDataObject;
+	const transientClasses = list(options.transientClasses);
+	const policy: FailPolicy = {
+		maxAttempts: Number(options.maxAttempts ?? DEFAULT_FAIL_POLICY.maxAttempts),
+		baseDelayMs:
+			options.baseDelaySeconds === undefined
+				? DEFAULT_FAIL_POLICY.baseDelayMs
+				: Number(options.baseDelaySeconds) * 1000,
+		maxDelayMs:
+			options.maxDelaySeconds === undefined
+				? DEFAULT_FAIL_POLICY.maxDelayMs
+				: Number(options.maxDelaySeconds) * 1000,
+		transientClasses:
+			transientClasses.length > 0 ? transientClasses : DEFAULT_FAIL_POLICY.transientClasses,
+		holdClasses: DEFAULT_FAIL_POLICY.holdClasses,
+	};
+	const workflow = this.getWorkflow();
+	const executionId = this.getExecutionId();
+	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
+	let step = '';
+	try {
+		step = this.getInputSourceData()?.previousNode ?? '';
+	} catch {
+		/* no input source: the step is this node */
+	}
+	return await settleItems(
+		this,
+		items,
+		(index) => failRequestOf(this, index),
+		async (requests) =>
+			await failMessages(
+				outbox,
+				requests,
+				{
+					store,
+					workflowId: workflow.id ?? 'unsaved',
+					workflowName: workflow.name,
+					executionId,
+					step: step || this.getNode().name,
+					runLink:
+						workflow.id && executionId
+							? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}`
+							: undefined,
+					owner: text(options.owner) || undefined,
+					impact: text(options.impact) || undefined,
+					severity: text(options.severity) || undefined,
+					maskFields: list(options.maskFields),
+				},
+				policy,
+			),
+	);
+}

@@ -1,0 +1,38 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { type Store, takeMessages } from '../../../lib';
+import { toNodeError } from '../../shared/store';
+import { outboxStoreFor } from './outboxStore';
+
+/**
+ * Take: claims up to Max Messages for this execution, under a lease, whatever the number of
+ * input items (a trigger's one item, typically). Outputs one item per message, with what the
+ * relay needs to send it (method, URL, headers, body, idempotency key) and to settle it (id,
+ * generation).
+ */
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
+	const outbox = await outboxStoreFor(this, store);
+	const messages = await takeMessages(outbox, {
+		limit: Number(this.getNodeParameter('maxMessages', 0, 10)),
+		leaseSeconds: Number(this.getNodeParameter('leaseSeconds', 0, 300)),
+		takenBy: this.getExecutionId() ?? 'manual',
+		destination: String(this.getNodeParameter('destination', 0, '') ?? ''),
+	}).catch((error: unknown) => {
+		throw toNodeError(this, error);
+	});
+	const paired = items.length > 0 ? { item: 0 } : undefined;
+	return [
+		messages.map((message) => ({
+			json: {
+				...message,
+				orderingKey: message.orderingKey ?? null,
+				leaseUntil: message.leaseUntil?.toISOString() ?? null,
+				createdAt: message.createdAt.toISOString(),
+			} as unknown as IDataObject,
+			...(paired ? { pairedItem: paired } : {}),
+		})),
+	];
+}

@@ -1,0 +1,99 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	ItemError,
+	jsonValue,
+	type OutboxWriteItem,
+	parseOutboxMessage,
+	type Store,
+	writeWithMessages,
+} from '../../../lib';
+import { toNodeError } from '../../shared/store';
+import { errorItem } from './errorItem';
+import { outboxStoreFor } from './outboxStore';
+import { statementOf } from './queryParameters';
+
+/** The item's messages, from the fields or from one JSON expression. */
+function messagesOf(context: IExecuteFunctions, itemIndex: number): Array<Record<string, unknown>> {
+	if (context.getNodeParameter('messagesInput', itemIndex, 'fields') === 'json') {
+		const value = jsonValue(
+			context.getNodeParameter('messagesJson', itemIndex, '[]'),
+			'list',
+			itemIndex,
+		);
+		const list = value === null ? [] : Array.isArray(value) ? value : [value];
+		list.forEach((entry, position) => {
+			if (entry === null || typeof entry !== 'object' || Array.isArray(entry))
+				throw new ItemError(
+					`Item ${itemIndex}, message ${position + 1} is not an object`,
+					itemIndex,
+					'Messages (JSON) must return an object or an array of objects with destination, method, url and idempotencyKey.',
+				);
+		});
+		return list as Array<Record<string, unknown>>;
+	}
+	const fields = context.getNodeParameter('messages', itemIndex, {}) as IDataObject;
+	return (fields.message as Array<Record<string, unknown>> | undefined) ?? [];
+}
+
+/**
+ * Write: each item's statements and messages, in one transaction for the run (a savepoint per
+ * item under continue-on-fail). Outputs each item with `_outbox`: its messages (id, whether
+ * added) and what its statements returned.
+ */
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
+	const continueOnFail = this.continueOnFail();
+	const statementCount = (
+		((this.getNode().parameters.statements as IDataObject | undefined)?.statement as
+			unknown[] | undefined) ?? []
+	).length;
+
+	// Every item's SQL and messages first: a bad parameter ends that item before any SQL runs.
+	const out: Array<INodeExecutionData | undefined> = new Array(items.length);
+	const prepared: OutboxWriteItem[] = [];
+	for (let index = 0; index < items.length; index++) {
+		try {
+			prepared.push({
+				index,
+				statements: Array.from({ length: statementCount }, (_, position) =>
+					statementOf(this, index, position),
+				).filter((statement) => statement.text.trim() !== ''),
+				messages: messagesOf(this, index).map((raw, position) =>
+					parseOutboxMessage(raw, index, position),
+				),
+			});
+		} catch (error) {
+			if (!continueOnFail) throw toNodeError(this, error, index);
+			out[index] = errorItem(error, index);
+		}
+	}
+
+	const outbox = await outboxStoreFor(this, store);
+	const workflow = this.getWorkflow();
+	const results = await writeWithMessages(
+		outbox,
+		prepared,
+		{ workflowId: workflow.id, executionId: this.getExecutionId(), node: this.getNode().name },
+		{ continueOnFail },
+	).catch((error: unknown) => {
+		throw toNodeError(this, error);
+	});
+	for (const result of results) {
+		out[result.index] = result.ok
+			? {
+					json: {
+						...items[result.index].json,
+						_outbox: {
+							messages: result.messages,
+							statements: result.statements,
+						} as unknown as IDataObject,
+					},
+					pairedItem: { item: result.index },
+				}
+			: errorItem(result.error, result.index);
+	}
+	return [out.filter((item): item is INodeExecutionData => item !== undefined)];
+}
