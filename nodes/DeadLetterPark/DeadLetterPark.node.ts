@@ -6,10 +6,26 @@ import type {
 } from 'n8n-workflow';
 import { reliabilityStoreTest } from '../shared/store';
 import { router } from './actions/router';
-import { description } from './description';
+import { properties } from './description';
 
 export class DeadLetterPark implements INodeType {
-	description: INodeTypeDescription = description;
+	description: INodeTypeDescription = {
+		displayName: 'Dead Letter Park',
+		name: 'deadLetterPark',
+		icon: 'file:deadLetterPark.svg',
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{ $parameter.operation }}',
+		description:
+			'Park failed items with everything needed to fix and replay them; inspect, replay and resolve them with an audit trail',
+		defaults: { name: 'Dead Letter Park' },
+		inputs: ['main'],
+		outputs: ['main'],
+		credentials: [
+			{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },
+		],
+		properties,
+	};
 
 	methods = { credentialTest: { reliabilityStoreTest } };
 

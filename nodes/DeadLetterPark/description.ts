@@ -1,4 +1,4 @@
-import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 const show = (...operations: string[]) => ({ show: { operation: operations } });
 
@@ -12,7 +12,7 @@ const statusOptions = [
 	{ name: 'Resolved', value: 'resolved' },
 ];
 
-const properties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{
 		displayName: 'Operation',
 		name: 'operation',
@@ -305,19 +305,3 @@ const properties: INodeProperties[] = [
 		displayOptions: show('stats'),
 	},
 ];
-
-export const description: INodeTypeDescription = {
-	displayName: 'Dead Letter Park',
-	name: 'deadLetterPark',
-	icon: 'file:deadLetterPark.svg',
-	group: ['transform'],
-	version: 1,
-	subtitle: '={{ $parameter.operation }}',
-	description:
-		'Park failed items with everything needed to fix and replay them; inspect, replay and resolve them with an audit trail',
-	defaults: { name: 'Dead Letter Park' },
-	inputs: ['main'],
-	outputs: ['main'],
-	credentials: [{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' }],
-	properties,
-};

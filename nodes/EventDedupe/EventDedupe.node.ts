@@ -5,11 +5,27 @@ import type {
 	INodeTypeDescription,
 } from 'n8n-workflow';
 import { reliabilityStoreTest } from '../shared/store';
-import { description } from './description';
 import { router } from './actions/router';
+import { outputsExpression, properties } from './description';
 
 export class EventDedupe implements INodeType {
-	description: INodeTypeDescription = description;
+	description: INodeTypeDescription = {
+		displayName: 'Event Dedupe',
+		name: 'eventDedupe',
+		icon: 'file:eventDedupe.svg',
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{ $parameter.operation }}',
+		description:
+			'Process each event once: claims event IDs in Postgres, atomically across executions and workers',
+		defaults: { name: 'Event Dedupe' },
+		inputs: ['main'],
+		outputs: outputsExpression,
+		credentials: [
+			{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },
+		],
+		properties,
+	};
 
 	methods = { credentialTest: { reliabilityStoreTest } };
 

@@ -6,10 +6,26 @@ import type {
 } from 'n8n-workflow';
 import { reliabilityStoreTest } from '../shared/store';
 import { router } from './actions/router';
-import { description } from './description';
+import { outputsExpression, properties } from './description';
 
 export class ReliabilityControl implements INodeType {
-	description: INodeTypeDescription = description;
+	description: INodeTypeDescription = {
+		displayName: 'Reliability Control',
+		name: 'reliabilityControl',
+		icon: 'file:reliabilityControl.svg',
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{ $parameter.resource + ": " + $parameter.operation }}',
+		description:
+			'Operator controls: pause and resume integrations or workflows, heartbeats for scheduled workflows, the operator console and Prometheus metrics',
+		defaults: { name: 'Reliability Control' },
+		inputs: ['main'],
+		outputs: outputsExpression,
+		credentials: [
+			{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },
+		],
+		properties,
+	};
 
 	methods = { credentialTest: { reliabilityStoreTest } };
 

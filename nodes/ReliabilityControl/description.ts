@@ -1,4 +1,4 @@
-import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 /**
  * Operator controls as resources of one node, following n8n's resource/operation convention:
@@ -6,7 +6,7 @@ import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
  * in, the console's page out) and Metric (prometheus). Pause > Check routes items to Running or
  * Paused; every other operation has one output.
  */
-const outputsExpression = `={{
+export const outputsExpression = `={{
 	$parameter.resource === 'pause' && $parameter.operation === 'check'
 		? [{ type: 'main', displayName: 'Running' }, { type: 'main', displayName: 'Paused' }]
 		: [{ type: 'main' }]
@@ -19,7 +19,7 @@ const beatOps = (...operations: string[]) => ({
 	show: { resource: ['heartbeat'], operation: operations },
 });
 
-const properties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{
 		displayName: 'Resource',
 		name: 'resource',
@@ -259,19 +259,3 @@ const properties: INodeProperties[] = [
 		displayOptions: beatOps('check'),
 	},
 ];
-
-export const description: INodeTypeDescription = {
-	displayName: 'Reliability Control',
-	name: 'reliabilityControl',
-	icon: 'file:reliabilityControl.svg',
-	group: ['transform'],
-	version: 1,
-	subtitle: '={{ $parameter.resource + ": " + $parameter.operation }}',
-	description:
-		'Operator controls: pause and resume integrations or workflows, heartbeats for scheduled workflows, the operator console and Prometheus metrics',
-	defaults: { name: 'Reliability Control' },
-	inputs: ['main'],
-	outputs: outputsExpression,
-	credentials: [{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' }],
-	properties,
-};
