@@ -12,7 +12,7 @@ export class DeadLetterPark implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Dead Letter Park',
 		name: 'deadLetterPark',
-		icon: 'file:deadLetterPark.svg',
+		icon: { light: 'file:deadLetterPark.svg', dark: 'file:deadLetterPark.dark.svg' },
 		group: ['transform'],
 		version: 1,
 		subtitle: '={{ $parameter.operation }}',

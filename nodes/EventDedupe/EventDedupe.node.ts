@@ -12,7 +12,7 @@ export class EventDedupe implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Event Dedupe',
 		name: 'eventDedupe',
-		icon: 'file:eventDedupe.svg',
+		icon: { light: 'file:eventDedupe.svg', dark: 'file:eventDedupe.dark.svg' },
 		group: ['transform'],
 		version: 1,
 		subtitle: '={{ $parameter.operation }}',

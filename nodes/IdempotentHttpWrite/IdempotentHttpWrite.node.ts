@@ -15,7 +15,7 @@ export class IdempotentHttpWrite implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Idempotent HTTP Write',
 		name: 'idempotentHttpWrite',
-		icon: 'file:idempotentHttpWrite.svg',
+		icon: { light: 'file:idempotentHttpWrite.svg', dark: 'file:idempotentHttpWrite.dark.svg' },
 		group: ['output'],
 		version: 1,
 		subtitle: '={{ $parameter.method + " " + $parameter.url }}',

@@ -12,7 +12,7 @@ export class ReliabilityControl implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Reliability Control',
 		name: 'reliabilityControl',
-		icon: 'file:reliabilityControl.svg',
+		icon: { light: 'file:reliabilityControl.svg', dark: 'file:reliabilityControl.dark.svg' },
 		group: ['transform'],
 		version: 1,
 		subtitle: '={{ $parameter.resource + ": " + $parameter.operation }}',
