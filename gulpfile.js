@@ -1,8 +1,10 @@
-// The build after tsc: copies the icons, and bundles the engine so that the published package
-// needs nothing from node_modules and reads nothing from disk at run time. tsc emits dist/; then
-// esbuild turns dist/lib/index.js (the one module every node requires) into a single file with
-// the Postgres driver and the store's numbered SQL migrations inside, the rest of dist/lib goes,
-// and a check fails the build when any file in dist/ requires what the package does not ship.
+// The build after tsc: copies the icons and the nodes' codex files (categories, documentation
+// links, which n8n reads when it loads the package), and bundles the engine so that the
+// published package needs nothing from node_modules and reads nothing from disk at run time.
+// tsc emits dist/; then esbuild turns dist/lib/index.js (the one module every node requires)
+// into a single file with the Postgres driver and the store's numbered SQL migrations inside,
+// the rest of dist/lib goes, and a check fails the build when any file in dist/ requires what
+// the package does not ship.
 const { builtinModules } = require('node:module');
 const { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const { dirname, join, relative, resolve } = require('node:path');
@@ -21,8 +23,8 @@ const PROVIDED = new Set(['n8n-workflow']);
  */
 const OPTIONAL = new Set(['pg-native']);
 
-function buildIcons() {
-	return src(['nodes/**/*.{png,svg}', 'credentials/**/*.{png,svg}'], {
+function copyAssets() {
+	return src(['nodes/**/*.{png,svg}', 'nodes/**/*.node.json', 'credentials/**/*.{png,svg}'], {
 		base: '.',
 		encoding: false,
 	}).pipe(dest('dist'));
@@ -139,7 +141,7 @@ async function checkDist() {
 	if (problems.length) throw new Error(`dist/ is not self-contained:\n  ${problems.join('\n  ')}`);
 }
 
-exports['build:icons'] = buildIcons;
+exports['build:assets'] = copyAssets;
 exports['build:engine'] = bundleEngine;
 exports['build:check'] = checkDist;
-exports.build = series(parallel(buildIcons, bundleEngine), checkDist);
+exports.build = series(parallel(copyAssets, bundleEngine), checkDist);

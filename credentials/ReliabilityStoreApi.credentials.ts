@@ -9,7 +9,8 @@ export class ReliabilityStoreApi implements ICredentialType {
 
 	displayName = 'Reliability Store';
 
-	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-reliability';
+	documentationUrl =
+		'https://www.npmjs.com/package/n8n-nodes-reliability#the-reliability-store-credential';
 
 	icon = 'file:reliabilityStore.svg' as const;
 

@@ -18,6 +18,7 @@ export class DeadLetterPark implements INodeType {
 		subtitle: '={{ $parameter.operation }}',
 		description:
 			'Park failed items with everything needed to fix and replay them; inspect, replay and resolve them with an audit trail',
+		usableAsTool: true,
 		defaults: { name: 'Dead Letter Park' },
 		inputs: ['main'],
 		outputs: ['main'],

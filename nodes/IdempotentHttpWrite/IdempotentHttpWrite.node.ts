@@ -21,6 +21,7 @@ export class IdempotentHttpWrite implements INodeType {
 		subtitle: '={{ $parameter.method + " " + $parameter.url }}',
 		description:
 			'HTTP writes that happen once: an idempotency key per business operation, recorded in Postgres, retries that honour Retry-After, failures parked',
+		usableAsTool: true,
 		defaults: { name: 'Idempotent HTTP Write' },
 		inputs: ['main'],
 		outputs: ['main'],

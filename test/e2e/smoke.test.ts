@@ -50,6 +50,30 @@ describe.each(n8nVersionsUnderTest())('n8n %s with the package installed', (vers
 		expect(await ctx!.n8n.credentialTypeNames()).toContain('reliabilityStoreApi');
 	});
 
+	it('describes every node with categories and a documentation link; the write and park nodes are offered as tools', async () => {
+		const ours = (await ctx!.n8n.nodeTypes()).filter((t) =>
+			t.name.startsWith('n8n-nodes-reliability.'),
+		);
+		const base = ours.filter((t) => !t.name.endsWith('Tool'));
+		expect(base.map((t) => t.name).sort()).toEqual([
+			'n8n-nodes-reliability.deadLetterPark',
+			'n8n-nodes-reliability.eventDedupe',
+			'n8n-nodes-reliability.idempotentHttpWrite',
+			'n8n-nodes-reliability.reliabilityControl',
+		]);
+		for (const type of base) {
+			expect(type.codex?.categories?.length).toBeGreaterThan(0);
+			expect(type.codex?.resources?.primaryDocumentation?.[0].url).toMatch(
+				/^https:\/\/www\.npmjs\.com\/package\/n8n-nodes-reliability#[a-z-]+$/,
+			);
+		}
+		const tools = base.filter((t) => t.usableAsTool).map((t) => t.name);
+		expect(tools.sort()).toEqual([
+			'n8n-nodes-reliability.deadLetterPark',
+			'n8n-nodes-reliability.idempotentHttpWrite',
+		]);
+	});
+
 	it('runs a workflow that uses the credential: the store is created and the event recorded once', async () => {
 		const first = await ctx!.n8n.webhook('reliability-smoke', { id: 'evt-smoke-1' });
 		expect(first.status).toBe(200);

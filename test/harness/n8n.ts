@@ -374,12 +374,16 @@ export class N8nProcess {
 		return (parsed.data ?? parsed) as T;
 	}
 
-	async nodeTypeNames(): Promise<string[]> {
+	/** Every node type the editor gets, as n8n describes it (version, outputs, codex and the rest). */
+	async nodeTypes(): Promise<NodeTypeDescription[]> {
 		const response = await fetch(`${this.baseUrl}/types/nodes.json`, {
 			headers: { cookie: this.cookie },
 		});
-		const types = (await response.json()) as Array<{ name: string }>;
-		return types.map((t) => t.name);
+		return (await response.json()) as NodeTypeDescription[];
+	}
+
+	async nodeTypeNames(): Promise<string[]> {
+		return (await this.nodeTypes()).map((t) => t.name);
 	}
 
 	async credentialTypeNames(): Promise<string[]> {
@@ -628,6 +632,19 @@ async function killGroup(child: ChildProcess | undefined): Promise<void> {
 		return;
 	}
 	await done;
+}
+
+/** The parts of a node type's description the tests read. */
+export interface NodeTypeDescription {
+	name: string;
+	version: number | number[];
+	usableAsTool?: unknown;
+	outputs?: unknown;
+	outputNames?: string[];
+	codex?: {
+		categories?: string[];
+		resources?: { primaryDocumentation?: Array<{ url: string }> };
+	};
 }
 
 export interface ExecutionSummary {
