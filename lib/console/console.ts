@@ -201,7 +201,7 @@ export async function handleConsoleRequest(
 	const action = str(body.action) || null;
 	const context: PageContext = { store, request, options, operator, token };
 	let statusCode = 200;
-	let replayRequested = 0;
+	const replayRequested = 0;
 	if (action) {
 		try {
 			if (!operator)
