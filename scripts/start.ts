@@ -60,7 +60,8 @@ async function main(): Promise<void> {
 		);
 	const demo = await new DemoApi().start(demoPort);
 
-	let n8n: N8nProcess | undefined;
+	// Set once n8n runs; Ctrl-C before that stops what did start.
+	let n8n: N8nProcess | undefined = undefined;
 	let stopping = false;
 	const stop = async (): Promise<void> => {
 		if (stopping) return;

@@ -1,8 +1,9 @@
-import type {
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeType,
-	INodeTypeDescription,
+import {
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+	NodeConnectionTypes,
 } from 'n8n-workflow';
 import { reliabilityStoreTest } from '../shared/store';
 import { router } from './actions/router';
@@ -20,8 +21,8 @@ export class DeadLetterPark implements INodeType {
 			'Park failed items with everything needed to fix and replay them; inspect, replay and resolve them with an audit trail',
 		usableAsTool: true,
 		defaults: { name: 'Dead Letter Park' },
-		inputs: ['main'],
-		outputs: ['main'],
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
 		credentials: [
 			{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },
 		],

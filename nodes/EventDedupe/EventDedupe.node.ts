@@ -1,8 +1,9 @@
-import type {
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeType,
-	INodeTypeDescription,
+import {
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+	NodeConnectionTypes,
 } from 'n8n-workflow';
 import { reliabilityStoreTest } from '../shared/store';
 import { router } from './actions/router';
@@ -19,7 +20,7 @@ export class EventDedupe implements INodeType {
 		description:
 			'Process each event once: claims event IDs in Postgres, atomically across executions and workers',
 		defaults: { name: 'Event Dedupe' },
-		inputs: ['main'],
+		inputs: [NodeConnectionTypes.Main],
 		outputs: outputsExpression,
 		credentials: [
 			{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },

@@ -1,8 +1,9 @@
-import type {
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeType,
-	INodeTypeDescription,
+import {
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+	NodeConnectionTypes,
 } from 'n8n-workflow';
 import { reliabilityStoreTest } from '../shared/store';
 import { properties } from './description';
@@ -23,8 +24,8 @@ export class IdempotentHttpWrite implements INodeType {
 			'HTTP writes that happen once: an idempotency key per business operation, recorded in Postgres, retries that honour Retry-After, failures parked',
 		usableAsTool: true,
 		defaults: { name: 'Idempotent HTTP Write' },
-		inputs: ['main'],
-		outputs: ['main'],
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
 		outputNames: ['Success', 'Failed'],
 		credentials: [
 			{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },

@@ -1,8 +1,9 @@
-import type {
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeType,
-	INodeTypeDescription,
+import {
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+	NodeConnectionTypes,
 } from 'n8n-workflow';
 import { reliabilityStoreTest } from '../shared/store';
 import { router } from './actions/router';
@@ -19,7 +20,7 @@ export class ReliabilityControl implements INodeType {
 		description:
 			'Operator controls: pause and resume integrations or workflows, heartbeats for scheduled workflows, the operator console and Prometheus metrics',
 		defaults: { name: 'Reliability Control' },
-		inputs: ['main'],
+		inputs: [NodeConnectionTypes.Main],
 		outputs: outputsExpression,
 		credentials: [
 			{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },

@@ -8,6 +8,7 @@ import {
 	mkdtempSync,
 	readdirSync,
 	rmSync,
+	statSync,
 	writeFileSync,
 } from 'node:fs';
 import { createConnection } from 'node:net';
@@ -729,7 +730,6 @@ export async function startN8n(options: StartOptions): Promise<N8nProcess> {
 /** Removes user folders of earlier runs that were left behind (a killed test run). */
 export function cleanOldRuns(maxAgeMs = 6 * 60 * 60_000): void {
 	if (!existsSync(CACHE_DIR)) return;
-	const { statSync } = require('node:fs') as typeof import('node:fs');
 	for (const entry of readdirSync(CACHE_DIR)) {
 		if (!entry.startsWith('run-')) continue;
 		const path = join(CACHE_DIR, entry);
