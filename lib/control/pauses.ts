@@ -9,7 +9,7 @@ import type { Store } from '../store';
 export const PauseScope = { integration: 'integration', workflow: 'workflow' } as const;
 export type PauseScope = (typeof PauseScope)[keyof typeof PauseScope];
 
-export class PauseChangeRefused extends ReliabilityError {}
+class PauseChangeRefused extends ReliabilityError {}
 
 export interface PauseState {
 	scope: PauseScope;

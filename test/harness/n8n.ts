@@ -58,7 +58,7 @@ export async function packPackage(outDir = join(CACHE_DIR, 'packs')): Promise<st
 }
 
 /** Installs the package tarball into `<userFolder>/.n8n/nodes`, where n8n loads community nodes from. */
-export async function installPackageInto(userFolder: string, tarball: string): Promise<void> {
+async function installPackageInto(userFolder: string, tarball: string): Promise<void> {
 	const nodesDir = join(userFolder, '.n8n', 'nodes');
 	mkdirSync(nodesDir, { recursive: true });
 	if (!existsSync(join(nodesDir, 'package.json'))) {
