@@ -25,7 +25,8 @@ export class IdempotentHttpWrite implements INodeType {
 		usableAsTool: true,
 		defaults: { name: 'Idempotent HTTP Write' },
 		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
+		// The write returns two outputs; each must be declared for the editor to draw it.
+		outputs: [NodeConnectionTypes.Main, NodeConnectionTypes.Main],
 		outputNames: ['Success', 'Failed'],
 		credentials: [
 			{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },
