@@ -115,7 +115,11 @@ async function main(): Promise<void> {
 		],
 		// The bundled workflows, as shipped (they point at this credential and the demo API).
 		workflows: bundledWorkflows(SHIPPED_DEMO_URL, 'reliabilityStoreLocal'),
-		activate: [...bundledToActivate(Number(version.split('.')[0])), 'relOperatorConsole'],
+		activate: [
+			...bundledToActivate(Number(version.split('.')[0])),
+			'relOperatorConsole',
+			'relMetricsWorkflow',
+		],
 	});
 
 	say('');
@@ -128,7 +132,7 @@ async function main(): Promise<void> {
 		'  nodes: Idempotent HTTP Write, Event Dedupe, Dead Letter Park, Reliability Control (search "Idempotent", "Dedupe", "Dead Letter" or "Reliability")',
 	);
 	say(
-		`  bundled workflows imported: Worked example, Replay, Operator console, Daily digest, Heartbeat watch (active), Error handler, Alert`,
+		`  bundled workflows imported: Worked example, Replay, Operator console, Metrics, Daily digest, Heartbeat watch (active), Error handler, Alert`,
 	);
 	say(
 		`  operator console: http://localhost:${port}/webhook/reliability-console (sign in as ${consoleLogin.user} / ${consoleLogin.password})`,
