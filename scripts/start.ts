@@ -6,18 +6,14 @@
  * N8N_VERSION picks the n8n version (default: the newest 2.x under test); N8N_PORT the port.
  */
 import { join } from 'node:path';
-import {
-	DEFAULT_OWNER,
-	installN8n,
-	type N8nProcess,
-	packPackage,
-	startN8n,
-} from '../test/harness/n8n';
-import { CACHE_DIR, DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
-import { freePort } from '../test/harness/ports';
-import { ensurePostgres, type RunningPostgres } from '../test/harness/postgres';
+import { DEFAULT_OWNER } from '../dev/harness/rest';
+import { installN8n, packPackage } from '../dev/harness/install';
+import { type N8nProcess, startN8n } from '../dev/harness/n8n';
+import { CACHE_DIR, DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
+import { freePort } from '../dev/harness/ports';
+import { ensurePostgres, type RunningPostgres } from '../dev/harness/postgres';
 import { DemoApi } from '../demo/api';
-import { bundledToActivate, bundledWorkflows, SHIPPED_DEMO_URL } from '../test/e2e/bundled';
+import { bundledToActivate, bundledWorkflows, SHIPPED_DEMO_URL } from '../dev/bundled';
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 

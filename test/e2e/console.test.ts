@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { DemoApi } from '../../demo/api';
-import type { CredentialFile } from '../harness/n8n';
-import { n8nVersionsUnderTest, REPO_ROOT } from '../harness/paths';
-import { waitFor } from '../harness/ports';
+import type { CredentialFile } from '../../dev/harness/n8n';
+import { n8nVersionsUnderTest, REPO_ROOT } from '../../dev/harness/paths';
+import { waitFor } from '../../dev/harness/ports';
 import { promtoolProblems } from '../helpers/promtool';
 import { adminQuery } from '../helpers/store';
-import { bundledToActivate, bundledWorkflows } from './bundled';
+import { bundledToActivate, bundledWorkflows } from '../../dev/bundled';
 import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 
 /**
@@ -85,15 +85,15 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 
 	/** A lead whose local phone number the CRM rejects: the worked example parks it. */
 	async function parkLead(submissionId: string, name: string): Promise<string> {
-		const before = (await ctx!.n8n.executions(EXAMPLE)).length;
-		const response = await ctx!.n8n.webhook('lead-form', {
+		const before = (await ctx!.n8n.api.executions(EXAMPLE)).length;
+		const response = await ctx!.n8n.api.webhook('lead-form', {
 			submissionId,
 			email: `${submissionId}@example.com`,
 			name,
 			phone: '030 1234567',
 		});
 		expect(response.status).toBe(200);
-		await ctx!.n8n.waitForExecutions(EXAMPLE, before + 1, 120_000);
+		await ctx!.n8n.api.waitForExecutions(EXAMPLE, before + 1, 120_000);
 		const [record] = await waitFor(
 			'the lead parked',
 			async () => {
@@ -251,14 +251,14 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 		await page.click('form.pause-form button');
 		await page.waitForSelector('tr.pause[data-name="crm"]');
 
-		const before = (await ctx!.n8n.executions(EXAMPLE)).length;
-		await ctx!.n8n.webhook('lead-form', {
+		const before = (await ctx!.n8n.api.executions(EXAMPLE)).length;
+		await ctx!.n8n.api.webhook('lead-form', {
 			submissionId: 'console-c',
 			email: 'console-c@example.com',
 			name: 'Carla Dias',
 			phone: '+49 30 1234567',
 		});
-		await ctx!.n8n.waitForExecutions(EXAMPLE, before + 1, 120_000);
+		await ctx!.n8n.api.waitForExecutions(EXAMPLE, before + 1, 120_000);
 		const [held] = await waitFor(
 			'the write held',
 			async () => {
@@ -334,7 +334,7 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 		await scrape();
 		await waitFor(
 			'no saved executions of the metrics workflow',
-			async () => ((await ctx!.n8n.executions(METRICS)).length === 0 ? true : undefined),
+			async () => ((await ctx!.n8n.api.executions(METRICS)).length === 0 ? true : undefined),
 			30_000,
 			500,
 		);

@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { DEFAULT_OWNER, type WorkflowFile } from '../harness/n8n';
-import { n8nVersionsUnderTest, REPO_ROOT } from '../harness/paths';
+import { DEFAULT_OWNER } from '../../dev/harness/rest';
+import type { WorkflowFile } from '../../dev/harness/n8n';
+import { n8nVersionsUnderTest, REPO_ROOT } from '../../dev/harness/paths';
 import { launchChromium } from '../helpers/chromium';
-import { bundledWorkflows, SHIPPED_DEMO_URL } from './bundled';
+import { bundledWorkflows, SHIPPED_DEMO_URL } from '../../dev/bundled';
 import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 
 /**
