@@ -1,5 +1,13 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	rmSync,
+	statSync,
+	writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CACHE_DIR, REPO_ROOT } from './paths';
@@ -30,9 +38,14 @@ export async function installN8n(version: string): Promise<N8nInstall> {
 	return { version, node: line('NODE'), n8n: line('N8N') };
 }
 
-/** Packs the built package once (npm pack of dist/ and workflows/), as a user would receive it. */
-export async function packPackage(outDir = join(CACHE_DIR, 'packs')): Promise<string> {
-	mkdirSync(outDir, { recursive: true });
+/**
+ * Packs the built package once (npm pack of dist/ and workflows/), as a user would receive it,
+ * into a folder of this run's own: runs from other clones share the cache, and a tarball of the
+ * same name and version from one of them must not replace this one.
+ */
+export async function packPackage(): Promise<string> {
+	mkdirSync(join(CACHE_DIR, 'packs'), { recursive: true });
+	const outDir = mkdtempSync(join(CACHE_DIR, 'packs', 'run-'));
 	const { stdout } = await run(
 		'npm',
 		['pack', '--silent', '--ignore-scripts', '--pack-destination', outDir],
@@ -68,13 +81,15 @@ export async function installPackageInto(userFolder: string, tarball: string): P
 	);
 }
 
-/** Removes user folders of earlier runs that were left behind (a killed test run). */
+/** Removes user folders and packed tarballs of earlier runs that were left behind. */
 export function cleanOldRuns(maxAgeMs = 6 * 60 * 60_000): void {
-	if (!existsSync(CACHE_DIR)) return;
-	for (const entry of readdirSync(CACHE_DIR)) {
-		if (!entry.startsWith('run-')) continue;
-		const path = join(CACHE_DIR, entry);
-		if (Date.now() - statSync(path).mtimeMs > maxAgeMs)
-			rmSync(path, { recursive: true, force: true });
+	for (const dir of [CACHE_DIR, join(CACHE_DIR, 'packs')]) {
+		if (!existsSync(dir)) continue;
+		for (const entry of readdirSync(dir)) {
+			if (!entry.startsWith('run-')) continue;
+			const path = join(dir, entry);
+			if (Date.now() - statSync(path).mtimeMs > maxAgeMs)
+				rmSync(path, { recursive: true, force: true });
+		}
 	}
 }
