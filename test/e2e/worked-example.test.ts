@@ -53,6 +53,7 @@ describe.each(n8nVersionsUnderTest())(
 				'Reliability: Daily digest',
 				'Reliability: Error handler',
 				'Reliability: Heartbeat watch',
+				'Reliability: Metrics',
 				'Reliability: Operator Console',
 				'Reliability: Replay',
 				'Reliability: Worked example, lead routing',
