@@ -9,7 +9,8 @@ export class ReliabilityStoreApi implements ICredentialType {
 
 	displayName = 'Reliability Store';
 
-	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-reliability';
+	documentationUrl =
+		'https://www.npmjs.com/package/n8n-nodes-reliability#the-reliability-store-credential';
 
 	icon = 'file:reliabilityStore.svg' as const;
 
@@ -73,7 +74,7 @@ export class ReliabilityStoreApi implements ICredentialType {
 			displayName: 'CA Certificate',
 			name: 'ca',
 			type: 'string',
-			typeOptions: { password: true, rows: 4 },
+			typeOptions: { rows: 4 },
 			displayOptions: { show: { ssl: ['verify'] } },
 			default: '',
 			description: 'PEM of the certificate authority that signed the server certificate',

@@ -6,14 +6,10 @@
  * one row by key for reference. Time is each node's own execution time in n8n's run data
  * (median of the repeats). Prints a table, and last a JSON line.
  */
-import {
-	type Execution,
-	installN8n,
-	type N8nProcess,
-	packPackage,
-	startN8n,
-} from '../test/harness/n8n';
-import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
+import type { Execution } from '../dev/harness/rest';
+import { installN8n, packPackage } from '../dev/harness/install';
+import { type N8nProcess, startN8n } from '../dev/harness/n8n';
+import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
 import { median, openBenchStore } from './bench-support';
 import {
 	codeNode,
@@ -24,7 +20,7 @@ import {
 	webhookInto,
 	webhookNode,
 	workflow,
-} from '../test/e2e/fixtures';
+} from '../dev/workflows';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 const STORED = Number(process.env.BENCH_STORED ?? 1_000_000);

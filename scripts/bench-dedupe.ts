@@ -6,8 +6,9 @@
  * records it in the execution's run data, so both nodes are measured the same way. Prints a
  * table, and last a JSON line with the per-item speedup and the cost of a 10M-ID history.
  */
-import { installN8n, type N8nProcess, packPackage, startN8n } from '../test/harness/n8n';
-import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
+import { installN8n, packPackage } from '../dev/harness/install';
+import { type N8nProcess, startN8n } from '../dev/harness/n8n';
+import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
 import { median, openBenchStore } from './bench-support';
 import {
 	codeNode,
@@ -16,7 +17,7 @@ import {
 	storeCredentialRef,
 	webhookNode,
 	workflow,
-} from '../test/e2e/fixtures';
+} from '../dev/workflows';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const BIG_HISTORIES = (process.env.BENCH_HISTORIES ?? '1000000,10000000').split(',').map(Number);
@@ -82,11 +83,11 @@ async function timedRun(
 	count: number,
 	expectNew = true,
 ): Promise<number> {
-	const before = (await n8n.executions(workflowId)).length;
+	const before = (await n8n.api.executions(workflowId)).length;
 	const prefix = `r${++runCounter}-`;
-	const response = await n8n.webhook(path, { count, prefix });
+	const response = await n8n.api.webhook(path, { count, prefix });
 	if (response.status !== 200) throw new Error(`webhook ${path} answered ${response.status}`);
-	const runs = await n8n.waitForExecutions(workflowId, before + 1, 600_000);
+	const runs = await n8n.api.waitForExecutions(workflowId, before + 1, 600_000);
 	const run = runs[runs.length - 1];
 	if (run.status !== 'success')
 		throw new Error(`${workflowId} run failed: ${JSON.stringify(run.data.resultData.error)}`);

@@ -1,7 +1,7 @@
 /** What every benchmark script shares: a median, and Postgres with a freshly migrated store schema. */
 import { Client } from 'pg';
 import { Store } from '../lib/store';
-import { clientConfig, ensurePostgres, type RunningPostgres } from '../test/harness/postgres';
+import { clientConfig, ensurePostgres, type RunningPostgres } from '../dev/harness/postgres';
 
 export const median = (values: number[]): number =>
 	[...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];

@@ -5,10 +5,12 @@
  * keys through Idempotent HTTP Write. Time is each node's own execution time in n8n's run data
  * (median of the repeats). Prints items per second for each, and last a JSON line.
  */
-import { type Execution, installN8n, packPackage, startN8n } from '../test/harness/n8n';
-import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
+import type { Execution } from '../dev/harness/rest';
+import { installN8n, packPackage } from '../dev/harness/install';
+import { startN8n } from '../dev/harness/n8n';
+import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
 import { median, openBenchStore } from './bench-support';
-import { TestTarget } from '../test/target/server';
+import { TestTarget } from '../dev/target/server';
 import {
 	codeNode,
 	connect,
@@ -17,7 +19,7 @@ import {
 	trigger,
 	webhookNode,
 	workflow,
-} from '../test/e2e/fixtures';
+} from '../dev/workflows';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 1000);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);

@@ -15,17 +15,12 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { Client } from 'pg';
 import { type CrmEffect, DemoApi } from '../demo/api';
-import {
-	installN8n,
-	type N8nInstall,
-	type N8nProcess,
-	packPackage,
-	startN8n,
-} from '../test/harness/n8n';
-import { DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
-import { clientConfig, ensurePostgres, type PgSettings } from '../test/harness/postgres';
-import { bundledToActivate, bundledWorkflows } from '../test/e2e/bundled';
-import { storeCredential } from '../test/e2e/fixtures';
+import { installN8n, type N8nInstall, packPackage } from '../dev/harness/install';
+import { type N8nProcess, startN8n } from '../dev/harness/n8n';
+import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
+import { clientConfig, ensurePostgres, type PgSettings } from '../dev/harness/postgres';
+import { bundledToActivate, bundledWorkflows } from '../dev/bundled';
+import { storeCredential } from '../dev/workflows';
 
 const LEAD_WORKFLOW = 'relLeadRouting01';
 const CONSUMER = 'lead-routing';
@@ -166,7 +161,7 @@ function plan(
 /** How many executions match a filter, from n8n's own execution list (its count, not a page). */
 async function countExecutions(n8n: N8nProcess, filter: Record<string, unknown>): Promise<number> {
 	const query = encodeURIComponent(JSON.stringify(filter));
-	const data = await n8n.rest<{ count: number }>('GET', `/executions?filter=${query}&limit=1`);
+	const data = await n8n.api.rest<{ count: number }>('GET', `/executions?filter=${query}&limit=1`);
 	return data.count;
 }
 
@@ -189,7 +184,7 @@ async function deliver(n8n: N8nProcess, lead: Lead, canary?: string): Promise<vo
 	let last = '';
 	for (let attempt = 1; attempt <= 10; attempt++) {
 		try {
-			const response = await n8n.webhook('lead-form', body, headers);
+			const response = await n8n.api.webhook('lead-form', body, headers);
 			if (response.status === 200) return;
 			last = `${response.status} ${JSON.stringify(response.body).slice(0, 200)}`;
 		} catch (error) {
@@ -515,7 +510,7 @@ async function count(input: {
 
 /** The submission a failed execution was processing, from its webhook's output. */
 async function submissionOfExecution(n8n: N8nProcess, id: string): Promise<string | undefined> {
-	const execution = await n8n.execution(id).catch(() => undefined);
+	const execution = await n8n.api.execution(id).catch(() => undefined);
 	const run = execution?.data.resultData.runData['Lead Form']?.[0];
 	const body = run?.data?.main[0]?.[0]?.json.body as { submissionId?: string } | undefined;
 	return body?.submissionId;
@@ -550,7 +545,7 @@ async function trace(admin: Client, schema: string, n8n: N8nProcess, lead: Lead)
 	);
 	const runs: string[] = [];
 	for (const id of executions) {
-		const execution = await n8n.execution(id).catch(() => undefined);
+		const execution = await n8n.api.execution(id).catch(() => undefined);
 		if (!execution) {
 			runs.push(`execution ${id}: not found`);
 			continue;

@@ -1,5 +1,5 @@
 import { closeAllStores } from '../lib/store';
-import { ensurePostgres, exportPgEnv } from '../test/harness/postgres';
+import { ensurePostgres, exportPgEnv } from '../dev/harness/postgres';
 import { checkProtocol } from '../test/protocol/check';
 
 /**

@@ -39,7 +39,7 @@ import { isReliabilityError } from '../lib/errors';
 import { DEFAULT_POLICY, runWrites, type SendResult } from '../lib/idempotency';
 import { maskText, maskValue } from '../lib/masking';
 import { Store } from '../lib/store';
-import { clientConfig, type PgSettings, pgSettingsFromEnv } from '../test/harness/postgres';
+import { clientConfig, type PgSettings, pgSettingsFromEnv } from '../dev/harness/postgres';
 
 export interface FuzzOptions {
 	inputs: number;

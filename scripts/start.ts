@@ -6,18 +6,14 @@
  * N8N_VERSION picks the n8n version (default: the newest 2.x under test); N8N_PORT the port.
  */
 import { join } from 'node:path';
-import {
-	DEFAULT_OWNER,
-	installN8n,
-	type N8nProcess,
-	packPackage,
-	startN8n,
-} from '../test/harness/n8n';
-import { CACHE_DIR, DEFAULT_N8N_VERSIONS } from '../test/harness/paths';
-import { freePort } from '../test/harness/ports';
-import { ensurePostgres, type RunningPostgres } from '../test/harness/postgres';
+import { DEFAULT_OWNER } from '../dev/harness/rest';
+import { installN8n, packPackage } from '../dev/harness/install';
+import { type N8nProcess, startN8n } from '../dev/harness/n8n';
+import { CACHE_DIR, DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
+import { freePort } from '../dev/harness/ports';
+import { ensurePostgres, type RunningPostgres } from '../dev/harness/postgres';
 import { DemoApi } from '../demo/api';
-import { bundledToActivate, bundledWorkflows, SHIPPED_DEMO_URL } from '../test/e2e/bundled';
+import { bundledToActivate, bundledWorkflows, SHIPPED_DEMO_URL } from '../dev/bundled';
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 
@@ -60,7 +56,8 @@ async function main(): Promise<void> {
 		);
 	const demo = await new DemoApi().start(demoPort);
 
-	let n8n: N8nProcess | undefined;
+	// Set once n8n runs; Ctrl-C before that stops what did start.
+	let n8n: N8nProcess | undefined = undefined;
 	let stopping = false;
 	const stop = async (): Promise<void> => {
 		if (stopping) return;
@@ -114,7 +111,11 @@ async function main(): Promise<void> {
 		],
 		// The bundled workflows, as shipped (they point at this credential and the demo API).
 		workflows: bundledWorkflows(SHIPPED_DEMO_URL, 'reliabilityStoreLocal'),
-		activate: [...bundledToActivate(Number(version.split('.')[0])), 'relOperatorConsole'],
+		activate: [
+			...bundledToActivate(Number(version.split('.')[0])),
+			'relOperatorConsole',
+			'relMetricsWorkflow',
+		],
 	});
 
 	say('');
@@ -127,7 +128,7 @@ async function main(): Promise<void> {
 		'  nodes: Idempotent HTTP Write, Event Dedupe, Dead Letter Park, Reliability Control, Transactional Outbox (search "Idempotent", "Dedupe", "Dead Letter", "Reliability" or "Outbox")',
 	);
 	say(
-		`  bundled workflows imported: Worked example, Replay, Operator console, Daily digest, Heartbeat watch (active), Error handler, Alert, Outbox relay (activate it to send Transactional Outbox messages)`,
+		`  bundled workflows imported: Worked example, Replay, Operator console, Metrics, Daily digest, Heartbeat watch (active), Error handler, Alert, Outbox relay (activate it to send Transactional Outbox messages)`,
 	);
 	say(
 		`  operator console: http://localhost:${port}/webhook/reliability-console (sign in as ${consoleLogin.user} / ${consoleLogin.password})`,

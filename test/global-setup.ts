@@ -1,11 +1,11 @@
-import { cleanOldRuns, installN8n, packPackage } from './harness/n8n';
-import { n8nVersionsUnderTest } from './harness/paths';
+import { cleanOldRuns, installN8n, packPackage } from '../dev/harness/install';
+import { n8nVersionsUnderTest } from '../dev/harness/paths';
 import {
 	ensurePostgres,
 	exportPgEnv,
 	type RunningPostgres,
 	startEmbeddedPostgres,
-} from './harness/postgres';
+} from '../dev/harness/postgres';
 
 /**
  * Runs once before all projects. Postgres: the configured server, or an embedded one. A second,

@@ -1,4 +1,4 @@
-import type { RunningPostgres } from './harness/postgres';
+import type { RunningPostgres } from '../dev/harness/postgres';
 
 export default async function globalTeardown(): Promise<void> {
 	const started =

@@ -234,7 +234,7 @@ export async function handleConsoleRequest(
 	const action = str(body.action) || null;
 	const context: PageContext = { store, request, options, operator, token };
 	let statusCode = 200;
-	let replayRequested = 0;
+	const replayRequested = 0;
 	if (action) {
 		try {
 			if (!operator)
@@ -476,7 +476,7 @@ svg.chart .bar{fill:#2f6db5}svg.chart .axis{stroke:#8893a0}svg.chart .label{font
  * post only to the console itself. n8n does not let a webhook response set
  * Content-Security-Policy (it sends its own sandbox policy with HTML), so this policy travels in
  * a <meta> element, where frame-ancestors has no effect: framing is refused by
- * X-Frame-Options: DENY on every response, and a proxy in front may add FRAME_ANCESTORS_POLICY.
+ * X-Frame-Options: DENY on every response, and a proxy in front may add frame-ancestors 'none'.
  */
 const STYLE_HASH = createHash('sha256').update(escapeHtml(STYLE)).digest('base64');
 export const CONTENT_SECURITY_POLICY = [
@@ -488,7 +488,6 @@ export const CONTENT_SECURITY_POLICY = [
 	"base-uri 'none'",
 	"form-action 'self'",
 ].join('; ');
-export const FRAME_ANCESTORS_POLICY = "frame-ancestors 'none'";
 const policyMeta = html`<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">`;
 const SECURITY_HEADERS: Record<string, string> = {
 	'x-frame-options': 'DENY',

@@ -6,8 +6,12 @@ import type { Store } from '../store';
 /**
  * The store's state in Prometheus text exposition format (version 0.0.4), for a scrape of the
  * bundled metrics webhook: open dead letters by workflow, step, reason and status, the oldest
- * open item's age, parks per day, held items per integration, paused integrations and
- * workflows, and heartbeat states. Gauges only: each scrape reads the store as it is now.
+ * open item's age, held items per integration, paused integrations and workflows, and heartbeat
+ * states, as gauges read from the store as it is now; and one counter, the items parked so far
+ * by workflow and step (`increase()` over a day gives that day's parks). Every label takes
+ * values from a bounded set (workflows, steps, error classes, statuses, names an operator
+ * chose), never from days, messages or payloads, so the number of series does not grow with
+ * time.
  */
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -17,9 +21,11 @@ SELECT workflow_id, coalesce(workflow_name, '') AS workflow_name, step, error_cl
 FROM ${store.table('dead_letters')} WHERE is_open
 GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 3, 4, 5`;
 
-const perDaySql = (store: Store): string => `
-SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(parked)::int AS n FROM ${store.table('dead_letter_daily')}
-WHERE day > (now() AT TIME ZONE 'UTC')::date - $1::int GROUP BY day HAVING sum(parked) > 0 ORDER BY day`;
+// The daily rollup keeps purged records counted and moves a record between days or reasons
+// without changing its workflow and step, so these sums never go down: a counter.
+const parkedSql = (store: Store): string => `
+SELECT workflow_id, step, sum(parked)::bigint AS n FROM ${store.table('dead_letter_daily')}
+GROUP BY 1, 2 HAVING sum(parked) > 0 ORDER BY 1, 2`;
 
 /** A label value escaped as the format requires: backslash, double quote and newline. */
 export const escapeLabel = (value: string): string =>
@@ -36,8 +42,13 @@ const number = (n: number): string =>
 class Exposition {
 	private readonly lines: string[] = [];
 
-	metric(name: string, help: string, samples: Array<[Record<string, string>, number]>): void {
-		this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
+	metric(
+		name: string,
+		help: string,
+		samples: Array<[Record<string, string>, number]>,
+		type: 'gauge' | 'counter' = 'gauge',
+	): void {
+		this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
 		for (const [pairs, value] of samples)
 			this.lines.push(`${name}${Object.keys(pairs).length ? labels(pairs) : ''} ${number(value)}`);
 	}
@@ -47,12 +58,8 @@ class Exposition {
 	}
 }
 
-export async function prometheusMetrics(
-	store: Store,
-	options: { days?: number } = {},
-): Promise<string> {
-	const days = options.days ?? 7;
-	const [open, held, perDay, pauses, heartbeats] = await Promise.all([
+export async function prometheusMetrics(store: Store): Promise<string> {
+	const [open, held, parked, pauses, heartbeats] = await Promise.all([
 		store.query<{
 			workflow_id: string;
 			workflow_name: string;
@@ -63,7 +70,7 @@ export async function prometheusMetrics(
 			oldest_seconds: number;
 		}>(openSql(store)),
 		heldByIntegration(store),
-		store.query<{ day: string; n: number }>(perDaySql(store), [days]),
+		store.query<{ workflow_id: string; step: string; n: string }>(parkedSql(store)),
 		listPauses(store),
 		listHeartbeats(store),
 	]);
@@ -82,9 +89,11 @@ export async function prometheusMetrics(
 			r.n,
 		]),
 	);
-	out.metric('reliability_dead_letters_open_total', 'All open dead letters.', [
-		[{}, open.reduce((sum, r) => sum + r.n, 0)],
-	]);
+	out.metric(
+		'reliability_dead_letters_open_all',
+		'All open dead letters, whatever their workflow, step, reason and status (0 when none).',
+		[[{}, open.reduce((sum, r) => sum + r.n, 0)]],
+	);
 	// Oldest per workflow and step, over the items waiting for a person (held ones wait for a resume).
 	const oldest = new Map<
 		string,
@@ -111,9 +120,10 @@ export async function prometheusMetrics(
 		]),
 	);
 	out.metric(
-		'reliability_dead_letters_parked_per_day',
-		`Items parked per UTC day, the last ${days} days (days without parks are left out).`,
-		perDay.map((d) => [{ day: d.day }, d.n]),
+		'reliability_dead_letters_parked_total',
+		'Items parked so far, by workflow and step (a record parked again while open counts once).',
+		parked.map((p) => [{ workflow_id: p.workflow_id, step: p.step }, Number(p.n)]),
+		'counter',
 	);
 	out.metric(
 		'reliability_held_items',

@@ -459,7 +459,11 @@ export async function takeForReplay(
 	]);
 	const records = await withHistory(
 		store,
-		rows.map(({ from_status: _from, ...row }) => row),
+		rows.map((row) => {
+			const record = { ...row };
+			delete record.from_status;
+			return record;
+		}),
 	);
 	return records.map((record) => ({ ...record, generation: String(record.generation) }));
 }

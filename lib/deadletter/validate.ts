@@ -1,6 +1,6 @@
 import { describeValue } from '../describe';
 import { ItemError } from '../errors';
-import { inRange, LIMITS, optionalInRange } from '../limits';
+import { LIMITS, optionalInRange } from '../limits';
 import { storableText } from '../store/storable';
 import type { ParkRequest } from './park';
 import type { DeadLetterStatus } from './statuses';
@@ -97,6 +97,3 @@ export function checkParkRequests(requests: ParkRequest[]): void {
 /** Text for a column: NUL and unpaired surrogates replaced, empty stays null. */
 export const storable = (value: string | undefined | null): string | null =>
 	value === undefined || value === null ? null : storableText(value);
-
-/** A list limit, checked: n8n's editor enforces the same range. */
-export const checkedLimit = (limit: unknown): number => inRange(limit, LIMITS.listLimit);

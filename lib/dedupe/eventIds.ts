@@ -6,7 +6,7 @@ import { LONE_SURROGATE } from '../store/storable';
  * same "{}"), never with control characters; longer than MAX_EVENT_ID_LENGTH they are stored as
  * a hash of themselves, since a btree index row cannot hold a few kilobytes.
  */
-export const MAX_EVENT_ID_LENGTH = 255;
+const MAX_EVENT_ID_LENGTH = 255;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function checkedEventId(value: unknown): { id: string } | { problem: string } {

@@ -24,7 +24,7 @@ export const ExecutionEnd = {
 } as const;
 export type ExecutionEnd = (typeof ExecutionEnd)[keyof typeof ExecutionEnd];
 
-export interface InboxItem {
+interface InboxItem {
 	consumer: string;
 	eventId: string;
 	workflowId: string | null;

@@ -37,7 +37,7 @@ export class BreakerStreak {
  * success, or add to the stored streak; open for the cool-down once the streak reaches the
  * threshold, close on a success.
  */
-export const recordBreakerSql = (store: Store): string => `
+const recordBreakerSql = (store: Store): string => `
 INSERT INTO ${store.table('breakers')} AS b (integration, consecutive_failures, open_until, updated_at)
 VALUES ($1, $3::int, CASE WHEN $3::int >= $4 THEN now() + make_interval(secs => $5) END, now())
 ON CONFLICT (integration) DO UPDATE SET
@@ -49,7 +49,7 @@ ON CONFLICT (integration) DO UPDATE SET
 	updated_at = now()
 RETURNING open_until`;
 
-export const breakerOpenSql = (store: Store): string => `
+const breakerOpenSql = (store: Store): string => `
 SELECT open_until FROM ${store.table('breakers')} WHERE integration = $1 AND open_until > now()`;
 
 export async function recordBreaker(

@@ -48,7 +48,7 @@ export function nextDelayMs(
 }
 
 /** The longest wait a Retry-After can ask for that is still kept as a time (about a year). */
-export const MAX_RETRY_AFTER_MS = 366 * 24 * 3600 * 1000;
+const MAX_RETRY_AFTER_MS = 366 * 24 * 3600 * 1000;
 
 const IMF_FIXDATE =
 	/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;

@@ -25,7 +25,7 @@ import { storableText } from '../store/storable';
 export const MASKED = '[masked]';
 
 /** The secret names masked by default, in the normalised spelling (lowercase letters and digits). */
-export const DEFAULT_SECRET_NAMES: readonly string[] = [
+const DEFAULT_SECRET_NAMES: readonly string[] = [
 	'authorization',
 	'proxyauthorization',
 	'cookie',
@@ -46,7 +46,7 @@ export const DEFAULT_SECRET_NAMES: readonly string[] = [
 const HEADER_LINE_NAMES = ['authorization', 'cookie'];
 
 /** `API-Key` -> `apikey`: how two spellings of one name compare. */
-export const normaliseName = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
+const normaliseName = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 interface Rules {
 	extra: Set<string>;

@@ -7,9 +7,6 @@ export const OutboxStatus = {
 } as const;
 export type OutboxStatus = (typeof OutboxStatus)[keyof typeof OutboxStatus];
 
-/** The statuses that block later messages of the same ordering key. */
-export const OPEN_MESSAGE_STATUSES: OutboxStatus[] = [OutboxStatus.pending, OutboxStatus.inFlight];
-
 /** What a Complete or Fail did to one message. */
 export const MessageSettleOutcome = {
 	completed: 'completed',

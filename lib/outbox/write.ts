@@ -28,7 +28,7 @@ export interface OutboxWriteOptions {
 	continueOnFail: boolean;
 }
 
-export interface WrittenMessage {
+interface WrittenMessage {
 	id: string;
 	destination: string;
 	idempotencyKey: string;
@@ -37,7 +37,7 @@ export interface WrittenMessage {
 	enqueued: boolean;
 }
 
-export interface StatementResult {
+interface StatementResult {
 	rowCount: number;
 	rows: Array<Record<string, unknown>>;
 }

@@ -3,8 +3,8 @@ import type { PoolConfig } from 'pg';
 import { ConfigurationError } from '../errors';
 import { validateSchemaName } from './identifiers';
 
-export const SslModes = ['disable', 'allow', 'require', 'verify'] as const;
-export type SslMode = (typeof SslModes)[number];
+const SslModes = ['disable', 'allow', 'require', 'verify'] as const;
+type SslMode = (typeof SslModes)[number];
 
 /** The fields of the Reliability Store credential, as the engine needs them. */
 export interface StoreConfig {
@@ -21,7 +21,7 @@ export interface StoreConfig {
 }
 
 export const DEFAULT_SCHEMA = 'n8n_reliability';
-export const DEFAULT_MAX_CONNECTIONS = 10;
+const DEFAULT_MAX_CONNECTIONS = 10;
 
 /** Reads and checks credential data (an n8n credential object or plain values). */
 export function toStoreConfig(data: Record<string, unknown>): StoreConfig {

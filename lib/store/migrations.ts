@@ -1,7 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Client, Pool, PoolClient } from 'pg';
 import { quoteIdent } from './identifiers';
+import { migrationFiles } from './migrationFiles';
 
 /**
  * Numbered SQL migrations (`000001_name.sql`), each applied in its own transaction under a
@@ -15,21 +14,16 @@ export interface Migration {
 	sql: string;
 }
 
-const MIGRATIONS_DIR = join(__dirname, 'migrations');
 const FILE_NAME = /^(\d{6})_([a-z0-9_]+)\.sql$/;
 
 let cached: Migration[] | undefined;
 
 export function loadMigrations(): Migration[] {
 	if (!cached) {
-		cached = readdirSync(MIGRATIONS_DIR)
-			.map((file) => ({ file, match: FILE_NAME.exec(file) }))
-			.filter((entry): entry is { file: string; match: RegExpExecArray } => entry.match !== null)
-			.map(({ file, match }) => ({
-				id: Number(match[1]),
-				name: match[2],
-				sql: readFileSync(join(MIGRATIONS_DIR, file), 'utf8'),
-			}))
+		cached = Object.entries(migrationFiles())
+			.map(([file, sql]) => ({ sql, match: FILE_NAME.exec(file) }))
+			.filter((entry): entry is { sql: string; match: RegExpExecArray } => entry.match !== null)
+			.map(({ sql, match }) => ({ id: Number(match[1]), name: match[2], sql }))
 			.sort((a, b) => a.id - b.id);
 		cached.forEach((migration, index) => {
 			if (migration.id !== index + 1)

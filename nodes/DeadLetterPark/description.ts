@@ -1,11 +1,6 @@
-import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
-import { LIMITS } from '../../lib/limits';
-
-const range = (limit: { min: number; max: number; integer: boolean }) => ({
-	minValue: limit.min,
-	maxValue: limit.max,
-	...(limit.integer ? { numberPrecision: 0 } : {}),
-});
+import type { INodeProperties } from 'n8n-workflow';
+import { LIMITS } from '../../lib';
+import { range } from '../shared/range';
 
 const show = (...operations: string[]) => ({ show: { operation: operations } });
 
@@ -19,7 +14,7 @@ const statusOptions = [
 	{ name: 'Resolved', value: 'resolved' },
 ];
 
-const properties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{
 		displayName: 'Operation',
 		name: 'operation',
@@ -377,19 +372,3 @@ const properties: INodeProperties[] = [
 		displayOptions: show('stats'),
 	},
 ];
-
-export const description: INodeTypeDescription = {
-	displayName: 'Dead Letter Park',
-	name: 'deadLetterPark',
-	icon: 'file:deadLetterPark.svg',
-	group: ['transform'],
-	version: 1,
-	subtitle: '={{ $parameter.operation }}',
-	description:
-		'Park failed items with everything needed to fix and replay them; inspect, replay and resolve them with an audit trail',
-	defaults: { name: 'Dead Letter Park' },
-	inputs: ['main'],
-	outputs: ['main'],
-	credentials: [{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' }],
-	properties,
-};

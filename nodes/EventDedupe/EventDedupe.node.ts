@@ -1,15 +1,32 @@
-import type {
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeType,
-	INodeTypeDescription,
+import {
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+	NodeConnectionTypes,
 } from 'n8n-workflow';
 import { reliabilityStoreTest } from '../shared/store';
-import { description } from './description';
 import { router } from './actions/router';
+import { outputsExpression, properties } from './description';
 
 export class EventDedupe implements INodeType {
-	description: INodeTypeDescription = description;
+	description: INodeTypeDescription = {
+		displayName: 'Event Dedupe',
+		name: 'eventDedupe',
+		icon: { light: 'file:eventDedupe.svg', dark: 'file:eventDedupe.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{ $parameter.operation }}',
+		description:
+			'Process each event once: claims event IDs in Postgres, atomically across executions and workers',
+		defaults: { name: 'Event Dedupe' },
+		inputs: [NodeConnectionTypes.Main],
+		outputs: outputsExpression,
+		credentials: [
+			{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },
+		],
+		properties,
+	};
 
 	methods = { credentialTest: { reliabilityStoreTest } };
 

@@ -1,11 +1,11 @@
-import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 /**
  * Outputs follow the operation: Claim routes to New and Duplicate, plus Stale when ordering is
  * on, and Invalid (items that failed validation, or with Continue On Fail items without a usable
  * event ID) unless invalid items fail the execution; the other operations have one output.
  */
-const outputsExpression = `={{
+export const outputsExpression = `={{
 	($parameter.operation ?? 'claim') !== 'claim'
 		? [{ type: 'main', displayName: 'Done' }]
 		: [{ type: 'main', displayName: 'New' }, { type: 'main', displayName: 'Duplicate' }]
@@ -15,7 +15,7 @@ const outputsExpression = `={{
 
 const claimOnly = { show: { operation: ['claim'] } };
 
-const properties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{
 		displayName: 'Operation',
 		name: 'operation',
@@ -250,19 +250,3 @@ const properties: INodeProperties[] = [
 		displayOptions: { show: { operation: ['purge'] } },
 	},
 ];
-
-export const description: INodeTypeDescription = {
-	displayName: 'Event Dedupe',
-	name: 'eventDedupe',
-	icon: 'file:eventDedupe.svg',
-	group: ['transform'],
-	version: 1,
-	subtitle: '={{ $parameter.operation }}',
-	description:
-		'Process each event once: claims event IDs in Postgres, atomically across executions and workers',
-	defaults: { name: 'Event Dedupe' },
-	inputs: ['main'],
-	outputs: outputsExpression,
-	credentials: [{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' }],
-	properties,
-};

@@ -1,15 +1,69 @@
-import type {
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeType,
-	INodeTypeDescription,
+import {
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+	NodeConnectionTypes,
 } from 'n8n-workflow';
 import { reliabilityStoreTest } from '../shared/store';
-import { description } from './description';
+import { properties } from './description';
 import { write } from './write';
 
+/** Request authentication: n8n's generic credential types, each shown for its option. */
+const authenticatedBy = (type: string) => ({ show: { authentication: [type] } });
+
 export class IdempotentHttpWrite implements INodeType {
-	description: INodeTypeDescription = description;
+	description: INodeTypeDescription = {
+		displayName: 'Idempotent HTTP Write',
+		name: 'idempotentHttpWrite',
+		icon: { light: 'file:idempotentHttpWrite.svg', dark: 'file:idempotentHttpWrite.dark.svg' },
+		group: ['output'],
+		version: 1,
+		subtitle: '={{ $parameter.method + " " + $parameter.url }}',
+		description:
+			'HTTP writes that happen once: an idempotency key per business operation, recorded in Postgres, retries that honour Retry-After, failures parked',
+		usableAsTool: true,
+		defaults: { name: 'Idempotent HTTP Write' },
+		inputs: [NodeConnectionTypes.Main],
+		// The write returns two outputs; each must be declared for the editor to draw it.
+		outputs: [NodeConnectionTypes.Main, NodeConnectionTypes.Main],
+		outputNames: ['Success', 'Failed'],
+		credentials: [
+			{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },
+			{
+				name: 'httpBasicAuthApi',
+				required: true,
+				displayOptions: authenticatedBy('httpBasicAuth'),
+			},
+			{
+				name: 'httpBearerAuthApi',
+				required: true,
+				displayOptions: authenticatedBy('httpBearerAuth'),
+			},
+			{
+				name: 'httpHeaderAuthApi',
+				required: true,
+				displayOptions: authenticatedBy('httpHeaderAuth'),
+			},
+			{
+				name: 'httpQueryAuthApi',
+				required: true,
+				displayOptions: authenticatedBy('httpQueryAuth'),
+			},
+			{ name: 'oAuth2Api', required: true, displayOptions: authenticatedBy('oAuth2Api') },
+		],
+		hints: [
+			{
+				message:
+					'The idempotency key is not sent to the target: a lost response cannot be retried safely, so unknown outcomes are parked for review (or reconciled by lookup).',
+				type: 'warning',
+				location: 'ndv',
+				whenToDisplay: 'always',
+				displayCondition: '={{ $parameter.idempotency?.sendKey === false }}',
+			},
+		],
+		properties,
+	};
 
 	methods = { credentialTest: { reliabilityStoreTest } };
 

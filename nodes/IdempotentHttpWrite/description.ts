@@ -1,12 +1,10 @@
-import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 /**
  * The HTTP Request node's request options for writes, plus the idempotency key, the retry
  * policy, what to do with unknown outcomes and with failures. Outputs: Success and Failed.
  */
-const auth = (...types: string[]) => ({ show: { authentication: types } });
-
-const properties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{
 		displayName: 'Method',
 		name: 'method',
@@ -465,37 +463,3 @@ const properties: INodeProperties[] = [
 		default: 'body',
 	},
 ];
-
-export const description: INodeTypeDescription = {
-	displayName: 'Idempotent HTTP Write',
-	name: 'idempotentHttpWrite',
-	icon: 'file:idempotentHttpWrite.svg',
-	group: ['output'],
-	version: 1,
-	subtitle: '={{ $parameter.method + " " + $parameter.url }}',
-	description:
-		'HTTP writes that happen once: an idempotency key per business operation, recorded in Postgres, retries that honour Retry-After, failures parked',
-	defaults: { name: 'Idempotent HTTP Write' },
-	inputs: ['main'],
-	outputs: ['main'],
-	outputNames: ['Success', 'Failed'],
-	credentials: [
-		{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },
-		{ name: 'httpBasicAuthApi', required: true, displayOptions: auth('httpBasicAuth') },
-		{ name: 'httpBearerAuthApi', required: true, displayOptions: auth('httpBearerAuth') },
-		{ name: 'httpHeaderAuthApi', required: true, displayOptions: auth('httpHeaderAuth') },
-		{ name: 'httpQueryAuthApi', required: true, displayOptions: auth('httpQueryAuth') },
-		{ name: 'oAuth2Api', required: true, displayOptions: auth('oAuth2Api') },
-	],
-	hints: [
-		{
-			message:
-				'The idempotency key is not sent to the target: a lost response cannot be retried safely, so unknown outcomes are parked for review (or reconciled by lookup).',
-			type: 'warning',
-			location: 'ndv',
-			whenToDisplay: 'always',
-			displayCondition: '={{ $parameter.idempotency?.sendKey === false }}',
-		},
-	],
-	properties,
-};

@@ -1,11 +1,6 @@
-import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
-import { LIMITS } from '../../lib/limits';
-
-const range = (limit: { min: number; max: number; integer: boolean }) => ({
-	minValue: limit.min,
-	maxValue: limit.max,
-	...(limit.integer ? { numberPrecision: 0 } : {}),
-});
+import type { INodeProperties } from 'n8n-workflow';
+import { LIMITS } from '../../lib';
+import { range } from '../shared/range';
 
 /**
  * Operator controls as resources of one node, following n8n's resource/operation convention:
@@ -13,7 +8,7 @@ const range = (limit: { min: number; max: number; integer: boolean }) => ({
  * in, the console's page out), Metric (prometheus) and Alert (compose). Pause > Check routes items to Running or
  * Paused; every other operation has one output.
  */
-const outputsExpression = `={{
+export const outputsExpression = `={{
 	$parameter.resource === 'pause' && $parameter.operation === 'check'
 		? [{ type: 'main', displayName: 'Running' }, { type: 'main', displayName: 'Paused' }]
 		: [{ type: 'main' }]
@@ -26,7 +21,7 @@ const beatOps = (...operations: string[]) => ({
 	show: { resource: ['heartbeat'], operation: operations },
 });
 
-const properties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{
 		displayName: 'Resource',
 		name: 'resource',
@@ -300,27 +295,3 @@ const properties: INodeProperties[] = [
 		displayOptions: beatOps('check'),
 	},
 ];
-
-export const description: INodeTypeDescription = {
-	displayName: 'Reliability Control',
-	name: 'reliabilityControl',
-	icon: 'file:reliabilityControl.svg',
-	group: ['transform'],
-	version: 1,
-	subtitle: '={{ $parameter.resource + ": " + $parameter.operation }}',
-	description:
-		'Operator controls: pause and resume integrations or workflows, heartbeats for scheduled workflows, the operator console and Prometheus metrics',
-	defaults: { name: 'Reliability Control' },
-	inputs: ['main'],
-	outputs: outputsExpression,
-	credentials: [
-		{
-			name: 'reliabilityStoreApi',
-			required: true,
-			testedBy: 'reliabilityStoreTest',
-			// Composing an alert reads nothing from the store.
-			displayOptions: { hide: { resource: ['alert'] } },
-		},
-	],
-	properties,
-};

@@ -1,4 +1,4 @@
-import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 /**
  * Write runs the item's SQL and adds its outbox messages in one transaction; a relay takes the
@@ -13,7 +13,7 @@ const methodOptions = [
 	{ name: 'PUT', value: 'PUT' },
 ];
 
-const properties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{
 		displayName: 'Operation',
 		name: 'operation',
@@ -393,28 +393,3 @@ const properties: INodeProperties[] = [
 		displayOptions: show('purge'),
 	},
 ];
-
-export const description: INodeTypeDescription = {
-	displayName: 'Transactional Outbox',
-	name: 'transactionalOutbox',
-	icon: 'file:transactionalOutbox.svg',
-	group: ['transform'],
-	version: 1,
-	subtitle: '={{ $parameter.operation }}',
-	description:
-		'Write business rows and the events they announce in one transaction; a relay sends the events once, in order, and parks what cannot be sent',
-	defaults: { name: 'Transactional Outbox' },
-	inputs: ['main'],
-	outputs: ['main'],
-	credentials: [
-		{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },
-		{
-			// n8n's own Postgres credential type, so the business database needs no second credential.
-			// eslint-disable-next-line n8n-nodes-base/node-class-description-credentials-name-unsuffixed
-			name: 'postgres',
-			required: true,
-			displayOptions: { show: { outboxDatabase: ['postgres'] } },
-		},
-	],
-	properties,
-};

@@ -7,7 +7,7 @@ import type {
 import { NodeOperationError } from 'n8n-workflow';
 import { diagnoseStore, getStore, isReliabilityError, type Store, toStoreConfig } from '../../lib';
 
-export const STORE_CREDENTIAL = 'reliabilityStoreApi';
+const STORE_CREDENTIAL = 'reliabilityStoreApi';
 
 /** The credential test button: connect and say what was found, or what failed. */
 export async function reliabilityStoreTest(

@@ -1,6 +1,6 @@
 import { type CampaignResult, report, runCampaign } from '../../scripts/campaign';
-import { n8nVersionsUnderTest } from '../harness/paths';
-import { pgSettingsFromEnv } from '../harness/postgres';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
+import { pgSettingsFromEnv } from '../../dev/harness/postgres';
 import { installFor } from './fixtures';
 
 jest.setTimeout(600_000);

@@ -1,18 +1,10 @@
-import { nodeOutputs } from '../harness/n8n';
-import { n8nVersionsUnderTest } from '../harness/paths';
-import { waitFor } from '../harness/ports';
-import { TestTarget } from '../target/server';
+import { nodeOutputs } from '../../dev/harness/rest';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
+import { waitFor } from '../../dev/harness/ports';
+import { TestTarget } from '../../dev/target/server';
 import { adminQuery } from '../helpers/store';
-import {
-	codeNode,
-	connect,
-	type E2eContext,
-	packageNode,
-	startWithPackage,
-	stopAndClean,
-	webhookNode,
-	workflow,
-} from './fixtures';
+import { codeNode, connect, packageNode, webhookNode, workflow } from '../../dev/workflows';
+import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 
 jest.setTimeout(600_000);
 
@@ -75,7 +67,7 @@ describe.each(n8nVersionsUnderTest())('consumer restart in n8n %s', (version) =>
 			orderId: `${version}-order-${i}`,
 			amount: 10 + i,
 		}));
-		await ctx!.n8n.webhook('restart-batch', { orders });
+		await ctx!.n8n.api.webhook('restart-batch', { orders });
 		await waitFor(
 			'the batch under way',
 			async () => (target.requestsTo(route).length >= 4 ? true : undefined),
@@ -87,7 +79,7 @@ describe.each(n8nVersionsUnderTest())('consumer restart in n8n %s', (version) =>
 		expect(sentBeforeCrash).toBeLessThan(BATCH);
 
 		await ctx!.n8n.start();
-		await ctx!.n8n.login();
+		await ctx!.n8n.api.login();
 		// Claims of the killed run hold their lease (deadline + 30 s); then they are unknown outcomes.
 		await waitFor(
 			'the leases of the killed run to expire',
@@ -104,17 +96,19 @@ describe.each(n8nVersionsUnderTest())('consumer restart in n8n %s', (version) =>
 		);
 
 		// The sender did not hear back and delivers the batch again.
-		const before = (await ctx!.n8n.executions(FLOW)).filter((e) => e.status === 'success').length;
-		await ctx!.n8n.webhook('restart-batch', { orders });
+		const before = (await ctx!.n8n.api.executions(FLOW)).filter(
+			(e) => e.status === 'success',
+		).length;
+		await ctx!.n8n.api.webhook('restart-batch', { orders });
 		const runs = await waitFor(
 			'the redelivered batch to finish',
 			async () => {
-				const done = (await ctx!.n8n.executions(FLOW)).filter((e) => e.status === 'success');
+				const done = (await ctx!.n8n.api.executions(FLOW)).filter((e) => e.status === 'success');
 				return done.length > before ? done : undefined;
 			},
 			120_000,
 		);
-		const rerun = await ctx!.n8n.execution(runs[0].id);
+		const rerun = await ctx!.n8n.api.execution(runs[0].id);
 		const [success, failed] = nodeOutputs(rerun, 'Create Order');
 		expect(failed).toEqual([]);
 		expect(success).toHaveLength(BATCH);

@@ -1,20 +1,18 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MASKED as MASK } from '../../lib/masking';
-import { nodeOutputs } from '../harness/n8n';
-import { n8nVersionsUnderTest } from '../harness/paths';
+import { nodeOutputs } from '../../dev/harness/rest';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
 import { adminQuery } from '../helpers/store';
 import {
 	connect,
-	type E2eContext,
 	packageNode,
-	startWithPackage,
-	stopAndClean,
 	trigger,
 	webhookInto,
 	webhookNode,
 	workflow,
-} from './fixtures';
+} from '../../dev/workflows';
+import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 
 jest.setTimeout(600_000);
 

@@ -1,16 +1,8 @@
-import { nodeOutputs } from '../harness/n8n';
-import { n8nVersionsUnderTest } from '../harness/paths';
+import { nodeOutputs } from '../../dev/harness/rest';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
 import { adminQuery } from '../helpers/store';
-import {
-	codeNode,
-	connect,
-	type E2eContext,
-	startWithPackage,
-	stopAndClean,
-	storeCredentialRef,
-	webhookNode,
-	workflow,
-} from './fixtures';
+import { codeNode, connect, storeCredentialRef, webhookNode, workflow } from '../../dev/workflows';
+import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 
 jest.setTimeout(600_000);
 
@@ -155,10 +147,10 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 
 	it('the same webhook posted 10 times at once gives exactly one New', async () => {
 		const posts = await Promise.all(
-			Array.from({ length: 10 }, () => ctx!.n8n.webhook('dedupe-claim', { id: 'evt-burst' })),
+			Array.from({ length: 10 }, () => ctx!.n8n.api.webhook('dedupe-claim', { id: 'evt-burst' })),
 		);
 		expect(posts.map((p) => p.status)).toEqual(Array(10).fill(200));
-		const runs = await ctx!.n8n.waitForExecutions(CLAIM, 10);
+		const runs = await ctx!.n8n.api.waitForExecutions(CLAIM, 10);
 		const news = runs.flatMap((run) => nodeOutputs(run, 'Event Dedupe')[0]);
 		const duplicates = runs.flatMap((run) => nodeOutputs(run, 'Event Dedupe')[1]);
 		expect(news).toHaveLength(1);
@@ -173,14 +165,14 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 	});
 
 	it('a claim whose execution failed is released by the error workflow, and the redelivery is New', async () => {
-		await ctx!.n8n.webhook('dedupe-claim', { id: 'evt-flaky', fail: true });
-		const [failed] = (await ctx!.n8n.waitForExecutions(CLAIM, 11)).slice(-1);
+		await ctx!.n8n.api.webhook('dedupe-claim', { id: 'evt-flaky', fail: true });
+		const [failed] = (await ctx!.n8n.api.waitForExecutions(CLAIM, 11)).slice(-1);
 		expect(failed.status).toBe('error');
-		await ctx!.n8n.waitForExecutions(ERROR_HANDLER, 1);
+		await ctx!.n8n.api.waitForExecutions(ERROR_HANDLER, 1);
 		expect(await processed(`event_id = 'evt-flaky'`)).toEqual([]);
 
-		await ctx!.n8n.webhook('dedupe-claim', { id: 'evt-flaky' });
-		const [redelivered] = (await ctx!.n8n.waitForExecutions(CLAIM, 12)).slice(-1);
+		await ctx!.n8n.api.webhook('dedupe-claim', { id: 'evt-flaky' });
+		const [redelivered] = (await ctx!.n8n.api.waitForExecutions(CLAIM, 12)).slice(-1);
 		expect(redelivered.status).toBe('success');
 		expect(nodeOutputs(redelivered, 'Event Dedupe')[0]).toHaveLength(1);
 		expect(await processed(`event_id = 'evt-flaky'`)).toEqual([
@@ -189,8 +181,8 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 	});
 
 	it('an item without an ID fails the run with an error naming its index, and claims nothing', async () => {
-		await ctx!.n8n.webhook('dedupe-claim', { note: 'no id here' });
-		const [run] = (await ctx!.n8n.waitForExecutions(CLAIM, 13)).slice(-1);
+		await ctx!.n8n.api.webhook('dedupe-claim', { note: 'no id here' });
+		const [run] = (await ctx!.n8n.api.waitForExecutions(CLAIM, 13)).slice(-1);
 		expect(run.status).toBe('error');
 		const error = run.data.resultData.runData['Event Dedupe'][0].error!;
 		expect(error.message).toBe('Item 0 has no event ID');
@@ -199,14 +191,14 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 
 	it('versions arriving 3, 1, 2 send 1 and 2 to Stale', async () => {
 		for (const version of [3, 1, 2]) {
-			await ctx!.n8n.webhook('dedupe-ordered', {
+			await ctx!.n8n.api.webhook('dedupe-ordered', {
 				id: `cust-9-v${version}`,
 				customer: 'cust-9',
 				version,
 			});
-			await ctx!.n8n.waitForExecutions(ORDERED, [3, 1, 2].indexOf(version) + 1);
+			await ctx!.n8n.api.waitForExecutions(ORDERED, [3, 1, 2].indexOf(version) + 1);
 		}
-		const runs = await ctx!.n8n.waitForExecutions(ORDERED, 3);
+		const runs = await ctx!.n8n.api.waitForExecutions(ORDERED, 3);
 		const routed = runs.map((run) => nodeOutputs(run, 'Event Dedupe').map((items) => items.length));
 		expect(routed).toEqual([
 			[1, 0, 0],
@@ -221,8 +213,8 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 	});
 
 	it('an item missing a required field goes to Invalid with a message naming the field, and is not claimed', async () => {
-		await ctx!.n8n.webhook('dedupe-validated', { id: 'lead-1', email: 'a@example.com' });
-		const [run] = await ctx!.n8n.waitForExecutions(VALIDATED, 1);
+		await ctx!.n8n.api.webhook('dedupe-validated', { id: 'lead-1', email: 'a@example.com' });
+		const [run] = await ctx!.n8n.api.waitForExecutions(VALIDATED, 1);
 		const [news, duplicates, invalid] = nodeOutputs(run, 'Event Dedupe');
 		expect([news.length, duplicates.length, invalid.length]).toEqual([0, 0, 1]);
 		expect(invalid[0]._dedupe).toEqual({
@@ -233,8 +225,8 @@ describe.each(n8nVersionsUnderTest())('Event Dedupe in n8n %s', (version) => {
 	});
 
 	it('10,000 IDs in one run are all New, and all recorded', async () => {
-		await ctx!.n8n.webhook('dedupe-bulk', {});
-		const [run] = await ctx!.n8n.waitForExecutions(BULK, 1, 180_000);
+		await ctx!.n8n.api.webhook('dedupe-bulk', {});
+		const [run] = await ctx!.n8n.api.waitForExecutions(BULK, 1, 180_000);
 		expect(run.status).toBe('success');
 		const [news, duplicates] = nodeOutputs(run, 'Event Dedupe');
 		expect(news).toHaveLength(10_000);

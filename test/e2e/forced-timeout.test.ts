@@ -1,18 +1,10 @@
-import { nodeOutputs } from '../harness/n8n';
-import { n8nVersionsUnderTest } from '../harness/paths';
-import { waitFor } from '../harness/ports';
-import { TestTarget } from '../target/server';
+import { nodeOutputs } from '../../dev/harness/rest';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
+import { waitFor } from '../../dev/harness/ports';
+import { TestTarget } from '../../dev/target/server';
 import { adminQuery } from '../helpers/store';
-import {
-	connect,
-	type E2eContext,
-	packageNode,
-	startWithPackage,
-	stopAndClean,
-	trigger,
-	webhookNode,
-	workflow,
-} from './fixtures';
+import { connect, packageNode, trigger, webhookNode, workflow } from '../../dev/workflows';
+import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 
 /**
  * Forced timeouts: the target takes longer to answer than the write's per-attempt timeout. A

@@ -1,17 +1,9 @@
-import { n8nVersionsUnderTest } from '../harness/paths';
-import { nodeOutputs } from '../harness/n8n';
-import { TestTarget } from '../target/server';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
+import { nodeOutputs } from '../../dev/harness/rest';
+import { TestTarget } from '../../dev/target/server';
 import { adminQuery } from '../helpers/store';
-import {
-	connect,
-	type E2eContext,
-	packageNode,
-	startWithPackage,
-	stopAndClean,
-	trigger,
-	webhookNode,
-	workflow,
-} from './fixtures';
+import { connect, packageNode, trigger, webhookNode, workflow } from '../../dev/workflows';
+import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 
 jest.setTimeout(600_000);
 
@@ -132,7 +124,8 @@ describe.each(n8nVersionsUnderTest())('Idempotent HTTP Write in n8n %s', (versio
 		expect(target.effectsOf(`/${version}/race`)).toHaveLength(1);
 		const bodies = runs.map((run) => {
 			const [success] = nodeOutputs(run, 'Create Contact');
-			const { _reliability, ...body } = success[0];
+			const body = { ...success[0] };
+			delete body._reliability;
 			return JSON.stringify(body);
 		});
 		expect(new Set(bodies).size).toBe(1);

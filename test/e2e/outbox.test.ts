@@ -1,23 +1,22 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { type CredentialFile, nodeOutputs, type WorkflowFile } from '../harness/n8n';
-import { n8nVersionsUnderTest } from '../harness/paths';
-import { waitFor } from '../harness/ports';
-import { clientConfig, pgSettingsFromEnv } from '../harness/postgres';
+import type { CredentialFile, WorkflowFile } from '../../dev/harness/n8n';
+import { nodeOutputs } from '../../dev/harness/rest';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
+import { waitFor } from '../../dev/harness/ports';
+import { clientConfig, pgSettingsFromEnv } from '../../dev/harness/postgres';
 import { adminQuery } from '../helpers/store';
-import { TestTarget } from '../target/server';
-import { bundledWorkflows } from './bundled';
+import { TestTarget } from '../../dev/target/server';
+import { bundledWorkflows } from '../../dev/bundled';
 import {
 	codeNode,
 	connect,
-	type E2eContext,
 	packageNode,
-	startWithPackage,
-	stopAndClean,
 	trigger,
 	webhookNode,
 	workflow,
-} from './fixtures';
+} from '../../dev/workflows';
+import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 
 /**
  * The Transactional Outbox in real n8n: orders and their "order placed" messages written in one
@@ -136,7 +135,7 @@ function relayFlow(
 	const nodes = relay.nodes as Array<{
 		name: string;
 		webhookId?: string;
-		parameters: Record<string, any>;
+		parameters: { retries?: Record<string, unknown> } & Record<string, unknown>;
 		credentials: Record<string, unknown>;
 	}>;
 	relay.id = change.id ?? RELAY;
@@ -148,7 +147,7 @@ function relayFlow(
 	}
 	if (change.leaseSeconds) node('Take Messages').parameters.leaseSeconds = change.leaseSeconds;
 	if (change.sendDeadlineSeconds)
-		node('Send Message').parameters.retries.deadlineSeconds = change.sendDeadlineSeconds;
+		node('Send Message').parameters.retries!.deadlineSeconds = change.sendDeadlineSeconds;
 	if (change.maxAttempts)
 		node('Retry or Park').parameters.failOptions = { maxAttempts: change.maxAttempts };
 	for (const name of ['Take Messages', 'Mark Sent', 'Retry or Park']) {
@@ -187,7 +186,7 @@ describe.each(n8nVersionsUnderTest())('Transactional Outbox in n8n %s', (version
 		pauseMs = 0,
 		path = 'outbox-orders',
 	) => {
-		const answer = await ctx!.n8n.webhook(path, { orders, pauseMs });
+		const answer = await ctx!.n8n.api.webhook(path, { orders, pauseMs });
 		expect(answer.status).toBe(200);
 	};
 
@@ -296,7 +295,7 @@ describe.each(n8nVersionsUnderTest())('Transactional Outbox in n8n %s', (version
 
 		await ctx!.n8n.activateWorkflows([RELAY, APP_RELAY_A, APP_RELAY_B]);
 		await ctx!.n8n.start();
-		await ctx!.n8n.login();
+		await ctx!.n8n.api.login();
 		await waitFor(
 			'the relay to send every message',
 			async () => ((await messages(`status <> 'done'`)).length === 0 ? true : undefined),
@@ -342,7 +341,7 @@ describe.each(n8nVersionsUnderTest())('Transactional Outbox in n8n %s', (version
 		expect(inFlight).toMatchObject({ status: 'in_flight', generation: 1 });
 
 		await ctx!.n8n.start();
-		await ctx!.n8n.login();
+		await ctx!.n8n.api.login();
 		await waitFor(
 			'the message to be sent again and completed',
 			async () =>
@@ -390,8 +389,8 @@ describe.each(n8nVersionsUnderTest())('Transactional Outbox in n8n %s', (version
 			'both relays to send every message',
 			async () => {
 				await Promise.all([
-					ctx!.n8n.webhook('outbox-app-relay-a', {}),
-					ctx!.n8n.webhook('outbox-app-relay-b', {}),
+					ctx!.n8n.api.webhook('outbox-app-relay-a', {}),
+					ctx!.n8n.api.webhook('outbox-app-relay-b', {}),
 				]);
 				const rows = await appMessages();
 				return rows.length === orders.length && rows.every((r) => r.status === 'done')
@@ -418,7 +417,7 @@ describe.each(n8nVersionsUnderTest())('Transactional Outbox in n8n %s', (version
 		expect(rows.every((r) => r.status === 'done' && r.generation === 1)).toBe(true);
 		expect(rows.every((r) => r.superseded_count === 0)).toBe(true);
 		const executionsOf = async (id: string) =>
-			new Set((await ctx!.n8n.executions(id)).map((e) => String(e.id)));
+			new Set((await ctx!.n8n.api.executions(id)).map((e) => String(e.id)));
 		const [byA, byB] = [await executionsOf(APP_RELAY_A), await executionsOf(APP_RELAY_B)];
 		expect(rows.filter((r) => byA.has(String(r.taken_by))).length).toBeGreaterThan(0);
 		expect(rows.filter((r) => byB.has(String(r.taken_by))).length).toBeGreaterThan(0);
@@ -456,7 +455,7 @@ describe.each(n8nVersionsUnderTest())('Transactional Outbox in n8n %s', (version
 		await waitFor(
 			'both messages to settle',
 			async () => {
-				await ctx!.n8n.webhook('reliability-outbox-relay', {});
+				await ctx!.n8n.api.webhook('reliability-outbox-relay', {});
 				const rows = await messages('idempotency_key = ANY($1)', [[retryKey, rejectKey]]);
 				return rows.length === 2 && rows.every((r) => ['done', 'dead'].includes(r.status))
 					? rows

@@ -1,16 +1,13 @@
-import { n8nVersionsUnderTest } from '../harness/paths';
-import { waitFor } from '../harness/ports';
-import { type EmbeddedPostgres, queryServer, startEmbeddedPostgres } from '../harness/postgres';
-import { TestTarget } from '../target/server';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
+import { waitFor } from '../../dev/harness/ports';
 import {
-	connect,
-	type E2eContext,
-	packageNode,
-	startWith,
-	stopAndClean,
-	webhookNode,
-	workflow,
-} from './fixtures';
+	type EmbeddedPostgres,
+	queryServer,
+	startEmbeddedPostgres,
+} from '../../dev/harness/postgres';
+import { TestTarget } from '../../dev/target/server';
+import { connect, packageNode, webhookNode, workflow } from '../../dev/workflows';
+import { type E2eContext, startWith, stopAndClean } from './fixtures';
 
 /**
  * The store's Postgres restarted in the middle of a batch. The store is a dedicated embedded
@@ -121,7 +118,7 @@ describe.each(n8nVersionsUnderTest())('store Postgres restarted mid-batch in n8n
 		const deliver = async (order: (typeof orders)[number]): Promise<void> => {
 			const deadline = Date.now() + 240_000;
 			for (;;) {
-				const answer = await ctx!.n8n.webhook(PATH, order).catch(() => undefined);
+				const answer = await ctx!.n8n.api.webhook(PATH, order).catch(() => undefined);
 				deliveries.push({
 					orderId: order.orderId,
 					status: answer?.status ?? 'network error',
@@ -204,7 +201,7 @@ describe.each(n8nVersionsUnderTest())('store Postgres restarted mid-batch in n8n
 		}
 
 		// Every failed execution is one the sender heard about (a non-200 answer), never a silent one.
-		const executions = await ctx!.n8n.executions(FLOW);
+		const executions = await ctx!.n8n.api.executions(FLOW);
 		const failedRuns = executions.filter((e) => e.status !== 'success');
 		expect(failedRuns.length).toBe(
 			failedDeliveries.filter((d) => d.status !== 'network error').length,

@@ -1,25 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import { deleteRedisKeys, type N8nWorker, queueModeEnv, type QueueRedis } from '../harness/n8n';
-import { n8nVersionsUnderTest } from '../harness/paths';
-import { waitFor } from '../harness/ports';
+import {
+	deleteRedisKeys,
+	type N8nWorker,
+	queueModeEnv,
+	type QueueRedis,
+} from '../../dev/harness/queue';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
+import { waitFor } from '../../dev/harness/ports';
 import {
 	createDatabase,
 	dropDatabase,
 	type PgSettings,
 	pgSettingsFromEnv,
 	queryServer,
-} from '../harness/postgres';
-import { TestTarget } from '../target/server';
+} from '../../dev/harness/postgres';
+import { TestTarget } from '../../dev/target/server';
 import { adminQuery } from '../helpers/store';
-import {
-	connect,
-	type E2eContext,
-	packageNode,
-	startWith,
-	stopAndClean,
-	webhookNode,
-	workflow,
-} from './fixtures';
+import { connect, packageNode, webhookNode, workflow } from '../../dev/workflows';
+import { type E2eContext, startWith, stopAndClean } from './fixtures';
 
 /**
  * Queue mode: one main n8n that takes the webhooks and two `n8n worker` processes that run the
@@ -174,7 +172,7 @@ describe.each(n8nVersionsUnderTest())('queue mode with two workers in n8n %s', (
 		/** One delivery, as a sender makes it: a 503 (n8n busy, nothing accepted) is delivered again shortly. */
 		const deliver = async (event: (typeof events)[number]): Promise<void> => {
 			for (let attempt = 1; ; attempt++) {
-				const answer = await ctx!.n8n.webhook(PATH, event);
+				const answer = await ctx!.n8n.api.webhook(PATH, event);
 				if (answer.status === 200) {
 					accepted++;
 					return;

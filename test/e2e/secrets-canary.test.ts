@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from 'pg';
 import { DemoApi } from '../../demo/api';
 import { type CampaignResult, runCampaign } from '../../scripts/campaign';
-import type { WorkflowFile } from '../harness/n8n';
-import { n8nVersionsUnderTest } from '../harness/paths';
-import { waitFor } from '../harness/ports';
-import { pgSettingsFromEnv } from '../harness/postgres';
+import type { WorkflowFile } from '../../dev/harness/n8n';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
+import { waitFor } from '../../dev/harness/ports';
+import { pgSettingsFromEnv } from '../../dev/harness/postgres';
 import { adminQuery } from '../helpers/store';
-import { bundledToActivate, bundledWorkflows } from './bundled';
+import { bundledToActivate, bundledWorkflows } from '../../dev/bundled';
 import { type E2eContext, installFor, startWith, stopAndClean } from './fixtures';
 
 /**
@@ -100,7 +100,7 @@ describe.each(n8nVersionsUnderTest())('the secrets canary in n8n %s', (version) 
 		}
 
 		const post = (lead: Record<string, unknown>) =>
-			ctx!.n8n.webhook(
+			ctx!.n8n.api.webhook(
 				'lead-form',
 				{ ...lead, password: canary, note: `sent with api_key=${canary}` },
 				{
@@ -126,7 +126,7 @@ describe.each(n8nVersionsUnderTest())('the secrets canary in n8n %s', (version) 
 				store: { ...pgSettingsFromEnv(), password: canary },
 			});
 
-			const runs = async (n: number) => ctx!.n8n.waitForExecutions(EXAMPLE, n, 180_000);
+			const runs = async (n: number) => ctx!.n8n.api.waitForExecutions(EXAMPLE, n, 180_000);
 			// A lead the CRM rejects (local phone): parked with the CRM's message, one alert.
 			expect(
 				(await post({ submissionId: 'c-local', email: 'a@acme.io', name: 'A', phone: '0151 1' }))

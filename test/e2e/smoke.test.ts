@@ -1,17 +1,15 @@
 import { latestMigrationId } from '../../lib/store';
-import { nodeOutputs } from '../harness/n8n';
-import { n8nVersionsUnderTest } from '../harness/paths';
+import { nodeOutputs } from '../../dev/harness/rest';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
 import { adminQuery } from '../helpers/store';
 import {
 	connect,
-	type E2eContext,
-	startWithPackage,
-	stopAndClean,
 	storeCredential,
 	storeCredentialRef,
 	webhookNode,
 	workflow,
-} from './fixtures';
+} from '../../dev/workflows';
+import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 
 jest.setTimeout(600_000);
 
@@ -46,17 +44,41 @@ describe.each(n8nVersionsUnderTest())('n8n %s with the package installed', (vers
 	});
 
 	it('loads our node type and our credential type', async () => {
-		expect(await ctx!.n8n.nodeTypeNames()).toContain('n8n-nodes-reliability.eventDedupe');
-		expect(await ctx!.n8n.credentialTypeNames()).toContain('reliabilityStoreApi');
+		expect(await ctx!.n8n.api.nodeTypeNames()).toContain('n8n-nodes-reliability.eventDedupe');
+		expect(await ctx!.n8n.api.credentialTypeNames()).toContain('reliabilityStoreApi');
+	});
+
+	it('describes every node with categories and a documentation link; the write and park nodes are offered as tools', async () => {
+		const ours = (await ctx!.n8n.api.nodeTypes()).filter((t) =>
+			t.name.startsWith('n8n-nodes-reliability.'),
+		);
+		const base = ours.filter((t) => !t.name.endsWith('Tool'));
+		expect(base.map((t) => t.name).sort()).toEqual([
+			'n8n-nodes-reliability.deadLetterPark',
+			'n8n-nodes-reliability.eventDedupe',
+			'n8n-nodes-reliability.idempotentHttpWrite',
+			'n8n-nodes-reliability.reliabilityControl',
+		]);
+		for (const type of base) {
+			expect(type.codex?.categories?.length).toBeGreaterThan(0);
+			expect(type.codex?.resources?.primaryDocumentation?.[0].url).toMatch(
+				/^https:\/\/www\.npmjs\.com\/package\/n8n-nodes-reliability#[a-z-]+$/,
+			);
+		}
+		const tools = base.filter((t) => t.usableAsTool).map((t) => t.name);
+		expect(tools.sort()).toEqual([
+			'n8n-nodes-reliability.deadLetterPark',
+			'n8n-nodes-reliability.idempotentHttpWrite',
+		]);
 	});
 
 	it('runs a workflow that uses the credential: the store is created and the event recorded once', async () => {
-		const first = await ctx!.n8n.webhook('reliability-smoke', { id: 'evt-smoke-1' });
+		const first = await ctx!.n8n.api.webhook('reliability-smoke', { id: 'evt-smoke-1' });
 		expect(first.status).toBe(200);
-		const [run1] = await ctx!.n8n.waitForExecutions(SMOKE_ID, 1);
-		const second = await ctx!.n8n.webhook('reliability-smoke', { id: 'evt-smoke-1' });
+		const [run1] = await ctx!.n8n.api.waitForExecutions(SMOKE_ID, 1);
+		const second = await ctx!.n8n.api.webhook('reliability-smoke', { id: 'evt-smoke-1' });
 		expect(second.status).toBe(200);
-		const runs = await ctx!.n8n.waitForExecutions(SMOKE_ID, 2);
+		const runs = await ctx!.n8n.api.waitForExecutions(SMOKE_ID, 2);
 
 		expect(run1.status).toBe('success');
 		const [newOut1, dupOut1] = nodeOutputs(runs[0], 'Event Dedupe');
@@ -78,7 +100,7 @@ describe.each(n8nVersionsUnderTest())('n8n %s with the package installed', (vers
 	});
 
 	it("the credential's test button says what it found, or what failed", async () => {
-		const good = await ctx!.n8n.testCredential(
+		const good = await ctx!.n8n.api.testCredential(
 			'reliabilityStoreApi',
 			storeCredential(ctx!.schema).data,
 		);
@@ -91,7 +113,7 @@ describe.each(n8nVersionsUnderTest())('n8n %s with the package installed', (vers
 			),
 		});
 
-		const unreachable = await ctx!.n8n.testCredential('reliabilityStoreApi', {
+		const unreachable = await ctx!.n8n.api.testCredential('reliabilityStoreApi', {
 			...storeCredential(ctx!.schema).data,
 			host: '127.0.0.1',
 			port: 1,
@@ -101,7 +123,7 @@ describe.each(n8nVersionsUnderTest())('n8n %s with the package installed', (vers
 			message: expect.stringMatching(/^127\.0\.0\.1:1 unreachable: connection refused/),
 		});
 
-		const badSchema = await ctx!.n8n.testCredential('reliabilityStoreApi', {
+		const badSchema = await ctx!.n8n.api.testCredential('reliabilityStoreApi', {
 			...storeCredential(ctx!.schema).data,
 			schema: 'Robert"); DROP',
 		});

@@ -1,10 +1,11 @@
 import { DemoApi } from '../../demo/api';
-import { nodeOutputs } from '../harness/n8n';
-import { n8nVersionsUnderTest } from '../harness/paths';
-import { waitFor } from '../harness/ports';
+import { nodeOutputs } from '../../dev/harness/rest';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
+import { waitFor } from '../../dev/harness/ports';
 import { adminQuery } from '../helpers/store';
-import { bundledToActivate, bundledWorkflows } from './bundled';
-import { type E2eContext, startWithPackage, stopAndClean, trigger } from './fixtures';
+import { bundledToActivate, bundledWorkflows } from '../../dev/bundled';
+import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
+import { trigger } from '../../dev/workflows';
 
 jest.setTimeout(600_000);
 
@@ -38,7 +39,10 @@ describe.each(n8nVersionsUnderTest())(
 		});
 
 		it('every bundled workflow imports', async () => {
-			const listed = await ctx!.n8n.rest<Array<{ id: string; name: string }>>('GET', '/workflows');
+			const listed = await ctx!.n8n.api.rest<Array<{ id: string; name: string }>>(
+				'GET',
+				'/workflows',
+			);
 			const names = (
 				Array.isArray(listed) ? listed : (listed as { data: Array<{ name: string }> }).data
 			)
@@ -49,6 +53,7 @@ describe.each(n8nVersionsUnderTest())(
 				'Reliability: Daily digest',
 				'Reliability: Error handler',
 				'Reliability: Heartbeat watch',
+				'Reliability: Metrics',
 				'Reliability: Operator Console',
 				'Reliability: Replay',
 				'Reliability: Worked example, lead routing',
@@ -72,11 +77,11 @@ describe.each(n8nVersionsUnderTest())(
 			};
 			// The form tool does not hear back in time and sends the webhook again.
 			const [first, second] = await Promise.all([
-				ctx!.n8n.webhook('lead-form', lead),
-				ctx!.n8n.webhook('lead-form', lead),
+				ctx!.n8n.api.webhook('lead-form', lead),
+				ctx!.n8n.api.webhook('lead-form', lead),
 			]);
 			expect([first.status, second.status]).toEqual([200, 200]);
-			const runs = await ctx!.n8n.waitForExecutions(EXAMPLE, 2, 120_000);
+			const runs = await ctx!.n8n.api.waitForExecutions(EXAMPLE, 2, 120_000);
 
 			// One copy went through, the other stopped at the claim.
 			const claims = runs.map((run) => nodeOutputs(run, 'Claim Submission'));
@@ -115,7 +120,7 @@ describe.each(n8nVersionsUnderTest())(
 			expect(demo.contacts).toEqual([]);
 
 			// Exactly one alert naming the workflow, the item, the impact, the link and the next action.
-			await ctx!.n8n.waitForExecutions(ALERT, 1);
+			await ctx!.n8n.api.waitForExecutions(ALERT, 1);
 			await waitFor(
 				'the alert at the sink',
 				async () => (demo.alerts.length > 0 ? true : undefined),
@@ -137,7 +142,7 @@ describe.each(n8nVersionsUnderTest())(
 
 		it('the mapping is fixed and the item replayed: exactly one contact exists, enrichment not repeated', async () => {
 			expect(failedRunId).not.toBe('');
-			await ctx!.n8n.updateWorkflow(EXAMPLE, (workflow) => {
+			await ctx!.n8n.api.updateWorkflow(EXAMPLE, (workflow) => {
 				const map = workflow.nodes.find((n) => n.name === 'Map to CRM')!;
 				const assignments = (
 					map.parameters as { assignments: { assignments: Array<{ name: string; value: string }> } }
@@ -189,7 +194,7 @@ describe.each(n8nVersionsUnderTest())(
 		});
 
 		it('a lead without an e-mail fails validation at the first step and is parked as invalid, naming the field', async () => {
-			await ctx!.n8n.webhook('lead-form', { submissionId: 'form-no-mail', name: 'Bo' });
+			await ctx!.n8n.api.webhook('lead-form', { submissionId: 'form-no-mail', name: 'Bo' });
 			await waitFor(
 				'the invalid lead parked',
 				async () =>
@@ -220,7 +225,7 @@ describe.each(n8nVersionsUnderTest())(
 			demo.faults.crmUnavailable = 1_000;
 			const alertsBefore = demo.alerts.length;
 			try {
-				await ctx!.n8n.webhook('lead-form', {
+				await ctx!.n8n.api.webhook('lead-form', {
 					submissionId: 'form-poison',
 					email: 'cy@example.org',
 					name: 'Cy',
@@ -265,7 +270,7 @@ describe.each(n8nVersionsUnderTest())(
 			 FROM generate_series(1, 3) g`,
 			);
 			const before = demo.alerts.length;
-			await ctx!.n8n.webhook('reliability-digest', {});
+			await ctx!.n8n.api.webhook('reliability-digest', {});
 			await waitFor(
 				'the digest at the sink',
 				async () => (demo.alerts.length > before ? true : undefined),
@@ -290,13 +295,13 @@ describe.each(n8nVersionsUnderTest())(
 			 ('nightly invoice import', 3600, 600, now() - interval '3 hours'), ('hourly CRM sync', 3600, 600, now() - interval '5 minutes')`,
 			);
 			const before = demo.alerts.length;
-			await ctx!.n8n.webhook('reliability-heartbeat-watch', {});
+			await ctx!.n8n.api.webhook('reliability-heartbeat-watch', {});
 			await waitFor(
 				'the heartbeat alert',
 				async () => (demo.alerts.length > before ? true : undefined),
 				60_000,
 			);
-			await ctx!.n8n.webhook('reliability-heartbeat-watch', {});
+			await ctx!.n8n.api.webhook('reliability-heartbeat-watch', {});
 			await new Promise((r) => setTimeout(r, 3_000));
 			const alerts = demo.alerts.slice(before) as Array<{ text: string; severity: string }>;
 			expect(alerts).toHaveLength(1);

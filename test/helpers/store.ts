@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { Store, type StoreConfig } from '../../lib/store';
-import { clientConfig, type PgSettings, pgSettingsFromEnv } from '../harness/postgres';
+import { clientConfig, type PgSettings, pgSettingsFromEnv } from '../../dev/harness/postgres';
 
 /** A schema name of its own for each test file; dropped afterwards, since the server is reused. */
 export const uniqueSchema = (label: string): string =>

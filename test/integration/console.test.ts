@@ -11,6 +11,7 @@ import {
 } from '../../lib/console';
 import { beat, pause } from '../../lib/control';
 import { getDeadLetters, parkItems } from '../../lib/deadletter';
+import { promtoolProblems } from '../helpers/promtool';
 import { adminQuery, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('console');
@@ -348,7 +349,8 @@ describe('Prometheus metrics', () => {
 			metrics: Array<{ labels?: Record<string, string>; value: string }>;
 		}>;
 		const family = (name: string) => families.find((f) => f.name === name)!;
-		for (const f of families) expect(f.type).toBe('GAUGE');
+		for (const f of families)
+			expect(f.type).toBe(f.name === 'reliability_dead_letters_parked_total' ? 'COUNTER' : 'GAUGE');
 
 		const open = await adminQuery<{
 			workflow_id: string;
@@ -371,7 +373,7 @@ describe('Prometheus metrics', () => {
 			);
 			expect(Number(sample?.value)).toBe(row.n);
 		}
-		expect(Number(family('reliability_dead_letters_open_total').metrics[0].value)).toBe(
+		expect(Number(family('reliability_dead_letters_open_all').metrics[0].value)).toBe(
 			open.reduce((s, r) => s + r.n, 0),
 		);
 		const held = await adminQuery<{ n: number }>(
@@ -404,18 +406,19 @@ describe('Prometheus metrics', () => {
 		expect(
 			Number(family('reliability_paused').metrics.find((m) => m.labels!.name === 'crm')!.value),
 		).toBe(1);
-		const today = new Date().toISOString().slice(0, 10);
-		const [{ n: parkedToday }] = await adminQuery<{ n: number }>(
-			`SELECT count(*)::int AS n FROM "${schema}".dead_letters WHERE (parked_at AT TIME ZONE 'UTC')::date = $1::date`,
-			[today],
+		const parked = await adminQuery<{ workflow_id: string; step: string; n: number }>(
+			`SELECT workflow_id, step, count(*)::int AS n FROM "${schema}".dead_letters GROUP BY 1, 2`,
 		);
-		expect(
-			Number(
-				family('reliability_dead_letters_parked_per_day').metrics.find(
-					(m) => m.labels!.day === today,
-				)!.value,
-			),
-		).toBe(parkedToday);
+		const parkedSamples = family('reliability_dead_letters_parked_total').metrics;
+		expect(parkedSamples).toHaveLength(parked.length);
+		for (const row of parked)
+			expect(
+				Number(
+					parkedSamples.find(
+						(m) => m.labels!.workflow_id === row.workflow_id && m.labels!.step === row.step,
+					)?.value,
+				),
+			).toBe(row.n);
 		const [{ oldest }] = await adminQuery<{ oldest: number }>(
 			`SELECT extract(epoch FROM now() - min(parked_at))::float8 AS oldest FROM "${schema}".dead_letters WHERE is_open AND status <> 'held' AND workflow_id = 'wfLeads' AND step = 'Upsert Contact'`,
 		);
@@ -427,9 +430,11 @@ describe('Prometheus metrics', () => {
 		expect(Math.abs(age - oldest)).toBeLessThan(5);
 	});
 
-	it('escapes label values (quotes, backslashes, newlines) so the text still parses', async () => {
+	it('escapes label values (quotes, backslashes, newlines): promtool accepts the text and it parses', async () => {
 		await park({ x: 1 }, { workflowId: 'wf "odd" \\ name\nline2', step: 'Step "1"' });
-		const families = parsePrometheusTextFormat(await prometheusMetrics(store)) as Array<{
+		const text = await prometheusMetrics(store);
+		expect(await promtoolProblems(text)).toEqual([]);
+		const families = parsePrometheusTextFormat(text) as Array<{
 			name: string;
 			metrics: Array<{ labels?: Record<string, string> }>;
 		}>;

@@ -9,7 +9,7 @@ import {
 } from '../../lib/dedupe';
 import { Client } from 'pg';
 import { Store } from '../../lib/store';
-import { clientConfig, pgSettingsFromEnv } from '../harness/postgres';
+import { clientConfig, pgSettingsFromEnv } from '../../dev/harness/postgres';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('dedupe');

@@ -7,7 +7,7 @@ import {
 	type WriteRequest,
 } from '../../lib/idempotency';
 import { Store } from '../../lib/store';
-import { TestTarget } from '../target/server';
+import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 

@@ -16,7 +16,7 @@ import {
 	writeWithMessages,
 } from '../../lib/outbox';
 import { Store } from '../../lib/store';
-import { pgSettingsFromEnv } from '../harness/postgres';
+import { pgSettingsFromEnv } from '../../dev/harness/postgres';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('outbox');

@@ -9,7 +9,7 @@ import {
 	Store,
 	toStoreConfig,
 } from '../../lib/store';
-import { clientConfig, pgSettingsFromEnv } from '../harness/postgres';
+import { clientConfig, pgSettingsFromEnv } from '../../dev/harness/postgres';
 import {
 	adminQuery,
 	credentialData,

@@ -10,7 +10,7 @@ import {
 	type WriteRequest,
 } from '../../lib/idempotency';
 import { getStore, Store, sweepIdleStores } from '../../lib/store';
-import { TestTarget } from '../target/server';
+import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 

@@ -7,7 +7,7 @@ import { Fault, type TargetSpec } from './target';
  * errors and lost leases; operators pause, resume, replay and resolve; the Replay workflow
  * takes records; consumers claim, complete, fail or die on a few shared event IDs.
  */
-export type Strategy = 'retry' | 'lookup' | 'park';
+type Strategy = 'retry' | 'lookup' | 'park';
 
 export type Command =
 	| { at: number; kind: 'deliver'; keys: number[]; variant: number; integration: boolean }

@@ -7,9 +7,9 @@ import * as heartbeat from './heartbeat.operations';
 import * as pause from './pause.operations';
 
 const resources = {
-	alert,
-	pause,
-	heartbeat,
+	alert: { compose: alert.compose },
+	pause: { pause: pause.pause, resume: pause.resume, check: pause.check, list: pause.list },
+	heartbeat: { beat: heartbeat.beat, check: heartbeat.check },
 	console: { serve: consoleOps.serve },
 	metrics: { prometheus: consoleOps.prometheus },
 } as const;

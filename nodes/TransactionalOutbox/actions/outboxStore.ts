@@ -2,7 +2,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { getStore, outboxStoreConfig, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
 
-export const POSTGRES_CREDENTIAL = 'postgres';
+const POSTGRES_CREDENTIAL = 'postgres';
 
 /**
  * The store that holds the outbox table: the Reliability Store itself, or the database of a

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { WorkflowFile } from '../harness/n8n';
-import { REPO_ROOT } from '../harness/paths';
-import { STORE_CREDENTIAL_ID } from './fixtures';
+import type { WorkflowFile } from './harness/n8n';
+import { REPO_ROOT } from './harness/paths';
+import { STORE_CREDENTIAL_ID } from './workflows';
 
 /** The demo API address the bundled workflows point at, as shipped. */
 export const SHIPPED_DEMO_URL = 'http://127.0.0.1:5680';

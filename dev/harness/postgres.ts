@@ -44,7 +44,7 @@ export const clientConfig = (settings: PgSettings): ClientConfig => ({
 	connectionTimeoutMillis: 3_000,
 });
 
-export async function canConnect(settings: PgSettings): Promise<boolean> {
+async function canConnect(settings: PgSettings): Promise<boolean> {
 	const client = new Client(clientConfig(settings));
 	client.on('error', () => undefined);
 	try {

@@ -1,0 +1,280 @@
+import { randomUUID } from 'node:crypto';
+import { parse as parseFlatted } from 'flatted';
+import { waitFor } from './ports';
+
+/** The owner account the harness creates and signs in with. */
+export interface OwnerLogin {
+	email: string;
+	password: string;
+	firstName: string;
+	lastName: string;
+}
+
+export const DEFAULT_OWNER: OwnerLogin = {
+	email: 'owner@reliability.test',
+	password: 'Reliability-Owner-1',
+	firstName: 'Reliability',
+	lastName: 'Owner',
+};
+
+/**
+ * n8n over HTTP, as the editor and senders use it: the owner's sign-in (session cookie), n8n's
+ * internal REST API (node and credential types, credential tests, workflows, executions with
+ * their run data) and production webhooks.
+ */
+export class N8nRestClient {
+	private cookie = '';
+
+	constructor(
+		readonly baseUrl: string,
+		/** n8n's major version: 2.x publishes workflow versions where 1.x activates on save. */
+		private readonly majorVersion: number,
+	) {}
+
+	/** Creates the owner on a fresh instance (or logs in when it exists) and keeps the session cookie. */
+	async setupOwner(owner: OwnerLogin = DEFAULT_OWNER): Promise<void> {
+		const setup = await fetch(`${this.baseUrl}/rest/owner/setup`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify(owner),
+		});
+		if (setup.ok) {
+			this.cookie = cookieOf(setup);
+			return;
+		}
+		const why = `${setup.status} ${await setup.text()}`;
+		await this.login(owner).catch((error: Error) => {
+			throw new Error(`owner setup answered ${why.slice(0, 300)}; then ${error.message}`);
+		});
+	}
+
+	async login(owner: OwnerLogin = DEFAULT_OWNER): Promise<void> {
+		const response = await fetch(`${this.baseUrl}/rest/login`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify({
+				email: owner.email,
+				emailOrLdapLoginId: owner.email,
+				password: owner.password,
+			}),
+		});
+		if (!response.ok)
+			throw new Error(`n8n login failed: ${response.status} ${await response.text()}`);
+		this.cookie = cookieOf(response);
+	}
+
+	/** Calls n8n's internal REST API as the owner; returns the `data` of the answer. */
+	async rest<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+		const response = await fetch(`${this.baseUrl}/rest${path}`, {
+			method,
+			headers: {
+				'content-type': 'application/json',
+				cookie: this.cookie,
+				'browser-id': 'reliability-tests',
+			},
+			body: body === undefined ? undefined : JSON.stringify(body),
+		});
+		const text = await response.text();
+		if (!response.ok)
+			throw new Error(`n8n ${method} /rest${path}: ${response.status} ${text.slice(0, 500)}`);
+		const parsed = text ? (JSON.parse(text) as { data?: T }) : {};
+		return (parsed.data ?? parsed) as T;
+	}
+
+	/** Every node type the editor gets, as n8n describes it (version, outputs, codex and the rest). */
+	async nodeTypes(): Promise<NodeTypeDescription[]> {
+		const response = await fetch(`${this.baseUrl}/types/nodes.json`, {
+			headers: { cookie: this.cookie },
+		});
+		return (await response.json()) as NodeTypeDescription[];
+	}
+
+	async nodeTypeNames(): Promise<string[]> {
+		return (await this.nodeTypes()).map((t) => t.name);
+	}
+
+	async credentialTypeNames(): Promise<string[]> {
+		const response = await fetch(`${this.baseUrl}/types/credentials.json`, {
+			headers: { cookie: this.cookie },
+		});
+		const types = (await response.json()) as Array<{ name: string }>;
+		return types.map((t) => t.name);
+	}
+
+	/** Presses a credential's test button: saves the credential, then tests it, as the editor does. */
+	async testCredential(
+		type: string,
+		data: Record<string, unknown>,
+	): Promise<{ status: string; message: string }> {
+		const created = await this.rest<{ id: string }>('POST', '/credentials', {
+			name: `test ${randomUUID()}`,
+			type,
+			data,
+		});
+		try {
+			return await this.rest<{ status: string; message: string }>('POST', '/credentials/test', {
+				credentials: { id: created.id, name: 'test', type, data },
+			});
+		} finally {
+			await this.rest('DELETE', `/credentials/${created.id}`).catch(() => undefined);
+		}
+	}
+
+	/**
+	 * POSTs to a production webhook; returns the status and the parsed body. n8n starts serving
+	 * before it has registered the webhooks of active workflows, so a "not registered" 404 is
+	 * retried for a while, as a sender's retry would.
+	 */
+	async webhook(
+		path: string,
+		body: unknown,
+		headers: Record<string, string> = {},
+		registrationWaitMs = 60_000,
+	): Promise<{ status: number; body: unknown }> {
+		const deadline = Date.now() + registrationWaitMs;
+		for (;;) {
+			const response = await fetch(`${this.baseUrl}/webhook/${path}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json', ...headers },
+				body: JSON.stringify(body),
+			});
+			const text = await response.text();
+			let parsed: unknown = text;
+			try {
+				parsed = JSON.parse(text);
+			} catch {
+				/* not JSON */
+			}
+			if (response.status === 404 && /not registered/.test(text) && Date.now() < deadline) {
+				await new Promise((r) => setTimeout(r, 500));
+				continue;
+			}
+			return { status: response.status, body: parsed };
+		}
+	}
+
+	/**
+	 * Edits a saved workflow as a user does in the editor: saves it, and on 2.x publishes the new
+	 * version when the workflow was published (1.x re-activates an active workflow on save).
+	 */
+	async updateWorkflow(
+		id: string,
+		change: (workflow: { nodes: Array<Record<string, unknown>>; connections: unknown }) => void,
+	): Promise<void> {
+		const current = await this.rest<
+			Record<string, unknown> & {
+				nodes: Array<Record<string, unknown>>;
+				connections: unknown;
+				versionId: string;
+				activeVersionId?: string | null;
+				active?: boolean;
+			}
+		>('GET', `/workflows/${id}`);
+		change(current);
+		const saved = await this.rest<{ versionId: string }>('PATCH', `/workflows/${id}`, {
+			name: current.name,
+			nodes: current.nodes,
+			connections: current.connections,
+			settings: current.settings,
+			versionId: current.versionId,
+			...(this.majorVersion < 2 ? { active: current.active } : {}),
+		});
+		if (this.majorVersion >= 2 && current.activeVersionId)
+			await this.rest('POST', `/workflows/${id}/activate`, { versionId: saved.versionId });
+	}
+
+	/** Executions of a workflow, newest first (summaries). */
+	async executions(workflowId: string): Promise<ExecutionSummary[]> {
+		const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+		const data = await this.rest<{ results: ExecutionSummary[] }>(
+			'GET',
+			`/executions?filter=${filter}&limit=250`,
+		);
+		return data.results;
+	}
+
+	/** One execution with its run data, decoded from n8n's flatted form. */
+	async execution(id: string): Promise<Execution> {
+		const raw = await this.rest<Execution & { data: string | object }>('GET', `/executions/${id}`);
+		const data = typeof raw.data === 'string' ? parseFlatted(raw.data) : raw.data;
+		return { ...raw, data } as Execution;
+	}
+
+	/** Waits until a workflow has `count` finished executions; returns them, oldest first, with run data. */
+	async waitForExecutions(
+		workflowId: string,
+		count: number,
+		timeoutMs = 60_000,
+	): Promise<Execution[]> {
+		const summaries = await waitFor(
+			`${count} finished executions of workflow ${workflowId}`,
+			async () => {
+				const list = await this.executions(workflowId);
+				const finished = list.filter((e) => !['running', 'new', 'waiting'].includes(e.status));
+				return finished.length >= count ? finished : undefined;
+			},
+			timeoutMs,
+			300,
+		);
+		const sorted = summaries.sort((a, b) => Number(a.id) - Number(b.id));
+		return await Promise.all(sorted.map((e) => this.execution(e.id)));
+	}
+}
+
+/** The parts of a node type's description the tests read. */
+export interface NodeTypeDescription {
+	name: string;
+	version: number | number[];
+	usableAsTool?: unknown;
+	outputs?: unknown;
+	outputNames?: string[];
+	codex?: {
+		categories?: string[];
+		resources?: { primaryDocumentation?: Array<{ url: string }> };
+	};
+}
+
+export interface ExecutionSummary {
+	id: string;
+	status: string;
+	workflowId: string;
+	startedAt: string;
+	stoppedAt?: string;
+}
+
+export interface Execution extends ExecutionSummary {
+	data: {
+		resultData: {
+			error?: { message: string; description?: string };
+			lastNodeExecuted?: string;
+			runData: Record<
+				string,
+				Array<{
+					executionTime: number;
+					error?: { message: string; description?: string };
+					data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> };
+				}>
+			>;
+		};
+	};
+}
+
+/** The items a node sent to each of its outputs in its first run. */
+export function nodeOutputs(
+	execution: Execution,
+	nodeName: string,
+): Array<Array<Record<string, unknown>>> {
+	const runs = execution.data.resultData.runData[nodeName];
+	if (!runs?.length) throw new Error(`Node "${nodeName}" did not run in execution ${execution.id}`);
+	return (runs[0].data?.main ?? []).map((items) => (items ?? []).map((item) => item.json));
+}
+
+function cookieOf(response: Response): string {
+	const header = response.headers.get('set-cookie') ?? '';
+	const match = /n8n-auth=[^;]+/.exec(header);
+	if (!match)
+		throw new Error(
+			`n8n did not set an auth cookie (${response.status}, set-cookie: ${header || 'none'})`,
+		);
+	return match[0];
+}
