@@ -30,23 +30,25 @@ export class IdempotentHttpWrite implements INodeType {
 		outputNames: ['Success', 'Failed'],
 		credentials: [
 			{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },
+			// n8n's own generic credential types, as its HTTP Request node uses them.
 			{
-				name: 'httpBasicAuthApi',
+				// eslint-disable-next-line n8n-nodes-base/node-class-description-credentials-name-unsuffixed
+				name: 'httpBasicAuth',
 				required: true,
 				displayOptions: authenticatedBy('httpBasicAuth'),
 			},
 			{
-				name: 'httpBearerAuthApi',
+				name: 'httpBearerAuth',
 				required: true,
 				displayOptions: authenticatedBy('httpBearerAuth'),
 			},
 			{
-				name: 'httpHeaderAuthApi',
+				name: 'httpHeaderAuth',
 				required: true,
 				displayOptions: authenticatedBy('httpHeaderAuth'),
 			},
 			{
-				name: 'httpQueryAuthApi',
+				name: 'httpQueryAuth',
 				required: true,
 				displayOptions: authenticatedBy('httpQueryAuth'),
 			},

@@ -2,7 +2,14 @@ import { n8nVersionsUnderTest } from '../../dev/harness/paths';
 import { nodeOutputs } from '../../dev/harness/rest';
 import { TestTarget } from '../../dev/target/server';
 import { adminQuery } from '../helpers/store';
-import { connect, packageNode, trigger, webhookNode, workflow } from '../../dev/workflows';
+import {
+	connect,
+	packageNode,
+	storeCredentialRef,
+	trigger,
+	webhookNode,
+	workflow,
+} from '../../dev/workflows';
 import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 
 jest.setTimeout(600_000);
@@ -52,6 +59,21 @@ const flows = {
 		{},
 		{ reliabilityStoreApi: { id: 'deadStore', name: 'Unreachable store' } },
 	),
+	// n8n's own generic credential types, beside the store credential.
+	bearer: writeFlow(
+		'writeBearer',
+		'write-bearer',
+		'/contacts-bearer',
+		{ authentication: 'httpBearerAuth' },
+		{ ...storeCredentialRef, httpBearerAuth: { id: 'crmBearer', name: 'CRM token' } },
+	),
+	header: writeFlow(
+		'writeHeader',
+		'write-header',
+		'/contacts-header',
+		{ authentication: 'httpHeaderAuth' },
+		{ ...storeCredentialRef, httpHeaderAuth: { id: 'crmHeader', name: 'CRM API key' } },
+	),
 };
 
 describe.each(n8nVersionsUnderTest())('Idempotent HTTP Write in n8n %s', (version) => {
@@ -74,8 +96,20 @@ describe.each(n8nVersionsUnderTest())('Idempotent HTTP Write in n8n %s', (versio
 		ctx = await startWithPackage(
 			version,
 			'write',
-			[flows.main.flow, flows.deadStore.flow],
+			[flows.main.flow, flows.deadStore.flow, flows.bearer.flow, flows.header.flow],
 			[
+				{
+					id: 'crmBearer',
+					name: 'CRM token',
+					type: 'httpBearerAuth',
+					data: { token: 'bearer-token-42' },
+				},
+				{
+					id: 'crmHeader',
+					name: 'CRM API key',
+					type: 'httpHeaderAuth',
+					data: { name: 'X-Api-Key', value: 'key-42' },
+				},
 				{
 					id: 'deadStore',
 					name: 'Unreachable store',
@@ -202,6 +236,33 @@ describe.each(n8nVersionsUnderTest())('Idempotent HTTP Write in n8n %s', (versio
 			'Reliability store unreachable at 127.0.0.1:1: connection refused',
 		);
 		expect(target.requestsTo(`/${version}/never`)).toHaveLength(0);
+	});
+
+	it("n8n's own Bearer and Header credentials authenticate the write at the target", async () => {
+		routeUrl('/contacts-bearer');
+		routeUrl('/contacts-header');
+		const bearer = await post(
+			flows.bearer,
+			'write-bearer',
+			'lead-bearer',
+			{ name: 'Bea' },
+			'/contacts-bearer',
+		);
+		const header = await post(
+			flows.header,
+			'write-header',
+			'lead-header',
+			{ name: 'Hed' },
+			'/contacts-header',
+		);
+		expect(nodeOutputs(bearer, 'Create Contact')[1]).toEqual([]);
+		expect(nodeOutputs(header, 'Create Contact')[1]).toEqual([]);
+		const [bearerRequest] = target.requestsTo(`/${version}/contacts-bearer`);
+		const [headerRequest] = target.requestsTo(`/${version}/contacts-header`);
+		expect(bearerRequest.headers.authorization).toBe('Bearer bearer-token-42');
+		expect(headerRequest.headers['x-api-key']).toBe('key-42');
+		expect(target.effectsOf(`/${version}/contacts-bearer`)).toHaveLength(1);
+		expect(target.effectsOf(`/${version}/contacts-header`)).toHaveLength(1);
 	});
 
 	it('a missing key is a clear per-item error naming the item index, and nothing is sent', async () => {
