@@ -37,6 +37,7 @@ export function bundledToActivate(majorVersion: number): string[] {
 	const triggered = [
 		'relLeadRouting01',
 		'relReplayWorkflow',
+		'relRecoverWorkflow',
 		'relDailyDigest01',
 		'relHeartbeatWatch',
 	];

@@ -64,6 +64,14 @@ export const LIMITS = {
 	},
 	// Event Dedupe.
 	claimLeaseSeconds: { label: 'Lease (Seconds)', min: 1, max: 7 * DAY_SECONDS, integer: true },
+	recoverAfterSeconds: {
+		label: 'Recover After (Seconds)',
+		min: 10,
+		max: DAY_SECONDS,
+		integer: true,
+	},
+	inboxMaxItemKb: { label: 'Largest Item (KB)', min: 1, max: 10_240, integer: true },
+	maxRecoveries: { label: 'Max Recoveries', min: 0, max: 100, integer: true },
 	// Dead Letter Park, Take for Replay.
 	retakeAfterMinutes: { label: 'Retake After (Minutes)', min: 1, max: 10_080, integer: true },
 } as const satisfies Record<string, Range>;

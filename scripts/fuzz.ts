@@ -12,9 +12,9 @@
  * the store's invariants (audit trail, pauses, heartbeats) must hold when read back.
  *
  * `--inputs N` (default 1000), `--seed S`, `--ops park,console,…` (only those operations),
- * `--strict-writes` (NUL, unpaired surrogates and hostile text in write keys, event IDs and the
- * fake target's answers too) and `--writer-canaries` (the fake target answers with canaries):
- * both off until the write and claim engines handle them. A failure prints the shrunk input and
+ * `--no-strict-writes` (leaves NUL, unpaired surrogates and hostile text out of write keys,
+ * event IDs and the fake target's answers) and `--no-writer-canaries` (the fake target answers
+ * without canaries), to narrow a failure down. A failure prints the shrunk input and
  * the seed to run it again; the last line is always the JSON summary.
  */
 import { randomBytes } from 'node:crypto';
@@ -46,15 +46,11 @@ export interface FuzzOptions {
 	seed?: number;
 	postgres?: PgSettings;
 	/**
-	 * Whether the fake write target answers with canary secrets in its bodies and messages. The
-	 * writer saves the target's message as `last_error` and successful bodies as `response_body`;
-	 * turn this on once it masks them (lib/idempotency/writer.ts).
+	 * Whether the fake write target answers with canary secrets in its bodies and messages (the
+	 * writer saves them, masked, as `last_error` and `response_body`). On by default.
 	 */
 	writerCanaries?: boolean;
-	/**
-	 * Keys, event IDs and target answers with NUL, unpaired surrogates and over-long text for the
-	 * write and claim engines too (`--strict-writes`); off until those engines handle them.
-	 */
+	/** Keys, event IDs and target answers with NUL, unpaired surrogates and over-long text. On by default. */
 	strictWrites?: boolean;
 	/** Only these operations (OPERATIONS names); all by default. */
 	only?: string[];
@@ -987,13 +983,13 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 		const run: Run = {
 			store,
 			canary,
-			writerCanaries: options.writerCanaries ?? false,
+			writerCanaries: options.writerCanaries ?? true,
 			secret: await consoleSecret(store),
 			executions: 0,
 		};
 		let count = 0;
 		const property = fc.asyncProperty(
-			operations(canary, options.only, options.strictWrites ?? false),
+			operations(canary, options.only, options.strictWrites ?? true),
 			async (op) => {
 				await runOne(run, op);
 				// The store read back now and then, and at the end.
@@ -1065,8 +1061,8 @@ async function main(): Promise<void> {
 	const result = await runFuzz({
 		inputs,
 		seed: seedText === undefined ? undefined : Number(seedText),
-		writerCanaries: argv.includes('--writer-canaries'),
-		strictWrites: argv.includes('--strict-writes'),
+		writerCanaries: !argv.includes('--no-writer-canaries'),
+		strictWrites: !argv.includes('--no-strict-writes'),
 		only: flag(argv, 'ops')?.split(','),
 	});
 	process.stdout.write(

@@ -6,6 +6,7 @@ import {
 	failExecutionClaimsSql,
 	holdExecutionClaimsSql,
 	releaseExecutionSql,
+	returnToRecoverySql,
 	takeCrashedSql,
 } from './sql';
 
@@ -171,4 +172,17 @@ export async function takeCrashed(
 		reason: row.status === 'failed' ? row.last_error : null,
 		steps: row.steps,
 	}));
+}
+
+/** A re-run that failed: the item goes back to Recover now (fenced by the run that holds it). */
+export async function returnToRecovery(
+	store: Store,
+	item: { consumer: string; eventId: string; executionId: string; message: string },
+): Promise<void> {
+	await store.execute(returnToRecoverySql(store), [
+		item.consumer,
+		item.eventId,
+		item.executionId,
+		item.message,
+	]);
 }

@@ -214,3 +214,12 @@ SELECT t.*, (
 	FROM ${store.table('idempotency_keys')} k WHERE k.execution_id = t.origin_execution_id
 ) AS steps
 FROM taken t`;
+
+/**
+ * A recovery run's re-run of an item failed: the item goes back to Recover at once (its lease
+ * ends now), if this run ($3) still holds it; the attempt stays counted.
+ */
+export const returnToRecoverySql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET lease_until = now(), last_error = $4
+WHERE consumer = $1 AND event_id = $2 AND execution_id = $3 AND status = 'in_progress'`;

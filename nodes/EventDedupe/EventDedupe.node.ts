@@ -15,7 +15,10 @@ export class EventDedupe implements INodeType {
 		name: 'eventDedupe',
 		icon: { light: 'file:eventDedupe.svg', dark: 'file:eventDedupe.dark.svg' },
 		group: ['transform'],
-		version: 1,
+		// Version 2 claims "until the execution ends" by default, keeping the item, so a crash
+		// after n8n answered the sender loses nothing; version 1 keeps "done at claim".
+		version: [1, 2],
+		defaultVersion: 2,
 		subtitle: '={{ $parameter.operation }}',
 		description:
 			'Process each event once: claims event IDs in Postgres, atomically across executions and workers',

@@ -1,12 +1,19 @@
 import type { INodeProperties } from 'n8n-workflow';
+import { LIMITS } from '../../lib';
+import { range } from '../shared/range';
 
 /**
  * Outputs follow the operation: Claim routes to New and Duplicate, plus Stale when ordering is
  * on, and Invalid (items that failed validation, or with Continue On Fail items without a usable
- * event ID) unless invalid items fail the execution; the other operations have one output.
+ * event ID) unless invalid items fail the execution; Recover Crashed to Re-run and Give Up;
+ * Settle Failed Execution to Parked and Not Kept; the other operations have one output.
  */
 export const outputsExpression = `={{
-	($parameter.operation ?? 'claim') !== 'claim'
+	($parameter.operation ?? 'claim') === 'recover'
+		? [{ type: 'main', displayName: 'Re-run' }, { type: 'main', displayName: 'Give Up' }]
+		: $parameter.operation === 'failExecution'
+		? [{ type: 'main', displayName: 'Parked' }, { type: 'main', displayName: 'Not Kept' }]
+		: ($parameter.operation ?? 'claim') !== 'claim'
 		? [{ type: 'main', displayName: 'Done' }]
 		: [{ type: 'main', displayName: 'New' }, { type: 'main', displayName: 'Duplicate' }]
 			.concat($parameter.checkOrder ? [{ type: 'main', displayName: 'Stale' }] : [])
@@ -35,6 +42,19 @@ export const properties: INodeProperties[] = [
 				description: 'Mark claimed events done (claim mode "lease until complete")',
 			},
 			{
+				name: 'Purge',
+				value: 'purge',
+				action: 'Purge expired events',
+				description: 'Delete event IDs past their retention',
+			},
+			{
+				name: 'Recover Crashed',
+				value: 'recover',
+				action: 'Recover items of crashed executions',
+				description:
+					'Take the items whose execution died (kept in the inbox) to run them again, or give them up to be parked',
+			},
+			{
 				name: 'Release',
 				value: 'release',
 				action: 'Release claims',
@@ -42,10 +62,11 @@ export const properties: INodeProperties[] = [
 					'Free the claims of a failed execution, or of given events, so a redelivery is new again',
 			},
 			{
-				name: 'Purge',
-				value: 'purge',
-				action: 'Purge expired events',
-				description: 'Delete event IDs past their retention',
+				name: 'Settle Failed Execution',
+				value: 'failExecution',
+				action: 'Settle a failed execution',
+				description:
+					"For an error workflow: mark a failed or crashed execution's open writes and claims, and output its items to park",
 			},
 		],
 		default: 'claim',
@@ -86,26 +107,97 @@ export const properties: INodeProperties[] = [
 		type: 'options',
 		options: [
 			{
+				name: 'Until the Execution Ends',
+				value: 'untilExecutionEnds',
+				description:
+					'The claim keeps the item and holds while the execution runs: done when it succeeds, failed (a redelivery is new) when it fails; when n8n dies mid-run, the Recover workflow runs the item again',
+			},
+			{
 				name: 'Done at Claim, Released on Failure',
 				value: 'doneAtClaim',
 				description:
-					'The event counts as processed once claimed; the bundled error workflow (or Release) frees the claims of a failed execution',
+					'The event counts as processed once claimed; the bundled error workflow (or Release) frees the claims of a failed execution. A crash after n8n answered the sender loses the event.',
 			},
 			{
 				name: 'Lease Until Complete',
 				value: 'leaseUntilComplete',
 				description:
-					'The claim holds for the lease; a Complete step marks it done; an expired lease (a crashed worker) is claimable again',
+					'The claim holds for the lease; a Complete step marks it done; an expired lease (a crashed worker) is claimable again by a redelivery',
 			},
 		],
 		default: 'doneAtClaim',
-		displayOptions: claimOnly,
+		displayOptions: { show: { operation: ['claim'], '@version': [1] } },
+	},
+	{
+		displayName: 'Claim Mode',
+		name: 'claimMode',
+		type: 'options',
+		options: [
+			{
+				name: 'Until the Execution Ends',
+				value: 'untilExecutionEnds',
+				description:
+					'The claim keeps the item and holds while the execution runs: done when it succeeds, failed (a redelivery is new) when it fails; when n8n dies mid-run, the Recover workflow runs the item again',
+			},
+			{
+				name: 'Done at Claim, Released on Failure',
+				value: 'doneAtClaim',
+				description:
+					'The event counts as processed once claimed; the bundled error workflow (or Release) frees the claims of a failed execution. A crash after n8n answered the sender loses the event.',
+			},
+			{
+				name: 'Lease Until Complete',
+				value: 'leaseUntilComplete',
+				description:
+					'The claim holds for the lease; a Complete step marks it done; an expired lease (a crashed worker) is claimable again by a redelivery',
+			},
+		],
+		default: 'untilExecutionEnds',
+		displayOptions: { show: { operation: ['claim'] }, hide: { '@version': [1] } },
+	},
+	{
+		displayName: 'Recover After (Seconds)',
+		name: 'recoverAfterSeconds',
+		type: 'number',
+		typeOptions: range(LIMITS.recoverAfterSeconds),
+		default: 60,
+		description:
+			'How soon a claim whose n8n process died may be recovered: the process renews it every third of this while the execution runs',
+		displayOptions: { show: { operation: ['claim'], claimMode: ['untilExecutionEnds'] } },
+	},
+	{
+		displayName: 'Inbox Options',
+		name: 'inbox',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show: { operation: ['claim'], claimMode: ['untilExecutionEnds'] } },
+		options: [
+			{
+				displayName: 'Largest Item (KB)',
+				name: 'maxItemKb',
+				type: 'number',
+				typeOptions: range(LIMITS.inboxMaxItemKb),
+				default: 256,
+				description:
+					'Items over this size are not kept with their claim (the execution says so in a hint); a crash then parks the event without its item',
+			},
+			{
+				displayName: 'Mask Fields',
+				name: 'maskFields',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. iban, birthDate',
+				description:
+					'Field names masked in the kept item, besides the usual secret names (authorization, cookie, password, token, API key and their spellings)',
+			},
+		],
 	},
 	{
 		displayName: 'Lease (Seconds)',
 		name: 'leaseSeconds',
 		type: 'number',
-		typeOptions: { minValue: 1, maxValue: 604800, numberPrecision: 0 },
+		typeOptions: range(LIMITS.claimLeaseSeconds),
 		default: 600,
 		description: 'How long a claim is held before another execution may take it over',
 		displayOptions: { show: { operation: ['claim'], claimMode: ['leaseUntilComplete'] } },
@@ -114,7 +206,7 @@ export const properties: INodeProperties[] = [
 		displayName: 'Retention (Days)',
 		name: 'retentionDays',
 		type: 'number',
-		typeOptions: { minValue: 1, maxValue: 3650, numberPrecision: 0 },
+		typeOptions: range(LIMITS.retentionDays),
 		default: 30,
 		description: 'How long an event ID is remembered; keep it longer than any sender retries',
 		displayOptions: claimOnly,
@@ -248,5 +340,106 @@ export const properties: INodeProperties[] = [
 		],
 		default: 'consumer',
 		displayOptions: { show: { operation: ['purge'] } },
+	},
+
+	// Recover Crashed
+	{
+		displayName: 'Max Recoveries',
+		name: 'maxRecoveries',
+		type: 'number',
+		typeOptions: range(LIMITS.maxRecoveries),
+		default: 3,
+		description:
+			'How many times an item is run again before it is given up to be parked as crashed',
+		displayOptions: { show: { operation: ['recover'] } },
+	},
+	{
+		displayName: 'Limit',
+		name: 'recoverLimit',
+		type: 'number',
+		typeOptions: range(LIMITS.listLimit),
+		default: 50,
+		description: 'Max number of results to return',
+		displayOptions: { show: { operation: ['recover'] } },
+	},
+	{
+		displayName: 'Hold For (Seconds)',
+		name: 'recoverHoldSeconds',
+		type: 'number',
+		typeOptions: range(LIMITS.claimLeaseSeconds),
+		default: 600,
+		description:
+			'How long this recovery run holds the items it takes; one it never completes is taken again after this',
+		displayOptions: { show: { operation: ['recover'] } },
+	},
+	{
+		displayName: 'Workflow ID',
+		name: 'recoverWorkflowId',
+		type: 'string',
+		default: '',
+		description: 'Only items of this workflow; empty for all',
+		displayOptions: { show: { operation: ['recover'] } },
+	},
+
+	// Settle Failed Execution
+	{
+		displayName: 'Failed Execution ID',
+		name: 'failedExecutionId',
+		type: 'string',
+		default: '={{ $json.execution?.id }}',
+		description:
+			'The execution that failed; in an Error Trigger workflow, {{ $JSON.execution.ID }}',
+		displayOptions: { show: { operation: ['failExecution'] } },
+	},
+	{
+		displayName: 'Crashed',
+		name: 'crashed',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether the execution crashed (n8n died mid-run) rather than failed: its items are then left to the Recover workflow to run again, instead of being parked. The bundled Error handler sets it from the error n8n reports for a crash ("Workflow did not finish").',
+		displayOptions: { show: { operation: ['failExecution'] } },
+	},
+	{
+		displayName: 'Error Message',
+		name: 'failureMessage',
+		type: 'string',
+		default: '={{ $json.execution?.error?.message }}',
+		displayOptions: { show: { operation: ['failExecution'] } },
+	},
+	{
+		displayName: 'Failed Workflow ID',
+		name: 'failedWorkflowId',
+		type: 'string',
+		default: '={{ $json.workflow?.id }}',
+		displayOptions: { show: { operation: ['failExecution'] } },
+	},
+	{
+		displayName: 'Failed Workflow Name',
+		name: 'failedWorkflowName',
+		type: 'string',
+		default: '={{ $json.workflow?.name }}',
+		displayOptions: { show: { operation: ['failExecution'] } },
+	},
+	{
+		displayName: 'Failed Node',
+		name: 'failedNode',
+		type: 'string',
+		default: '={{ $json.execution?.lastNodeExecuted }}',
+		description: 'The last node that ran: the step the parked items failed at',
+		displayOptions: { show: { operation: ['failExecution'] } },
+	},
+	{
+		displayName: 'Park Options',
+		name: 'failOptions',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show: { operation: ['failExecution'] } },
+		options: [
+			{ displayName: 'Business Impact', name: 'impact', type: 'string', default: '' },
+			{ displayName: 'Owner', name: 'owner', type: 'string', default: '' },
+			{ displayName: 'Severity', name: 'severity', type: 'string', default: '' },
+		],
 	},
 ];

@@ -18,10 +18,8 @@ import { type E2eContext, installFor, startWith, stopAndClean } from './fixtures
  * echo the request's credentials). Afterwards every column of every table of the
  * store schema, read as text, and everything the alert sink received must be free of it.
  *
- * The write records' saved text (idempotency_keys.last_error and .response_body) is masked by
- * the writer (lib/idempotency/writer.ts); until it is, that one test is marked `failing` and the
- * rest of the store is checked strictly. Once the writer masks, the `failing` test passes,
- * which jest reports as a failure: turn it into a plain `it`.
+ * The write records' saved text (idempotency_keys.last_error and .response_body), which the
+ * writer masks, is checked on its own so a leak there names itself.
  */
 jest.setTimeout(900_000);
 
@@ -184,8 +182,7 @@ describe.each(n8nVersionsUnderTest())('the secrets canary in n8n %s', (version) 
 			expect(JSON.stringify(demo.alerts)).not.toContain(canary);
 		});
 
-		// Passes once the writer masks last_error and response_body: then make it a plain `it`.
-		it.failing('the write records’ saved text (last_error, response_body) holds no canary', () => {
+		it('the write records’ saved text (last_error, response_body) holds no canary', () => {
 			expect(leaks.filter((leak) => WRITER_COLUMNS.has(leak.column))).toEqual([]);
 		});
 	});
@@ -231,7 +228,7 @@ describe.each(n8nVersionsUnderTest())('the secrets canary in n8n %s', (version) 
 			expect(alerts).not.toContain(canary);
 		});
 
-		it.failing('the write records’ saved text (last_error, response_body) holds no canary', () => {
+		it('the write records’ saved text (last_error, response_body) holds no canary', () => {
 			expect(leaks.filter((leak) => WRITER_COLUMNS.has(leak.column))).toEqual([]);
 		});
 	});

@@ -55,6 +55,8 @@ describe.each(n8nVersionsUnderTest())(
 				'Reliability: Heartbeat watch',
 				'Reliability: Metrics',
 				'Reliability: Operator Console',
+				'Reliability: Outbox relay',
+				'Reliability: Recover',
 				'Reliability: Replay',
 				'Reliability: Worked example, lead routing',
 			]);

@@ -429,10 +429,18 @@ async function checkWrites(
 	},
 	violations: string[],
 ) {
-	const rows = await admin.query<{ key: string; status: string; generation: string }>(
-		`SELECT key, status, generation FROM ${admin.table('idempotency_keys')} WHERE scope = $1`,
+	const rows = await admin.query<{
+		key: string;
+		status: string;
+		generation: string;
+		execution_id: string;
+		lease_until: Date;
+		history: unknown[];
+	}>(
+		`SELECT key, status, generation, execution_id, lease_until, history FROM ${admin.table('idempotency_keys')} WHERE scope = $1`,
 		[run.scope],
 	);
+	const before = violations.length;
 	const records = new Map(rows.map((r) => [r.key, r.status]));
 	const generations = new Map(rows.map((r) => [r.key, Number(r.generation)]));
 	const letters = await admin.query<{
@@ -481,6 +489,15 @@ async function checkWrites(
 		}
 		if (status === 'in_progress')
 			violations.push(`key ${key} is still in progress after every owner finished`);
+	}
+	// What the store says of the keys a violation names, so a failing schedule explains itself.
+	if (violations.length > before) {
+		for (const row of rows) {
+			if (!violations.slice(before).some((v) => v.includes(row.key))) continue;
+			violations.push(
+				`  record ${row.key}: ${row.status}, generation ${row.generation}, owner ${row.execution_id}, lease until ${row.lease_until.toISOString()}, history ${JSON.stringify(row.history)}`,
+			);
+		}
 	}
 }
 

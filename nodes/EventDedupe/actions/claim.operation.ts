@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import {
 	checkedEventId,
 	inRange,
@@ -7,6 +7,8 @@ import {
 	ClaimMode,
 	type ClaimRequest,
 	ItemError,
+	maskValue,
+	parseMaskFields,
 	type RequiredField,
 	type Store,
 	toVersion,
@@ -15,6 +17,7 @@ import {
 import { toNodeError } from '../../shared/store';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { consumerName } from './consumer';
+import { holdUntilExecutionEnds } from './executionEnd';
 
 /**
  * Claim: reads every item's event ID (and entity version, and validates it), claims the whole
@@ -33,18 +36,42 @@ export async function execute(
 	const fields = validate
 		? ((this.getNodeParameter('requiredFields.field', 0, []) as RequiredField[]) ?? [])
 		: [];
-	const mode = this.getNodeParameter('claimMode', 0, ClaimMode.doneAtClaim) as ClaimMode;
+	const mode = this.getNodeParameter(
+		'claimMode',
+		0,
+		this.getNode().typeVersion >= 2 ? ClaimMode.untilExecutionEnds : ClaimMode.doneAtClaim,
+	) as ClaimMode;
+	const inbox = mode === ClaimMode.untilExecutionEnds;
 	let leaseSeconds: number;
 	let retentionDays: number;
+	let maxItemBytes = 0;
+	let maskFields: string[] = [];
 	try {
 		leaseSeconds =
 			mode === ClaimMode.leaseUntilComplete
 				? inRange(this.getNodeParameter('leaseSeconds', 0, 600), LIMITS.claimLeaseSeconds)
-				: 600;
+				: inbox
+					? inRange(this.getNodeParameter('recoverAfterSeconds', 0, 60), LIMITS.recoverAfterSeconds)
+					: 600;
 		retentionDays = inRange(this.getNodeParameter('retentionDays', 0, 30), LIMITS.retentionDays);
+		if (inbox) {
+			const options = this.getNodeParameter('inbox', 0, {}) as IDataObject;
+			maxItemBytes = inRange(options.maxItemKb ?? 256, LIMITS.inboxMaxItemKb) * 1024;
+			maskFields = parseMaskFields(options.maskFields ?? '');
+		}
 	} catch (error) {
 		throw toNodeError(this, error);
 	}
+	let overCap = 0;
+	/** The item as the inbox keeps it: masked, or only its size when it is over the cap. */
+	const kept = (index: number): Pick<ClaimRequest, 'payload' | 'payloadBytes'> => {
+		if (!inbox) return {};
+		const payload = maskValue(items[index].json, maskFields);
+		const bytes = Buffer.byteLength(JSON.stringify(payload) ?? 'null');
+		if (bytes <= maxItemBytes) return { payload };
+		overCap++;
+		return { payloadBytes: bytes };
+	};
 
 	const newItems: INodeExecutionData[] = [];
 	const duplicates: INodeExecutionData[] = [];
@@ -84,7 +111,7 @@ export async function execute(
 					'Set Event ID to an expression that gives the unique ID of the event as text or a number, for example {{ $json.id }}. Nothing was claimed.',
 				);
 			}
-			const request: ClaimRequest = { index, eventId: checked.id };
+			const request: ClaimRequest = { index, eventId: checked.id, ...kept(index) };
 			if (checkOrder) {
 				request.entityKey = requiredText(
 					entityKeyOf!,
@@ -128,6 +155,24 @@ export async function execute(
 	).catch((error: unknown) => {
 		throw toNodeError(this, error);
 	});
+
+	if (inbox && results.some((r) => r.outcome === 'new')) {
+		if (!holdUntilExecutionEnds(this, store, leaseSeconds)) {
+			this.addExecutionHints({
+				message:
+					'This n8n does not tell Event Dedupe when an execution ends: the claims are held for up to an hour. Add an Event Dedupe Complete step at the end of the workflow.',
+				type: 'warning',
+				location: 'outputPane',
+			});
+		}
+	}
+	if (overCap > 0) {
+		this.addExecutionHints({
+			message: `${overCap} item${overCap === 1 ? ' was' : 's were'} over the inbox's Largest Item and ${overCap === 1 ? 'is' : 'are'} not kept with ${overCap === 1 ? 'its claim' : 'their claims'}: if n8n dies during this execution, ${overCap === 1 ? 'it is' : 'they are'} parked without the item. Raise Largest Item (KB) to keep ${overCap === 1 ? 'it' : 'them'}.`,
+			type: 'warning',
+			location: 'outputPane',
+		});
+	}
 
 	for (const result of results) {
 		const item = items[result.index];

@@ -1,0 +1,66 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+import { ExecutionEnd, keeperFor, settleExecutionClaims, type Store } from '../../../lib';
+
+/**
+ * Holds this execution's inbox claims until the execution ends. While it runs, the process
+ * renews them (the keeper). n8n runs the handlers of an execution's lifecycle hooks when it ends,
+ * in the process that ran it (queue-mode workers included), and an execution context carries
+ * those hooks: one handler per execution settles the claims by how it ended. The hooks are not
+ * part of n8n's public node interface, so their absence is handled: the claims are then held
+ * for at most an hour, and a Complete step ends them.
+ */
+interface RunEnd {
+	status?: string;
+	waitTill?: Date | string | null;
+	data?: { resultData?: { error?: { message?: string } } };
+}
+
+interface LifecycleHooks {
+	addHandler?: (hook: string, handler: (run: RunEnd) => Promise<void>) => void;
+}
+
+/** Longest an execution's claims are held while it runs (a run longer than this lets them lapse). */
+const MAX_HOLD_MS = 24 * 3600_000;
+const MAX_HOLD_WITHOUT_HOOKS_MS = 3600_000;
+
+const withHandler = new WeakSet<object>();
+
+const endOf = (run: RunEnd): ExecutionEnd =>
+	run.status === 'success'
+		? ExecutionEnd.success
+		: run.status === 'waiting'
+			? ExecutionEnd.waiting
+			: run.status === 'crashed'
+				? ExecutionEnd.crashed
+				: ExecutionEnd.error;
+
+/** Returns whether n8n will say when the execution ends (false: only a Complete step ends the hold). */
+export function holdUntilExecutionEnds(
+	context: IExecuteFunctions,
+	store: Store,
+	leaseSeconds: number,
+): boolean {
+	const executionId = context.getExecutionId();
+	const keeper = keeperFor(store, leaseSeconds);
+	const hooks = (context as unknown as { additionalData?: { hooks?: LifecycleHooks } })
+		.additionalData?.hooks;
+	if (!hooks || typeof hooks.addHandler !== 'function') {
+		keeper.keep(executionId, MAX_HOLD_WITHOUT_HOOKS_MS);
+		return false;
+	}
+	keeper.keep(executionId, MAX_HOLD_MS);
+	if (withHandler.has(hooks)) return true;
+	withHandler.add(hooks);
+	hooks.addHandler('workflowExecuteAfter', async (run: RunEnd) => {
+		keeper.drop(executionId);
+		const waitTill = run.waitTill ? new Date(run.waitTill) : undefined;
+		// A failed settle leaves the claims to lapse: Recover then runs the item again, safely.
+		await settleExecutionClaims(store, executionId, {
+			status: endOf(run),
+			message: run.data?.resultData?.error?.message,
+			waitTill: waitTill && !Number.isNaN(waitTill.getTime()) ? waitTill : undefined,
+			leaseSeconds,
+		}).catch(() => undefined);
+	});
+	return true;
+}

@@ -1,0 +1,133 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { failExecution, ItemError, parkItems, type Store } from '../../../lib';
+import { itemValueReader, requiredText } from '../../shared/itemValues';
+import { toNodeError } from '../../shared/store';
+
+/**
+ * Settle Failed Execution, the error workflow's step. Per failed execution: its open write keys
+ * are marked at once (failed if nothing was sent, unknown if it may have been), so a redelivery
+ * reconciles them now; its inbox claims are failed and their items parked, each a dead letter
+ * about the item itself (the failed workflow, its execution's link, the error, the last node,
+ * the business item as payload, so Replay re-runs it); for a crash they are left to Recover,
+ * which runs them again. Claims of the other modes are released.
+ *
+ * Outputs: Parked (the records just parked, for the alert) and Not Kept (executions whose items
+ * the inbox did not keep: the caller parks the execution-level failure, as before).
+ */
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[][]> {
+	const read = {
+		executionId: itemValueReader(this, items, 'failedExecutionId'),
+		workflowId: itemValueReader(this, items, 'failedWorkflowId', ''),
+		workflowName: itemValueReader(this, items, 'failedWorkflowName', ''),
+		lastNode: itemValueReader(this, items, 'failedNode', ''),
+		crashed: itemValueReader(this, items, 'crashed', false),
+		message: itemValueReader(this, items, 'failureMessage', ''),
+	};
+	const options = this.getNodeParameter('failOptions', 0, {}) as IDataObject;
+	const text = (value: unknown) => String(value ?? '').trim() || undefined;
+	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
+	const parked: INodeExecutionData[] = [];
+	const notKept: INodeExecutionData[] = [];
+	for (let index = 0; index < items.length; index++) {
+		try {
+			const executionId = requiredText(
+				read.executionId,
+				'failed execution ID',
+				index,
+				'Set Failed Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.',
+			);
+			const crashedRaw = read.crashed(index);
+			if (typeof crashedRaw !== 'boolean' && crashedRaw !== 'true' && crashedRaw !== 'false') {
+				throw new ItemError(
+					`Item ${index}: Crashed must be true or false, got ${JSON.stringify(crashedRaw)}`,
+					index,
+					'Map Crashed to a boolean expression.',
+				);
+			}
+			const crashed = crashedRaw === true || crashedRaw === 'true';
+			const message =
+				text(read.message(index)) ?? (crashed ? 'the execution crashed' : 'the execution failed');
+			const settled = await failExecution(store, { executionId, crashed, message });
+			const workflowId = text(read.workflowId(index));
+			const step = text(read.lastNode(index)) ?? 'unknown step';
+			const runLink = workflowId
+				? `${baseUrl}/workflow/${workflowId}/executions/${executionId}`
+				: undefined;
+			const summary: IDataObject = {
+				executionId,
+				crashed,
+				recovering: settled.recovering,
+				released: settled.released,
+				keys: settled.keys,
+			};
+			if (settled.items.length === 0) {
+				// A crash whose items Recover runs again is nobody's to alert about yet.
+				if (!(crashed && settled.recovering > 0))
+					notKept.push({
+						json: { ...items[index].json, _settled: summary },
+						pairedItem: { item: index },
+					});
+				continue;
+			}
+			const unknownSteps = settled.keys.filter((k) => k.status === 'unknown').length;
+			const results = await parkItems(
+				store,
+				settled.items.map((item) => ({
+					workflowId: workflowId ?? item.workflowId ?? 'unknown',
+					workflowName: text(read.workflowName(index)),
+					executionId,
+					step,
+					idempotencyKey: `event:${item.consumer}:${item.eventId}`,
+					runLink,
+					errorClass: 'execution',
+					errorMessage: message,
+					alreadyHappened:
+						unknownSteps > 0
+							? `steps before ${step} ran; ${unknownSteps} write${unknownSteps === 1 ? '' : 's'} may have taken effect: check before replaying`
+							: `steps before ${step} ran`,
+					impact: text(options.impact) ?? 'the event was received but its work did not finish',
+					owner: text(options.owner),
+					severity: text(options.severity),
+					payload: item.payload ?? {
+						eventId: item.eventId,
+						note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
+					},
+				})),
+			);
+			results.forEach((result, i) =>
+				parked.push({
+					json: {
+						deadLetterId: result.id,
+						status: result.status,
+						workflowId: workflowId ?? null,
+						workflowName: text(read.workflowName(index)) ?? null,
+						step,
+						idempotencyKey: `event:${settled.items[i].consumer}:${settled.items[i].eventId}`,
+						eventId: settled.items[i].eventId,
+						message,
+						impact: text(options.impact) ?? 'the event was received but its work did not finish',
+						owner: text(options.owner) ?? null,
+						severity: text(options.severity) ?? null,
+						runLink: runLink ?? null,
+						_settled: summary,
+					},
+					pairedItem: { item: index },
+				}),
+			);
+		} catch (error) {
+			if (!this.continueOnFail()) throw toNodeError(this, error, index);
+			notKept.push({
+				json: {
+					...items[index].json,
+					error: error instanceof Error ? error.message : String(error),
+				},
+				pairedItem: { item: index },
+			});
+		}
+	}
+	return [parked, notKept];
+}

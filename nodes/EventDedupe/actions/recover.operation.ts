@@ -1,0 +1,136 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	completeEvents,
+	inRange,
+	LIMITS,
+	parkItems,
+	type RecoveredItem,
+	returnToRecovery,
+	type Store,
+	takeCrashed,
+} from '../../../lib';
+import { toNodeError } from '../../shared/store';
+
+/**
+ * Recover Crashed: takes the inbox items whose execution died (fenced: two recovery runs never
+ * take one) and runs each through its workflow's Execute Workflow Trigger (the entry Replay
+ * uses), with `{ payload, _recover }`: steps that already succeeded return their saved results,
+ * so the item resumes from its last completed step. A re-run that finishes completes the claim
+ * (the workflow parks what it cannot do itself); one that throws goes back to Recover. An item
+ * run `Max Recoveries` times, or whose item was not kept, is parked as crashed with its payload,
+ * the dead execution's link and what its write steps had done.
+ *
+ * Outputs: Re-run (one item per run, with the sub-execution) and Give Up (the parked records).
+ */
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+): Promise<INodeExecutionData[][]> {
+	const executionId = this.getExecutionId();
+	let taken: RecoveredItem[];
+	try {
+		taken = await takeCrashed(store, {
+			executionId,
+			limit: inRange(this.getNodeParameter('recoverLimit', 0, 50), LIMITS.listLimit),
+			maxAttempts: inRange(this.getNodeParameter('maxRecoveries', 0, 3), LIMITS.maxRecoveries),
+			leaseSeconds: inRange(
+				this.getNodeParameter('recoverHoldSeconds', 0, 600),
+				LIMITS.claimLeaseSeconds,
+			),
+			workflowId:
+				String(this.getNodeParameter('recoverWorkflowId', 0, '') ?? '').trim() || undefined,
+		});
+	} catch (error) {
+		throw toNodeError(this, error);
+	}
+	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
+	const linkOf = (item: RecoveredItem) =>
+		item.workflowId && item.originExecutionId
+			? `${baseUrl}/workflow/${item.workflowId}/executions/${item.originExecutionId}`
+			: undefined;
+	const about = (item: RecoveredItem): IDataObject => ({
+		consumer: item.consumer,
+		eventId: item.eventId,
+		workflowId: item.workflowId,
+		deadExecutionId: item.originExecutionId,
+		runLink: linkOf(item) ?? null,
+		attempt: item.attempt,
+	});
+
+	const rerun: INodeExecutionData[] = [];
+	for (const item of taken.filter((t) => !t.givenUp)) {
+		try {
+			if (!item.workflowId) throw new Error('the claim does not name its workflow');
+			const result = await this.executeWorkflow({ id: item.workflowId }, [
+				{ json: { payload: item.payload as IDataObject, _recover: about(item) } },
+			]);
+			const [done] = await completeEvents(store, item.consumer, [item.eventId], executionId);
+			rerun.push({
+				json: {
+					...about(item),
+					outcome: 'finished',
+					subExecutionId: result.executionId,
+					completed: done.changed,
+				},
+				pairedItem: { item: 0 },
+			});
+		} catch (error) {
+			const message = error instanceof Error ? error.message : String(error);
+			await returnToRecovery(store, {
+				consumer: item.consumer,
+				eventId: item.eventId,
+				executionId,
+				message,
+			}).catch(() => undefined);
+			rerun.push({
+				json: { ...about(item), outcome: 'failed', error: message },
+				pairedItem: { item: 0 },
+			});
+		}
+	}
+
+	const givenUp = taken.filter((t) => t.givenUp);
+	let parked: INodeExecutionData[] = [];
+	if (givenUp.length > 0) {
+		const happened = (item: RecoveredItem) =>
+			item.steps.length === 0
+				? 'no write step had started'
+				: item.steps
+						.map(
+							(s) =>
+								`${s.step}: ${s.status === 'succeeded' ? 'done' : s.status === 'failed' ? 'not done' : 'may have taken effect'}`,
+						)
+						.join('; ');
+		const results = await parkItems(
+			store,
+			givenUp.map((item) => ({
+				workflowId: item.workflowId ?? 'unknown',
+				executionId: item.originExecutionId ?? undefined,
+				step: 'crashed',
+				idempotencyKey: `event:${item.consumer}:${item.eventId}`,
+				runLink: linkOf(item),
+				errorClass: 'crashed',
+				errorMessage: `${item.reason ?? 'its execution died'} (event ${item.eventId} of ${item.consumer})`,
+				attempts: item.attempt,
+				alreadyHappened: happened(item),
+				impact: 'the event was received but its work did not finish',
+				payload: item.payload ?? {
+					eventId: item.eventId,
+					note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
+				},
+			})),
+		).catch((error: unknown) => {
+			throw toNodeError(this, error);
+		});
+		parked = results.map((result, i) => ({
+			json: {
+				...about(givenUp[i]),
+				deadLetterId: result.id,
+				status: result.status,
+				reason: givenUp[i].reason,
+			},
+			pairedItem: { item: 0 },
+		}));
+	}
+	return [rerun, parked];
+}
