@@ -2,6 +2,7 @@ import { abandonExecutionKeys } from '../idempotency/recovery';
 import type { Store } from '../store';
 import {
 	completeExecutionSql,
+	countInboxOfExecutionSql,
 	endExecutionLeasesSql,
 	failExecutionClaimsSql,
 	holdExecutionClaimsSql,
@@ -83,6 +84,8 @@ export interface FailedExecution {
 	items: InboxItem[];
 	/** Inbox items of a crashed execution, now left to Recover. */
 	recovering: number;
+	/** Items the inbox kept for the execution's claims at all (Recover may hold some already). */
+	kept: number;
 	/** Claims of the other modes, released so a redelivery is new. */
 	released: number;
 	/** The execution's write keys that were still in progress: now failed (nothing sent) or unknown. */
@@ -120,7 +123,10 @@ export async function failExecution(
 	const [{ released }] = await store.query<{ released: number }>(releaseExecutionSql(store), [
 		execution.executionId,
 	]);
-	return { items, recovering, released, keys };
+	const [{ kept }] = await store.query<{ kept: number }>(countInboxOfExecutionSql(store), [
+		execution.executionId,
+	]);
+	return { items, recovering, kept, released, keys };
 }
 
 export interface RecoveredItem extends InboxItem {

@@ -223,3 +223,8 @@ export const returnToRecoverySql = (store: Store): string => `
 UPDATE ${store.table('processed_events')}
 SET lease_until = now(), last_error = $4
 WHERE consumer = $1 AND event_id = $2 AND execution_id = $3 AND status = 'in_progress'`;
+
+/** How many items the inbox kept for an execution's claims, whoever holds them now. */
+export const countInboxOfExecutionSql = (store: Store): string => `
+SELECT count(*)::int AS kept FROM ${store.table('processed_events')}
+WHERE origin_execution_id = $1 AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)`;

@@ -16,5 +16,9 @@ ALTER TABLE :SCHEMA.processed_events
 	-- link a parked crash shows, and the execution whose write keys say what already happened.
 	ADD COLUMN origin_execution_id text;
 
+-- The error workflow finds what the inbox kept for a failed execution, whoever holds it now.
+CREATE INDEX processed_events_inbox_by_origin ON :SCHEMA.processed_events (origin_execution_id)
+	WHERE payload IS NOT NULL OR payload_bytes IS NOT NULL;
+
 -- Recover finds claims whose owner is gone (lease ended, still in progress) without a scan.
 CREATE INDEX processed_events_lapsed ON :SCHEMA.processed_events (lease_until) WHERE status = 'in_progress';

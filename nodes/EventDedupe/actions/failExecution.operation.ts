@@ -65,8 +65,8 @@ export async function execute(
 				keys: settled.keys,
 			};
 			if (settled.items.length === 0) {
-				// A crash whose items Recover runs again is nobody's to alert about yet.
-				if (!(crashed && settled.recovering > 0))
+				// A crash whose items the inbox kept is Recover's to run again: nobody's to alert about yet.
+				if (!(crashed && settled.kept > 0))
 					notKept.push({
 						json: { ...items[index].json, _settled: summary },
 						pairedItem: { item: index },

@@ -1,0 +1,221 @@
+import { bundledWorkflows } from '../../dev/bundled';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
+import { waitFor } from '../../dev/harness/ports';
+import { TestTarget } from '../../dev/target/server';
+import { codeNode, connect, packageNode, webhookNode, workflow } from '../../dev/workflows';
+import { adminQuery } from '../helpers/store';
+import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
+
+/**
+ * No item lost when n8n dies. Twenty invoices, one webhook execution each, answered on receipt
+ * (n8n's default): the sender hears 200 and, in the first case, never delivers again. n8n is
+ * killed with SIGKILL while every invoice's ledger write is in flight, and restarted. Event
+ * Dedupe kept each invoice with its claim; the bundled Error handler (for executions n8n reports
+ * as crashed) and the bundled Recover workflow (every minute) run each invoice again through the
+ * workflow's Execute Workflow Trigger. The ledger ignores idempotency keys, so the write
+ * reconciles by lookup: every invoice must end posted exactly once at the ledger (or parked as
+ * crashed for a person) within two minutes of the restart. In the second case senders also
+ * deliver again at random moments: still exactly once.
+ */
+jest.setTimeout(900_000);
+
+const target = new TestTarget();
+beforeAll(() => target.start());
+afterAll(() => target.stop());
+
+const INVOICES = 20;
+const FLOW = 'crashInvoiceFlow';
+const PATH = 'crash-invoices';
+const CONSUMER = 'invoices';
+
+/** Webhook (answers on receipt) -> Event Dedupe v2 -> Post to Ledger; Replay Entry joins before the write. */
+const invoiceFlow = (ledgerUrl: string) => ({
+	...workflow(
+		FLOW,
+		'Crash: invoices to the ledger',
+		[
+			webhookNode(PATH),
+			{
+				...packageNode('eventDedupe', 'Claim Invoice', {
+					operation: 'claim',
+					eventId: '={{ $json.body.invoice }}',
+					consumer: CONSUMER,
+					recoverAfterSeconds: 20,
+				}),
+				typeVersion: 2,
+			},
+			{
+				id: 'node-ReplayEntry',
+				name: 'Replay Entry',
+				type: 'n8n-nodes-base.executeWorkflowTrigger',
+				typeVersion: 1,
+				position: [0, 200],
+				parameters: {},
+			},
+			codeNode(
+				'From Inbox',
+				'return $input.all().map(({ json }) => ({ json: json.payload ?? json }));',
+				[260, 200],
+			),
+			{
+				id: 'node-Invoice',
+				name: 'Invoice',
+				type: 'n8n-nodes-base.noOp',
+				typeVersion: 1,
+				position: [520, 0],
+				parameters: {},
+			},
+			packageNode(
+				'idempotentHttpWrite',
+				'Post to Ledger',
+				{
+					method: 'POST',
+					url: ledgerUrl,
+					integration: 'ledger',
+					keyMode: 'custom',
+					customKey: '={{ $json.body.invoice }}:post',
+					jsonBody: '={{ $json.body }}',
+					timeout: 8000,
+					onUnknown: 'lookup',
+					lookupUrl: `={{ '${ledgerUrl}/by-key/' + encodeURIComponent($json.body.invoice + ':post') }}`,
+					retries: { deadlineSeconds: 60, baseDelaySeconds: 0.2, maxDelaySeconds: 1 },
+				},
+				[780, 0],
+			),
+		],
+		connect(
+			['Webhook', 'Claim Invoice'],
+			['Claim Invoice', 'Invoice'],
+			['Replay Entry', 'From Inbox'],
+			['From Inbox', 'Invoice'],
+			['Invoice', 'Post to Ledger'],
+		),
+	),
+	settings: { executionOrder: 'v1', errorWorkflow: 'relErrorHandler1' },
+});
+
+describe.each(n8nVersionsUnderTest())(
+	'n8n %s killed mid-run, senders not delivering again',
+	(version) => {
+		let ctx: E2eContext | undefined;
+		const ledger = `/${version}/crash/ledger`;
+		const major = Number(version.split('.')[0]);
+
+		beforeAll(async () => {
+			target.route(ledger, { honoursKey: false });
+			const bundled = bundledWorkflows(target.url(`/${version}/crash/demo`)).filter((w) =>
+				['relAlertWorkflow', 'relErrorHandler1', 'relRecoverWorkflow'].includes(w.id),
+			);
+			ctx = await startWithPackage(
+				version,
+				'crash',
+				[...bundled, invoiceFlow(target.url(ledger))],
+				[],
+				[
+					...(major >= 2 ? ['relAlertWorkflow', 'relErrorHandler1'] : []),
+					FLOW,
+					'relRecoverWorkflow',
+				],
+			);
+		});
+
+		afterAll(async () => {
+			await stopAndClean(ctx);
+		});
+
+		/** Posts each invoice once (n8n answers on receipt), kills n8n while every write is in flight, restarts it. */
+		async function crashWhileWriting(invoices: string[], redeliver: boolean): Promise<number> {
+			// The ledger holds each write long enough for n8n to die with all of them in flight; it
+			// still commits them afterwards, as a real API that got the request does.
+			target.route(ledger, { honoursKey: false, latencyMs: 6_000 });
+			const sentBefore = target.requestsTo(ledger).length;
+			for (const invoice of invoices) {
+				const answer = await ctx!.n8n.api.webhook(PATH, { invoice, amount: 120 });
+				expect(answer.status).toBe(200);
+			}
+			await waitFor(
+				'every invoice write in flight',
+				async () =>
+					target.requestsTo(ledger).length - sentBefore >= invoices.length ? true : undefined,
+				90_000,
+				50,
+			);
+			await ctx!.n8n.kill();
+			target.route(ledger, { honoursKey: false });
+			await ctx!.n8n.start();
+			const restarted = Date.now();
+			await ctx!.n8n.api.login();
+			if (redeliver) {
+				// Senders that did not trust the first 200 deliver again, at random moments.
+				for (const invoice of invoices) {
+					if (Math.random() < 0.5) continue;
+					setTimeout(
+						() => void ctx!.n8n.api.webhook(PATH, { invoice, amount: 120 }).catch(() => undefined),
+						Math.random() * 60_000,
+					);
+				}
+			}
+			return restarted;
+		}
+
+		/** Each invoice's outcome: effects at the ledger, its claim, a crashed dead letter. */
+		async function outcomes(invoices: string[]) {
+			const claims = await adminQuery<{ event_id: string; status: string }>(
+				`SELECT event_id, status FROM "${ctx!.schema}".processed_events WHERE consumer = $1 AND event_id = ANY($2)`,
+				[CONSUMER, invoices],
+			);
+			const parked = await adminQuery<{ idempotency_key: string; status: string }>(
+				`SELECT idempotency_key, status FROM "${ctx!.schema}".dead_letters WHERE error_class = 'crashed'`,
+			);
+			return invoices.map((invoice) => ({
+				invoice,
+				effects: target
+					.effectsOf(ledger)
+					.filter((e) => (e.body as { invoice?: string }).invoice === invoice).length,
+				claim: claims.find((c) => c.event_id === invoice)?.status ?? null,
+				parked: parked.some((p) => p.idempotency_key === `event:${CONSUMER}:${invoice}`),
+			}));
+		}
+
+		async function expectEveryInvoiceSettled(invoices: string[], restarted: number): Promise<void> {
+			const settled = await waitFor(
+				'every invoice posted once or parked as crashed',
+				async () => {
+					const now = await outcomes(invoices);
+					return now.every((o) => (o.effects === 1 && o.claim === 'done') || o.parked)
+						? now
+						: undefined;
+				},
+				150_000,
+				2_000,
+			).catch(async (error: unknown) => {
+				throw new Error(`${String(error)}; outcomes: ${JSON.stringify(await outcomes(invoices))}`);
+			});
+			expect(Date.now() - restarted).toBeLessThan(120_000 + 10_000);
+			// Exactly once, whatever path each took; none was lost.
+			expect(settled.filter((o) => o.effects > 1)).toEqual([]);
+			expect(settled.filter((o) => o.effects === 0 && !o.parked)).toEqual([]);
+			// The in-flight writes had reached the ledger, so recovery finds them: all posted, none parked.
+			expect(settled.filter((o) => o.effects === 1).length).toBe(invoices.length);
+			// Nothing for a person: no open dead letter of these invoices' writes.
+			const open = await adminQuery(
+				`SELECT id, idempotency_key, status, error_message FROM "${ctx!.schema}".dead_letters
+			 WHERE is_open AND (idempotency_key = ANY($1) OR idempotency_key = ANY($2))`,
+				[invoices.map((i) => `${i}:post`), invoices.map((i) => `event:${CONSUMER}:${i}`)],
+			);
+			expect(open).toEqual([]);
+		}
+
+		it('every invoice is posted exactly once, though its sender never delivers it again', async () => {
+			const invoices = Array.from({ length: INVOICES }, (_, i) => `${version}-INV-${20930 + i}`);
+			const restarted = await crashWhileWriting(invoices, false);
+			await expectEveryInvoiceSettled(invoices, restarted);
+		});
+
+		it('still exactly once when senders deliver again at random moments after the restart', async () => {
+			const invoices = Array.from({ length: INVOICES }, (_, i) => `${version}-INV-${21930 + i}`);
+			const restarted = await crashWhileWriting(invoices, true);
+			await expectEveryInvoiceSettled(invoices, restarted);
+		});
+	},
+);
