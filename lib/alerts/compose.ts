@@ -39,6 +39,25 @@ const first = (record: Record<string, unknown>, ...fields: string[]): string => 
 	return '';
 };
 
+/**
+ * A held item (its integration paused, or its breaker open) is not an alert: the pause exists to
+ * keep a known outage out of the on-call channel. Whatever carries it: a write's Failed item
+ * (class paused), a record (status held), or an item out of Park.
+ */
+export function isHeld(input: unknown): boolean {
+	if (input === null || typeof input !== 'object' || Array.isArray(input)) return false;
+	const json = input as Record<string, unknown>;
+	const parked = json._deadLetter as Record<string, unknown> | undefined;
+	return (
+		json.class === 'paused' ||
+		json.error_class === 'paused' ||
+		json.status === 'held' ||
+		(parked !== null &&
+			typeof parked === 'object' &&
+			(parked.status === 'held' || parked.class === 'paused'))
+	);
+}
+
 export function composeAlert(input: unknown, options: { maskFields?: string[] } = {}): Alert {
 	const json =
 		input !== null && typeof input === 'object' && !Array.isArray(input)

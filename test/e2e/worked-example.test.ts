@@ -196,6 +196,7 @@ describe.each(n8nVersionsUnderTest())(
 		});
 
 		it('a lead without an e-mail fails validation at the first step and is parked as invalid, naming the field', async () => {
+			const alertsBefore = demo.alerts.length;
 			await ctx!.n8n.api.webhook('lead-form', { submissionId: 'form-no-mail', name: 'Bo' });
 			await waitFor(
 				'the invalid lead parked',
@@ -221,6 +222,46 @@ describe.each(n8nVersionsUnderTest())(
 				name: 'Bo',
 			});
 			expect(demo.contacts.filter((c) => c.name === 'Bo')).toEqual([]);
+			// Park's output names the item: the alert it feeds says which workflow, item and impact.
+			await waitFor(
+				'the alert',
+				async () => (demo.alerts.length > alertsBefore ? true : undefined),
+				60_000,
+			);
+			const alert = demo.alerts[alertsBefore] as { text: string };
+			expect(alert.text.split('\n')[0]).toBe(
+				'Reliability: Worked example, lead routing: lead rejected at the door (form-no-mail)',
+			);
+			expect(alert.text).toContain('Why: field "body.email" is missing');
+		});
+
+		it('while the CRM integration is paused, a lead is held, not sent, and nobody is paged', async () => {
+			await adminQuery(
+				`INSERT INTO "${ctx!.schema}".pauses (scope, name, paused, changed_by, reason) VALUES ('integration', 'crm', true, 'ops', 'CRM maintenance')
+				 ON CONFLICT (scope, name) DO UPDATE SET paused = true`,
+			);
+			try {
+				const alertsBefore = demo.alerts.length;
+				const alertRunsBefore = (await ctx!.n8n.api.executions(ALERT)).length;
+				const contactsBefore = demo.contacts.length;
+				await ctx!.n8n.api.webhook('lead-form', {
+					submissionId: 'form-paused',
+					email: 'pia@acme.io',
+					name: 'Pia',
+					phone: '+49 151 1111111',
+				});
+				// The write's Failed output feeds the Alert workflow, which runs and sends nothing.
+				await ctx!.n8n.api.waitForExecutions(ALERT, alertRunsBefore + 1, 120_000);
+				const [held] = await adminQuery<{ status: string; hold_reason: string }>(
+					`SELECT status, hold_reason FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'form-paused:crm-upsert'`,
+				);
+				expect(held).toEqual({ status: 'held', hold_reason: 'pause' });
+				expect(demo.contacts).toHaveLength(contactsBefore);
+				await new Promise((resolve) => setTimeout(resolve, 2_000));
+				expect(demo.alerts).toHaveLength(alertsBefore);
+			} finally {
+				await adminQuery(`UPDATE "${ctx!.schema}".pauses SET paused = false WHERE name = 'crm'`);
+			}
 		});
 
 		it('a poison message (the CRM down throughout) is parked as exhausted after its attempts, and alerted once', async () => {

@@ -1,4 +1,4 @@
-import { composeAlert } from '../../lib/alerts';
+import { composeAlert, isHeld } from '../../lib/alerts';
 
 describe('composeAlert', () => {
 	it('names the workflow, the item and the impact first, then why, what happened, the link and the next action', () => {
@@ -71,5 +71,44 @@ describe('composeAlert', () => {
 	it('any input, of any type, makes an alert', () => {
 		for (const input of [null, 42, 'text', [1, 2], { message: { nested: true } }])
 			expect(composeAlert(input).text.split('\n')).toHaveLength(6);
+	});
+});
+
+describe('alerts from the shapes that feed them', () => {
+	it("an item out of Park names the workflow, the item and the impact from its record's summary", () => {
+		const alert = composeAlert({
+			invoice: 'INV-20931',
+			amount: 120,
+			_deadLetter: {
+				id: '42',
+				status: 'new',
+				workflowId: 'wf-ledger',
+				workflowName: 'Invoices to the ledger',
+				step: 'Post to Ledger',
+				class: 'permanent',
+				message: 'amount must be positive',
+				idempotencyKey: 'INV-20931:post',
+				impact: 'invoice not in the ledger',
+				alreadyHappened: 'matched to PO-77',
+				owner: 'finance',
+				runLink: 'https://n8n.example/workflow/wf-ledger/executions/9',
+			},
+		});
+		expect(alert.text.split('\n')).toEqual([
+			'Invoices to the ledger: invoice not in the ledger (INV-20931:post)',
+			'Why: amount must be positive',
+			'Already happened: matched to PO-77',
+			'Run: https://n8n.example/workflow/wf-ledger/executions/9',
+			'Dead letter: 42',
+			'Next action (finance): Fix the cause (amount must be positive), then set the record to replay_requested',
+		]);
+	});
+
+	it('a held item is not an alert, whatever carries it', () => {
+		expect(isHeld({ class: 'paused', message: 'integration crm is paused' })).toBe(true);
+		expect(isHeld({ status: 'held', error_class: 'paused' })).toBe(true);
+		expect(isHeld({ id: 1, _deadLetter: { status: 'held' } })).toBe(true);
+		expect(isHeld({ class: 'permanent' })).toBe(false);
+		expect(isHeld({ _deadLetter: { status: 'new', class: 'permanent' } })).toBe(false);
 	});
 });

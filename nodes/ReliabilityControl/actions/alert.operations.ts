@@ -1,8 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { composeAlert, parseMaskFields } from '../../../lib';
+import { composeAlert, isHeld, parseMaskFields } from '../../../lib';
 import { toNodeError } from '../../shared/store';
 
-/** Compose: one alert per input item, its text masked; needs no store. */
+/**
+ * Compose: one alert per input item, its text masked; held items (a paused integration, an open
+ * breaker) make no alert. Needs no store.
+ */
 export async function compose(
 	this: IExecuteFunctions,
 	_store: unknown,
@@ -11,6 +14,7 @@ export async function compose(
 	const out: INodeExecutionData[] = [];
 	for (let index = 0; index < items.length; index++) {
 		try {
+			if (isHeld(items[index].json)) continue;
 			const maskFields = parseMaskFields(this.getNodeParameter('alertMaskFields', index, ''));
 			const alert = composeAlert(items[index].json, { maskFields });
 			out.push({ json: alert as unknown as IDataObject, pairedItem: { item: index } });
