@@ -101,11 +101,11 @@ describe.each(n8nVersionsUnderTest())('forced timeout in n8n %s', (version) => {
 		expect(sent).toHaveLength(attempts);
 		expect(new Set(sent.map((r) => r.key))).toEqual(new Set([orderId]));
 
-		// The record: still in progress with its lease ended, which the engine reads as "outcome
-		// unknown, reconcile before sending again"; the last error says the attempts timed out
+		// The record: unknown (the requests went out; whether one took effect nobody knows), which
+		// a redelivery reconciles before sending again; the last error says the attempts timed out
 		// until the deadline ran out.
 		const record = await keyRecord(orderId);
-		expect(record).toMatchObject({ status: 'in_progress', attempts, lease_expired: true });
+		expect(record).toMatchObject({ status: 'unknown', attempts, lease_expired: true });
 		expect(record.last_error).toMatch(/timeout/i);
 		expect(record.last_error).toMatch(/deadline of 4 s reached/);
 		const [parked] = await adminQuery<{

@@ -58,6 +58,7 @@ describe.each(n8nVersionsUnderTest())('n8n %s with the package installed', (vers
 			'n8n-nodes-reliability.eventDedupe',
 			'n8n-nodes-reliability.idempotentHttpWrite',
 			'n8n-nodes-reliability.reliabilityControl',
+			'n8n-nodes-reliability.transactionalOutbox',
 		]);
 		for (const type of base) {
 			expect(type.codex?.categories?.length).toBeGreaterThan(0);
