@@ -7,6 +7,9 @@
  * effect log, the dead-letter store) and counts every lead as done, parked, lost or duplicated.
  * Exits non-zero when a lead is lost or an effect happened twice.
  *
+ * `--crashes N` kills n8n (SIGKILL) and restarts it N times while the leads are posted; senders
+ * deliver again only when they did not get a 2xx. Every lead must still end done once or parked.
+ *
  * Parked leads are meaningful: a small share of leads carry a local phone number, which the CRM
  * rejects with 422 (a permanent failure, parked at once); the rest of the parked ones are leads
  * whose transient faults outlasted the step's attempts.
@@ -59,6 +62,11 @@ export interface CampaignOptions {
 	 * (echoSecrets), so a caller can prove it was stored and sent nowhere.
 	 */
 	canary?: string;
+	/**
+	 * How many times n8n is killed (SIGKILL) and restarted while the leads are posted. A sender
+	 * delivers again only when it did not get a 2xx, as most webhook senders do.
+	 */
+	crashes?: number;
 	/** Called once the counts are taken, before the store's schema is dropped. */
 	inspect?: (view: { admin: Client; schema: string; demo: DemoApi }) => Promise<void>;
 	log?: (line: string) => void;
@@ -165,8 +173,16 @@ async function countExecutions(n8n: N8nProcess, filter: Record<string, unknown>)
 	return data.count;
 }
 
-/** Posts one delivery as a webhook sender does: until n8n accepts it (200), a few times. */
-async function deliver(n8n: N8nProcess, lead: Lead, canary?: string): Promise<void> {
+/**
+ * Posts one delivery as a webhook sender does: until n8n accepts it (200), a few times; while n8n
+ * is being restarted (`down`), it waits for it first.
+ */
+async function deliver(
+	n8n: N8nProcess,
+	lead: Lead,
+	canary?: string,
+	down: () => Promise<void> | undefined = () => undefined,
+): Promise<void> {
 	const body = {
 		submissionId: lead.submissionId,
 		email: lead.email,
@@ -183,6 +199,7 @@ async function deliver(n8n: N8nProcess, lead: Lead, canary?: string): Promise<vo
 		: {};
 	let last = '';
 	for (let attempt = 1; attempt <= 10; attempt++) {
+		await down();
 		try {
 			const response = await n8n.api.webhook('lead-form', body, headers);
 			if (response.status === 200) return;
@@ -210,6 +227,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 	const maxBacklog = options.maxBacklog ?? 300;
 	const seed = options.seed ?? randomBytes(4).readUInt32LE(0);
 	const stallMs = options.stallMs ?? 300_000;
+	const crashes = options.crashes ?? 0;
 	const random = seeded(seed);
 	const tag = randomBytes(3).toString('hex');
 	const schema = `campaign_${tag}_${process.pid}`;
@@ -249,6 +267,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		say(
 			`  deliveries: ${deliveries} webhooks (${sameMoment} leads posted twice at the same moment, ${later} again later), ${senders} senders, n8n runs up to ${n8nConcurrency} executions at once`,
 		);
+		if (crashes > 0)
+			say(
+				`  crashes: n8n killed with SIGKILL and restarted ${crashes} times while the leads are posted`,
+			);
 		n8n = await startN8n({
 			install: options.install,
 			tarball: options.tarball,
@@ -291,6 +313,29 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			}
 		})();
 
+		// The crash fault: at evenly spaced points of the posting, n8n dies and comes back.
+		let restarting: Promise<void> | undefined;
+		const crashPoints = Array.from({ length: crashes }, (_, k) =>
+			Math.floor((deliveries * (k + 1)) / (crashes + 1)),
+		);
+		const crasher = (async () => {
+			for (const point of crashPoints) {
+				while (posted < point) await sleep(200);
+				restarting = (async () => {
+					say(
+						`  [${Math.round((Date.now() - started) / 1000)} s] killing n8n (SIGKILL) after ${posted} deliveries`,
+					);
+					await instance.kill();
+					await instance.start();
+					await instance.api.login();
+					say(`  [${Math.round((Date.now() - started) / 1000)} s] n8n is back`);
+				})();
+				await restarting;
+				restarting = undefined;
+				lastProgressAt = Date.now();
+			}
+		})();
+
 		let settled = false;
 		try {
 			// The senders: each takes the next unit and posts it (a pair at the same moment); all wait
@@ -308,11 +353,14 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 						}
 						const unit = units[next++];
 						if (!unit) return;
-						await Promise.all(unit.map((lead) => deliver(instance, lead, options.canary)));
+						await Promise.all(
+							unit.map((lead) => deliver(instance, lead, options.canary, () => restarting)),
+						);
 						posted += unit.length;
 					}
 				}),
 			);
+			await crasher;
 			say(
 				`  all ${deliveries} deliveries accepted after ${Math.round((Date.now() - started) / 1000)} s; waiting for every execution to finish`,
 			);
@@ -328,11 +376,18 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 						`SELECT count(*) AS open FROM "${schema}".idempotency_keys WHERE status = 'in_progress' AND lease_until > now()`,
 					)
 				).rows;
-				settled = finished >= deliveries && unfinished === 0 && Number(open) === 0;
+				// Claims still held (a crash's items wait for Recover) are work not yet finished.
+				const [{ held }] = (
+					await admin.query<{ held: string }>(
+						`SELECT count(*) AS held FROM "${schema}".processed_events WHERE status = 'in_progress'`,
+					)
+				).rows;
+				settled =
+					finished >= deliveries && unfinished === 0 && Number(open) === 0 && Number(held) === 0;
 				if (settled) break;
 				if (Date.now() - lastProgressAt > stallMs) {
 					say(
-						`  no execution finished for ${Math.round(stallMs / 1000)} s (finished ${finished}/${deliveries}, ${unfinished} unfinished, ${open} writes in progress): counting as it stands`,
+						`  no execution finished for ${Math.round(stallMs / 1000)} s (finished ${finished}/${deliveries}, ${unfinished} unfinished, ${open} writes in progress, ${held} claims held): counting as it stands`,
 					);
 					break;
 				}
@@ -443,6 +498,8 @@ async function count(input: {
 		if (submission.endsWith(UPSERT_SUFFIX)) submission = submission.slice(0, -UPSERT_SUFFIX.length);
 		else if (submission.endsWith(ENRICH_SUFFIX))
 			submission = submission.slice(0, -ENRICH_SUFFIX.length);
+		else if (submission.startsWith(`event:${CONSUMER}:`))
+			submission = submission.slice(`event:${CONSUMER}:`.length);
 		else if (submission.startsWith('execution:'))
 			submission =
 				(await submissionOfExecution(n8n, submission.slice('execution:'.length))) ?? submission;
@@ -627,26 +684,30 @@ export function report(
 	);
 }
 
-/** Items from `--items N`, `--items=N` or CAMPAIGN_ITEMS; default 10,000. */
-function itemsFromArgs(argv: string[]): number {
-	const at = argv.findIndex((arg) => arg === '--items' || arg.startsWith('--items='));
+/** A whole number from `--name N`, `--name=N` or the environment variable, else the fallback. */
+function countFromArgs(
+	argv: string[],
+	name: string,
+	envName: string,
+	fallback: number,
+	min: number,
+): number {
+	const at = argv.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
 	const raw =
-		at < 0
-			? process.env.CAMPAIGN_ITEMS
-			: argv[at].includes('=')
-				? argv[at].split('=')[1]
-				: argv[at + 1];
-	const items = Number(raw ?? 10_000);
-	if (!Number.isInteger(items) || items < 1)
-		throw new Error(`--items must be a positive whole number, got ${raw}`);
-	return items;
+		at < 0 ? process.env[envName] : argv[at].includes('=') ? argv[at].split('=')[1] : argv[at + 1];
+	const value = Number(raw ?? fallback);
+	if (!Number.isInteger(value) || value < min)
+		throw new Error(`--${name} must be a whole number of at least ${min}, got ${raw}`);
+	return value;
 }
 
 const envNumber = (name: string): number | undefined =>
 	process.env[name] === undefined ? undefined : Number(process.env[name]);
 
 async function main(): Promise<void> {
-	const items = itemsFromArgs(process.argv.slice(2));
+	const argv = process.argv.slice(2);
+	const items = countFromArgs(argv, 'items', 'CAMPAIGN_ITEMS', 10_000, 1);
+	const crashes = countFromArgs(argv, 'crashes', 'CAMPAIGN_CRASHES', 0, 0);
 	const version = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSIONS[0];
 	const postgres = await ensurePostgres('campaign');
 	try {
@@ -662,6 +723,7 @@ async function main(): Promise<void> {
 			senders: envNumber('CAMPAIGN_SENDERS'),
 			n8nConcurrency: envNumber('CAMPAIGN_N8N_CONCURRENCY'),
 			seed: envNumber('CAMPAIGN_SEED'),
+			crashes,
 		});
 		report(result);
 		process.exitCode = result.lost > 0 || result.duplicated > 0 || !result.settled ? 1 : 0;
