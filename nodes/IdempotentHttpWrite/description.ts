@@ -254,6 +254,15 @@ export const properties: INodeProperties[] = [
 				default: 'plain',
 			},
 			{
+				displayName: 'Mask Fields',
+				name: 'maskFields',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. iban, birthDate',
+				description:
+					'Field names masked in everything the write keeps or passes on (saved responses, errors, parked items), besides the usual secret names',
+			},
+			{
 				displayName: 'Retention (Days)',
 				name: 'retentionDays',
 				type: 'number',

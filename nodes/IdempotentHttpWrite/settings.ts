@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import {
 	inRange,
 	LIMITS,
+	parseMaskFields,
 	type Range,
 	ConfigurationError,
 	DEFAULT_POLICY,
@@ -26,6 +27,7 @@ export interface WriteSettings {
 	concurrency: number;
 	breaker?: { threshold: number; coolDownSeconds: number };
 	responseFormat: 'body' | 'full' | 'inputAndResponse';
+	maskFields: string[];
 }
 
 const statusList = (text: unknown, fallback: number[]): number[] => {
@@ -112,6 +114,7 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 						),
 					}
 				: undefined,
+		maskFields: parseMaskFields(idempotency.maskFields ?? ''),
 		responseFormat: context.getNodeParameter(
 			'responseFormat',
 			0,

@@ -74,6 +74,7 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 			park: settings.onFailure !== 'route',
 			...settings.park,
 			breaker: settings.breaker,
+			maskFields: settings.maskFields,
 		},
 		requests,
 		transport(this, settings.authentication, byIndex),
