@@ -335,6 +335,8 @@ export class ItemWrite {
 			try {
 				const found = await this.run.deps.lookup!(this.request);
 				this.note({ kind: 'lookup', class: found.kind });
+				// The integration answered: for the breaker, as good as a success.
+				this.run.streak.success();
 				if (found.kind === 'exists')
 					return { ...this.succeed(owned, found.answer), replayed: true };
 				if (found.kind === 'absent') {

@@ -186,3 +186,15 @@ WITH doomed AS (
 	LIMIT $1
 )
 DELETE FROM ${store.table('idempotency_keys')} k USING doomed d WHERE k.scope = d.scope AND k.key = d.key`;
+
+/**
+ * The saved responses of succeeded records among the given keys, with the same request: what a
+ * held run can still answer without calling the integration.
+ */
+export const succeededKeysSql = (store: Store): string => `
+WITH input AS (
+	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, fingerprint text)
+)
+SELECT k.scope, k.key, k.attempts, k.response_status, k.response_headers, k.response_body, k.response_truncated
+FROM ${store.table('idempotency_keys')} k JOIN input i ON i.scope = k.scope AND i.key = k.key
+WHERE k.status = 'succeeded' AND k.fingerprint = i.fingerprint`;

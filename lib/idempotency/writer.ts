@@ -22,7 +22,8 @@ import {
 import { BreakerStreak, breakerOpenUntil, recordBreaker } from './breaker';
 import { checkedKey, MAX_KEY_LENGTH } from './keys';
 import { RunLeases } from './lease';
-import { claimKeysSql, settleKeysSql } from './sql';
+import { fromSaved } from './responses';
+import { claimKeysSql, settleKeysSql, succeededKeysSql } from './sql';
 import {
 	FailureClass,
 	type WriteContext,
@@ -181,7 +182,22 @@ class Run implements RunState {
 		const message = pause
 			? `integration ${integration} is paused by ${pause.changedBy}: ${pause.reason ?? ''}`.trim()
 			: `circuit breaker for ${integration} is open until ${openUntil!.toISOString()}`;
-		const outcomes = requests.map((r): WriteOutcome => ({
+		// What already succeeded is answered from its saved response: it needs no call, and holding
+		// it would put done work back in a queue.
+		const done = new Map(
+			(
+				await this.store.query<KeyRow & { scope: string; key: string }>(
+					succeededKeysSql(this.store),
+					[
+						JSON.stringify(
+							requests.map((r) => ({ scope: r.scope, key: r.key, fingerprint: r.fingerprint })),
+						),
+					],
+				)
+			).map((row) => [`${row.scope}\u0000${row.key}`, row]),
+		);
+		const held = requests.filter((r) => !done.has(keyIdOf(r)));
+		const heldOutcomes = held.map((r): WriteOutcome => ({
 			index: r.index,
 			key: r.key,
 			ok: false,
@@ -194,11 +210,26 @@ class Run implements RunState {
 				retryAt: openUntil,
 			},
 		}));
-		await this.park(
-			outcomes.map((outcome, i) => ({ outcome, request: requests[i] })),
-			pause ? 'pause' : 'breaker',
-		);
-		return outcomes;
+		if (held.length > 0) {
+			await this.park(
+				heldOutcomes.map((outcome, i) => ({ outcome, request: held[i] })),
+				pause ? 'pause' : 'breaker',
+			);
+		}
+		return requests.map((r) => {
+			const saved = done.get(keyIdOf(r));
+			if (!saved) return heldOutcomes[held.indexOf(r)];
+			this.succeededKeys.add(r.key);
+			return {
+				index: r.index,
+				key: r.key,
+				ok: true,
+				replayed: true,
+				attempts: saved.attempts ?? 0,
+				durationMs: 0,
+				answer: fromSaved(saved),
+			};
+		});
 	}
 
 	private async claim(leaders: WriteRequest[]): Promise<Map<number, KeyRow>> {

@@ -363,6 +363,56 @@ describe('the circuit breaker', () => {
 		]);
 	});
 
+	it('an effect found by its lookup ends the streak: the breaker stays closed', async () => {
+		target.route('/found', { honoursKey: false });
+		// Refused once (a transient failure the breaker counts), then committed with the answer lost.
+		target.script('/found', { reset: 'after' });
+		let calls = 0;
+		const ctx = {
+			...breaker(2),
+			onUnknown: 'lookup' as const,
+			inFlightGraceMs: 10,
+			policy: { ...DEFAULT_POLICY, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 10 },
+		};
+		const [outcome] = await run('/found', ctx, [write('found-1', { n: 1 }, 0, 200)], {
+			send: async (request) =>
+				calls++ === 0
+					? { kind: 'not_sent', code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' }
+					: await send('/found', 200)(request),
+			lookup: lookupAt('/found'),
+		});
+		expect(outcome).toMatchObject({ ok: true, replayed: true });
+		const [row] = await adminQuery<{ consecutive_failures: number; open_until: Date | null }>(
+			`SELECT consecutive_failures, open_until FROM "${schema}".breakers WHERE integration = $1`,
+			[ctx.integration],
+		);
+		expect(row).toEqual({ consecutive_failures: 0, open_until: null });
+	});
+
+	it('while held, a key that already succeeded is answered from its saved response, not held', async () => {
+		target.route('/held-done');
+		const ctx = breaker(5);
+		const [first] = await run('/held-done', ctx, [write('held-done', { n: 1 })]);
+		expect(first.ok).toBe(true);
+		await adminQuery(
+			`INSERT INTO "${schema}".pauses (scope, name, paused, changed_by, reason) VALUES ('integration', $1, true, 'ops', 'maintenance')`,
+			[ctx.integration],
+		);
+		const sent = target.requestsTo('/held-done').length;
+		const [again, fresh] = await run('/held-done', { ...ctx, executionId: `exec-${++execution}` }, [
+			write('held-done', { n: 1 }, 0),
+			write('held-new', { n: 2 }, 1),
+		]);
+		expect(again).toMatchObject({ ok: true, replayed: true });
+		expect(fresh.failure).toMatchObject({ class: 'paused' });
+		expect(target.requestsTo('/held-done')).toHaveLength(sent);
+		const letters = await adminQuery<{ idempotency_key: string; status: string }>(
+			`SELECT idempotency_key, status FROM "${schema}".dead_letters WHERE integration = $1`,
+			[ctx.integration],
+		);
+		expect(letters).toEqual([{ idempotency_key: 'held-new', status: 'held' }]);
+	});
+
 	it('a hold that ended before its record was written goes to replay, not held', async () => {
 		const [parked] = await parkItems(store, [
 			{
