@@ -1,10 +1,23 @@
+import { randomBytes } from 'node:crypto';
 import { bundledWorkflows } from '../../dev/bundled';
 import { n8nVersionsUnderTest } from '../../dev/harness/paths';
+import {
+	createDatabase,
+	dropDatabase,
+	type PgSettings,
+	pgSettingsFromEnv,
+} from '../../dev/harness/postgres';
+import {
+	deleteRedisKeys,
+	type N8nWorker,
+	queueModeEnv,
+	type QueueRedis,
+} from '../../dev/harness/queue';
 import { waitFor } from '../../dev/harness/ports';
 import { TestTarget } from '../../dev/target/server';
 import { codeNode, connect, packageNode, webhookNode, workflow } from '../../dev/workflows';
 import { adminQuery } from '../helpers/store';
-import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
+import { type E2eContext, startWith, startWithPackage, stopAndClean } from './fixtures';
 
 /**
  * No item lost when n8n dies. Twenty invoices, one webhook execution each, answered on receipt
@@ -219,3 +232,97 @@ describe.each(n8nVersionsUnderTest())(
 		});
 	},
 );
+
+/**
+ * Queue mode: main takes the webhooks, two workers run the executions. One worker is killed with
+ * SIGKILL while invoice writes run on it; n8n does not retry a dead worker's jobs, so only the
+ * inbox knows them: their claims lapse and Recover runs them again on the surviving workers.
+ */
+const newest = n8nVersionsUnderTest()[0];
+describe(`queue mode in n8n ${newest}: a worker killed mid-run`, () => {
+	const run = randomBytes(4).toString('hex');
+	const server: PgSettings = pgSettingsFromEnv();
+	const databaseName = `n8n_crashq_${run}`;
+	const redis: QueueRedis = { host: '127.0.0.1', port: 6379, prefix: `reliability_crashq_${run}` };
+	const ledger = `/${newest}/crashq/ledger`;
+	let ctx: E2eContext | undefined;
+	const workers: N8nWorker[] = [];
+
+	beforeAll(async () => {
+		target.route(ledger, { honoursKey: false });
+		const database = await createDatabase(server, databaseName);
+		const bundled = bundledWorkflows(target.url(`/${newest}/crashq/demo`)).filter((w) =>
+			['relAlertWorkflow', 'relErrorHandler1', 'relRecoverWorkflow'].includes(w.id),
+		);
+		const major = Number(newest.split('.')[0]);
+		ctx = await startWith(newest, 'crashq', {
+			workflows: [...bundled, invoiceFlow(target.url(ledger))],
+			activate: [
+				...(major >= 2 ? ['relAlertWorkflow', 'relErrorHandler1'] : []),
+				FLOW,
+				'relRecoverWorkflow',
+			],
+			env: queueModeEnv(database, redis),
+		});
+		for (const name of ['worker-a', 'worker-b'])
+			workers.push(await ctx.n8n.startWorker(name, { concurrency: 10 }));
+	});
+
+	afterAll(async () => {
+		const steps: Array<() => Promise<unknown>> = [
+			...workers.map((worker) => () => worker.stop()),
+			() => stopAndClean(ctx),
+			() => dropDatabase(server, databaseName),
+			() => deleteRedisKeys(redis),
+		];
+		const errors: unknown[] = [];
+		for (const step of steps) await step().catch((error: unknown) => errors.push(error));
+		if (errors.length > 0) throw errors[0];
+	});
+
+	it('every invoice of the dead worker is run again and posted exactly once', async () => {
+		const invoices = Array.from({ length: INVOICES }, (_, i) => `q${newest}-INV-${30930 + i}`);
+		target.route(ledger, { honoursKey: false, latencyMs: 6_000 });
+		for (const invoice of invoices) {
+			const answer = await ctx!.n8n.api.webhook(PATH, { invoice, amount: 120 });
+			expect(answer.status).toBe(200);
+		}
+		await waitFor(
+			'every invoice write in flight',
+			async () => (target.requestsTo(ledger).length >= invoices.length ? true : undefined),
+			90_000,
+			50,
+		);
+		await workers[0].kill();
+		target.route(ledger, { honoursKey: false });
+		const killed = Date.now();
+		await workers[0].start();
+
+		const outcomes = async () => {
+			const claims = await adminQuery<{ event_id: string; status: string }>(
+				`SELECT event_id, status FROM "${ctx!.schema}".processed_events WHERE consumer = $1 AND event_id = ANY($2)`,
+				[CONSUMER, invoices],
+			);
+			return invoices.map((invoice) => ({
+				invoice,
+				effects: target
+					.effectsOf(ledger)
+					.filter((e) => (e.body as { invoice?: string }).invoice === invoice).length,
+				claim: claims.find((c) => c.event_id === invoice)?.status ?? null,
+			}));
+		};
+		const settled = await waitFor(
+			'every invoice posted once',
+			async () => {
+				const now = await outcomes();
+				return now.every((o) => o.effects >= 1 && o.claim === 'done') ? now : undefined;
+			},
+			180_000,
+			2_000,
+		).catch(async (error: unknown) => {
+			throw new Error(`${String(error)}; outcomes: ${JSON.stringify(await outcomes())}`);
+		});
+		expect(Date.now() - killed).toBeLessThan(150_000);
+		expect(settled.filter((o) => o.effects !== 1)).toEqual([]);
+	});
+});
