@@ -8,6 +8,10 @@ import { readJson as readBody, sendJson as json } from '../../demo/http';
  * honours an Idempotency-Key (replaying its own saved response, one effect per key) or ignores
  * it. Each request can be scripted: any status with Retry-After, a delay, a connection reset
  * before committing, or a commit followed by a dropped response. It reports what it committed.
+ *
+ * A versioned route plays one record with conditional writes: GET answers it with its ETag, a
+ * PUT or PATCH carrying If-Match commits only when the ETag is still the current one (else 412
+ * with the current version), and `change()` plays a person editing the record meanwhile.
  */
 export type Step =
 	| { status: number; retryAfter?: string; body?: unknown; delayMs?: number }
@@ -37,6 +41,14 @@ export interface RouteOptions {
 	keyHeader?: string;
 	/** Delay of every request, to play an API with real latency. */
 	latencyMs?: number;
+	/** The route is one record written with If-Match (see the class comment). */
+	versioned?: boolean;
+}
+
+export interface VersionedRecord {
+	version: number;
+	value: unknown;
+	writtenBy: string;
 }
 
 export class TestTarget {
@@ -48,6 +60,15 @@ export class TestTarget {
 	private readonly saved = new Map<string, { status: number; body: unknown }>();
 	readonly effects: Effect[] = [];
 	readonly received: Received[] = [];
+	readonly records = new Map<string, VersionedRecord>();
+
+	/** A person (or another system) changes a versioned route's record: a new version. */
+	change(path: string, value: unknown, by = 'a person'): VersionedRecord {
+		const current = this.records.get(path) ?? { version: 0, value: null, writtenBy: '' };
+		const next = { version: current.version + 1, value, writtenBy: by };
+		this.records.set(path, next);
+		return next;
+	}
 
 	async start(): Promise<this> {
 		this.server = createServer((request, response) => void this.handle(request, response));
@@ -85,6 +106,46 @@ export class TestTarget {
 		return this.received.filter((r) => r.route === path && r.method !== 'GET');
 	}
 
+	/** One record with conditional writes: If-Match must name the current version. */
+	private versioned(
+		route: string,
+		request: IncomingMessage,
+		response: ServerResponse,
+		body: unknown,
+	): void {
+		const current = this.records.get(route) ?? { version: 0, value: null, writtenBy: '' };
+		if (request.method === 'GET')
+			return json(
+				response,
+				200,
+				{ version: current.version, value: current.value },
+				{ etag: etagOf(current) },
+			);
+		const ifMatch = headerText(request.headers['if-match']);
+		if (ifMatch !== undefined && ifMatch !== etagOf(current))
+			return json(
+				response,
+				412,
+				{ message: 'precondition failed', version: current.version, value: current.value },
+				{ etag: etagOf(current) },
+			);
+		const next = { version: current.version + 1, value: body, writtenBy: 'a write' };
+		this.records.set(route, next);
+		this.effects.push({
+			id: this.nextId++,
+			route,
+			key: headerText(request.headers['idempotency-key']),
+			body,
+			at: Date.now(),
+		});
+		return json(
+			response,
+			200,
+			{ version: next.version, value: next.value },
+			{ etag: etagOf(next) },
+		);
+	}
+
 	private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
 		const body = await readBody(request);
 		const url = new URL(request.url ?? '/', 'http://target');
@@ -102,6 +163,8 @@ export class TestTarget {
 			at: Date.now(),
 		});
 
+		if (options.versioned && request.method === 'GET')
+			return this.versioned(route, request, response, body);
 		if (request.method === 'GET') {
 			// Lookup for reconciliation: GET <route>/by-key/<key> finds the effect written with that key.
 			const wanted = decodeURIComponent(url.pathname.split('/by-key/')[1] ?? '');
@@ -123,6 +186,8 @@ export class TestTarget {
 				headers,
 			);
 		}
+		if (options.versioned) return this.versioned(route, request, response, body);
+
 		if (step && 'reset' in step && step.reset === 'before') return void request.socket.destroy();
 
 		// Commit, once per key when the route honours keys. From the check to the commit nothing
@@ -146,6 +211,8 @@ export class TestTarget {
 }
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const etagOf = (record: VersionedRecord): string => `"v${record.version}"`;
 
 const headerText = (value: string | string[] | undefined): string | undefined =>
 	Array.isArray(value) ? value[0] : value;

@@ -386,6 +386,20 @@ export class ItemWrite {
 					return this.succeed(owned, result.answer);
 				}
 				const message = targetMessage(result.answer, this.context.maskFields);
+				if (answerClass === 'conflict') {
+					this.note({
+						kind: 'response',
+						status,
+						class: 'conflict',
+						message,
+						attempt: owned.attempt,
+					});
+					return this.definiteFail(owned, {
+						class: FailureClass.conflict,
+						status,
+						message: conflictMessage(this.request, result.answer, message),
+					});
+				}
 				if (answerClass === 'permanent') {
 					this.note({
 						kind: 'response',
@@ -621,3 +635,25 @@ export class ItemWrite {
 }
 
 export const keyIdOf = (request: WriteRequest): string => heldId(request.scope, request.key);
+
+/**
+ * A refused precondition, with both versions: the one the write expected and the one the target
+ * holds (its ETag, Last-Modified, or a version in the answer), so a person sees what changed.
+ */
+function conflictMessage(request: WriteRequest, answer: HttpAnswer, message: string): string {
+	const header = (name: string) => {
+		const value = answer.headers[name];
+		return Array.isArray(value) ? value[0] : value;
+	};
+	const body = answer.body as Record<string, unknown> | null;
+	const holds =
+		header('etag') ??
+		header('last-modified') ??
+		(body && typeof body === 'object' && body.version !== undefined
+			? String(body.version)
+			: undefined);
+	const expected = request.precondition
+		? `expected ${request.precondition.header}: ${request.precondition.value}`
+		: 'expected the version it was built on';
+	return `the target refused the write (${answer.status} ${message}): its record changed since; ${expected}, the target holds ${holds ?? 'another version'}. Not retried: a person decides which value stands`;
+}

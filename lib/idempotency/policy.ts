@@ -11,6 +11,11 @@ export interface RetryPolicy {
 	deadlineMs: number;
 	retryOn: number[];
 	neverRetry: number[];
+	/**
+	 * Statuses that mean the target refused the write's precondition (the record changed since
+	 * the version the write expected): a conflict for a person, never retried. Default 412.
+	 */
+	conflictOn?: number[];
 	honourRetryAfter: boolean;
 }
 
@@ -24,14 +29,18 @@ export const DEFAULT_POLICY: RetryPolicy = {
 	honourRetryAfter: true,
 };
 
-export type ResponseClass = 'success' | 'transient' | 'permanent';
+export type ResponseClass = 'success' | 'transient' | 'permanent' | 'conflict';
 
-/** 2xx succeeds; the retry-on list is transient; everything else (the never-retry list, other 4xx, 3xx) is permanent. */
+/**
+ * 2xx succeeds; the conflict-on list (412 by default) is a refused precondition; the retry-on
+ * list is transient; everything else (the never-retry list, other 4xx, 3xx) is permanent.
+ */
 export function classifyStatus(
 	status: number,
-	policy: Pick<RetryPolicy, 'retryOn' | 'neverRetry'>,
+	policy: Pick<RetryPolicy, 'retryOn' | 'neverRetry' | 'conflictOn'>,
 ): ResponseClass {
 	if (status >= 200 && status < 300) return 'success';
+	if ((policy.conflictOn ?? [412]).includes(status)) return 'conflict';
 	if (policy.neverRetry.includes(status)) return 'permanent';
 	if (policy.retryOn.includes(status)) return 'transient';
 	return 'permanent';

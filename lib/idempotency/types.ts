@@ -49,6 +49,8 @@ export interface WriteRequest {
 	timeoutMs?: number;
 	/** The item could not become a request (what to fix): it ends alone, parked, nothing claimed. */
 	invalid?: string;
+	/** The version the write expects the target to hold (its precondition), for a conflict's record. */
+	precondition?: { header: string; value: string };
 }
 
 export interface HttpAnswer {

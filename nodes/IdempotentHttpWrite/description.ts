@@ -338,6 +338,14 @@ export const properties: INodeProperties[] = [
 				description: 'Items of a run written at once',
 			},
 			{
+				displayName: 'Conflict On',
+				name: 'conflictOn',
+				type: 'string',
+				default: '412',
+				description:
+					'Statuses that mean the target refused the precondition (its record changed since): parked as a conflict for a person, never retried. Add 409 for targets that answer a stale write with it.',
+			},
+			{
 				displayName: 'Deadline (Seconds)',
 				name: 'deadlineSeconds',
 				type: 'number',
@@ -382,6 +390,50 @@ export const properties: INodeProperties[] = [
 		],
 	},
 
+	{
+		displayName: 'Precondition',
+		name: 'precondition',
+		type: 'options',
+		options: [
+			{ name: 'None', value: 'none' },
+			{
+				name: 'If-Match',
+				value: 'ifMatch',
+				description:
+					'Send the ETag (or version) the write was built on; the target refuses it with 412 if the record changed',
+			},
+			{
+				name: 'If-Unmodified-Since',
+				value: 'ifUnmodifiedSince',
+				description: 'Send the last-modified time the write was built on',
+			},
+			{
+				name: 'Custom Header',
+				value: 'header',
+				description: 'A header of your own carrying the expected version',
+			},
+		],
+		default: 'none',
+		description:
+			'A conditional write: the target changes the record only if it still holds the version this write expects, so an old retry never overwrites a newer decision',
+	},
+	{
+		displayName: 'Expected Version',
+		name: 'preconditionValue',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. {{ $json.etag }}',
+		description: 'The ETag, version or last-modified time the write was built on',
+		displayOptions: { hide: { precondition: ['none'] } },
+	},
+	{
+		displayName: 'Version Header',
+		name: 'preconditionHeader',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. X-Expected-Version',
+		displayOptions: { show: { precondition: ['header'] } },
+	},
 	{
 		displayName: 'On Unknown Outcome',
 		name: 'onUnknown',

@@ -64,6 +64,39 @@ export async function requestBuilder(
 		timeout: itemValueReader(context, items, 'timeout', 10_000),
 		lookupUrl:
 			settings.onUnknown === 'lookup' ? itemValueReader(context, items, 'lookupUrl') : undefined,
+		precondition: settings.preconditionHeader
+			? itemValueReader(context, items, 'preconditionValue')
+			: undefined,
+	};
+
+	/** The expected version as its header carries it; a time for If-Unmodified-Since as an HTTP date. */
+	const preconditionOf = (index: number): WriteRequest['precondition'] => {
+		if (!settings.preconditionHeader || !read.precondition) return undefined;
+		const raw = read.precondition(index);
+		let value = raw instanceof Date ? raw.toUTCString() : text(raw);
+		if (!value)
+			throw new ItemError(
+				`Item ${index} has no expected version for its ${settings.preconditionHeader} precondition`,
+				index,
+				'Map Expected Version to the ETag or version the write was built on; nothing was sent.',
+			);
+		if (settings.preconditionHeader === 'If-Unmodified-Since' && !/GMT$/.test(value)) {
+			const time = new Date(value);
+			if (Number.isNaN(time.getTime()))
+				throw new ItemError(
+					`Item ${index}: the expected last-modified time ${JSON.stringify(value)} is not a date`,
+					index,
+					'Map Expected Version to the last-modified time the write was built on.',
+				);
+			value = time.toUTCString();
+		}
+		if (/[\u0000-\u001f\u007f]/.test(value) || !/^[\t\u0020-\u00ff]*$/.test(value))
+			throw new ItemError(
+				`Item ${index}: the expected version cannot travel in an HTTP header`,
+				index,
+				'Map Expected Version to plain text (letters, digits, quotes, punctuation).',
+			);
+		return { header: settings.preconditionHeader, value };
 	};
 
 	const keyOf = (index: number): string => {
@@ -182,6 +215,8 @@ export async function requestBuilder(
 		// The fingerprint is taken before credentials are added: they are not part of the request's identity.
 		const fingerprint = requestFingerprint({ method, url, query: { ...qs }, body });
 		if (settings.sendKey) headers[settings.headerName] = headerValue(key, settings.quoting);
+		const precondition = preconditionOf(index);
+		if (precondition) headers[precondition.header] = precondition.value;
 		if (credentials && authentication === 'httpHeaderAuth')
 			headers[String(credentials.name)] = credentials.value;
 		if (credentials && authentication === 'httpBearerAuth')
@@ -196,6 +231,7 @@ export async function requestBuilder(
 			key,
 			fingerprint,
 			timeoutMs: timeout,
+			precondition,
 			payload: items[index].json,
 			options,
 			lookupUrl: read.lookupUrl ? text(read.lookupUrl(index)) || undefined : undefined,

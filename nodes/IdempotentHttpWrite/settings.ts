@@ -28,6 +28,8 @@ export interface WriteSettings {
 	breaker?: { threshold: number; coolDownSeconds: number };
 	responseFormat: 'body' | 'full' | 'inputAndResponse';
 	maskFields: string[];
+	/** The header carrying the expected version, when the write is conditional. */
+	preconditionHeader?: string;
 }
 
 const statusList = (text: unknown, fallback: number[]): number[] => {
@@ -43,6 +45,21 @@ export const text = (value: unknown): string =>
 
 /** An HTTP header name: an RFC 9110 token. */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function preconditionHeaderOf(context: IExecuteFunctions): string | undefined {
+	const mode = context.getNodeParameter('precondition', 0, 'none') as string;
+	if (mode === 'ifMatch') return 'If-Match';
+	if (mode === 'ifUnmodifiedSince') return 'If-Unmodified-Since';
+	if (mode !== 'header') return undefined;
+	const name = text(context.getNodeParameter('preconditionHeader', 0, ''));
+	if (!TOKEN.test(name)) {
+		throw new ConfigurationError(
+			`Version Header "${name}" is not a valid HTTP header name`,
+			'Use letters, digits and - (for example X-Expected-Version).',
+		);
+	}
+	return name;
+}
 
 export function readSettings(context: IExecuteFunctions): WriteSettings {
 	const node = context.getNode();
@@ -98,6 +115,7 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 			deadlineMs: seconds(retries.deadlineSeconds, 120, LIMITS.deadlineSeconds),
 			retryOn: statusList(retries.retryOn, DEFAULT_POLICY.retryOn),
 			neverRetry: statusList(retries.neverRetry, DEFAULT_POLICY.neverRetry),
+			conflictOn: statusList(retries.conflictOn, [412]),
 			honourRetryAfter: retries.honourRetryAfter !== false,
 		},
 		// At least a day: longer than any lease, so expiry never meets a write in flight.
@@ -115,6 +133,7 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 					}
 				: undefined,
 		maskFields: parseMaskFields(idempotency.maskFields ?? ''),
+		preconditionHeader: preconditionHeaderOf(context),
 		responseFormat: context.getNodeParameter(
 			'responseFormat',
 			0,

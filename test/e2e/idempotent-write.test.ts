@@ -59,6 +59,13 @@ const flows = {
 		{},
 		{ reliabilityStoreApi: { id: 'deadStore', name: 'Unreachable store' } },
 	),
+	// A conditional write: PUT with If-Match, the expected version from the delivery.
+	conditional: writeFlow('writeConditional', 'write-conditional', '/invoice', {
+		method: 'PUT',
+		precondition: 'ifMatch',
+		preconditionValue: '={{ $json.body.etag }}',
+		retries: { baseDelaySeconds: 0.05, maxDelaySeconds: 0.1, deadlineSeconds: 20, maxAttempts: 2 },
+	}),
 	// n8n's own generic credential types, beside the store credential.
 	bearer: writeFlow(
 		'writeBearer',
@@ -96,7 +103,13 @@ describe.each(n8nVersionsUnderTest())('Idempotent HTTP Write in n8n %s', (versio
 		ctx = await startWithPackage(
 			version,
 			'write',
-			[flows.main.flow, flows.deadStore.flow, flows.bearer.flow, flows.header.flow],
+			[
+				flows.main.flow,
+				flows.deadStore.flow,
+				flows.bearer.flow,
+				flows.header.flow,
+				flows.conditional.flow,
+			],
 			[
 				{
 					id: 'crmBearer',
@@ -236,6 +249,33 @@ describe.each(n8nVersionsUnderTest())('Idempotent HTTP Write in n8n %s', (versio
 			'Reliability store unreachable at 127.0.0.1:1: connection refused',
 		);
 		expect(target.requestsTo(`/${version}/never`)).toHaveLength(0);
+	});
+
+	it('an old retry after a person changed the record is refused as a conflict and parked; the record keeps their value', async () => {
+		const route = `/${version}/invoice`;
+		target.route(route, { honoursKey: false, versioned: true });
+		target.change(route, { amount: 100 }, 'import');
+		target.script(route, { status: 503 }, { status: 503 });
+		const deliver = () =>
+			trigger(ctx!.n8n, flows.conditional.flow.id, 'write-conditional', {
+				leadId: `${version}-INV-20931`,
+				contact: { amount: 120 },
+				etag: '"v1"',
+				targetUrl: target.url(route),
+			});
+		const first = await deliver();
+		expect(nodeOutputs(first, 'Create Contact')[1][0]).toMatchObject({ class: 'exhausted' });
+		target.change(route, { amount: 90 }, 'maria');
+		const retry = await deliver();
+		const [conflict] = nodeOutputs(retry, 'Create Contact')[1];
+		expect(conflict).toMatchObject({ class: 'conflict', status: 412 });
+		expect(String(conflict.message)).toMatch(/expected If-Match: "v1", the target holds "v2"/);
+		expect(target.records.get(route)).toMatchObject({ value: { amount: 90 }, writtenBy: 'maria' });
+		const [parked] = await adminQuery<{ error_class: string; status: string }>(
+			`SELECT error_class, status FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = $1`,
+			[`${version}-INV-20931`],
+		);
+		expect(parked).toEqual({ error_class: 'conflict', status: 'new' });
 	});
 
 	it("n8n's own Bearer and Header credentials authenticate the write at the target", async () => {
