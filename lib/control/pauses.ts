@@ -142,10 +142,8 @@ export async function resume(
 	reason: string,
 ): Promise<PauseState & { released: number }> {
 	const change = checked(scope, name, actor, reason);
-	const client = await store.pool.connect();
-	try {
-		await client.query('BEGIN');
-		const { rows } = await client.query<PauseRow>(setPauseSql(store), [
+	return await store.transaction(async (tx) => {
+		const rows = await tx.query<PauseRow>(setPauseSql(store), [
 			change.scope,
 			change.name,
 			false,
@@ -154,21 +152,15 @@ export async function resume(
 		]);
 		let released = 0;
 		if (change.scope === PauseScope.integration) {
-			const result = await client.query<{ released: number }>(releaseHeldSql(store), [
+			const [result] = await tx.query<{ released: number }>(releaseHeldSql(store), [
 				change.name,
 				change.actor,
 				`${change.scope} ${change.name} resumed${change.reason ? `: ${change.reason}` : ''}`,
 			]);
-			released = result.rows[0].released;
+			released = result.released;
 		}
-		await client.query('COMMIT');
 		return { ...toState(rows[0]), released };
-	} catch (error) {
-		await client.query('ROLLBACK').catch(() => undefined);
-		throw error;
-	} finally {
-		client.release();
-	}
+	});
 }
 
 export async function listPauses(

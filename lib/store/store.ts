@@ -85,6 +85,14 @@ export class Store {
 		} catch (error) {
 			throw toStoreError(error, this.config);
 		}
+		// A connection that ends under a checked-out client (Postgres restarted, the backend was
+		// terminated) emits 'error' on the client: unheard, it would end the n8n process. The query
+		// in flight fails with it; the broken client is destroyed rather than returned to the pool.
+		let broken: Error | undefined;
+		const onError = (error: Error) => {
+			broken = error;
+		};
+		client.on('error', onError);
 		const tx = new Transaction(client, this.config);
 		try {
 			await tx.query('BEGIN');
@@ -92,10 +100,11 @@ export class Store {
 			await tx.query('COMMIT');
 			return result;
 		} catch (error) {
-			await client.query('ROLLBACK').catch(() => undefined);
+			if (!broken) await client.query('ROLLBACK').catch(() => undefined);
 			throw error;
 		} finally {
-			client.release();
+			client.off('error', onError);
+			client.release(broken);
 		}
 	}
 
