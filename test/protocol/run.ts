@@ -453,20 +453,23 @@ async function checkWrites(
 	);
 	for (const key of run.keys) {
 		const expiry = run.expiries.get(key);
+		// A record renewed after its retention is a new operation: its own effects count from then.
+		const renewed = expiry !== undefined && (generations.get(key) ?? 0) > expiry.generation;
+		const all = run.target.effectsOf(key);
+		const sinceRenewal = all.filter((e) => !renewed || e.at >= expiry.at).length;
 		// A target that honours keys answers a forgotten key from its own memory: one effect, ever.
-		const renewed =
-			!run.honoursKeys && expiry !== undefined && (generations.get(key) ?? 0) > expiry.generation;
-		const effects = run.target.effectsOf(key).filter((e) => !renewed || e.at >= expiry.at).length;
+		const effects = run.honoursKeys ? all.length : sinceRenewal;
 		const status = records.get(key);
 		const mine = letters.filter((l) => l.idempotency_key === key);
 		// At most one effect per key, where the strategy promises once (every strategy generated does).
 		if (effects > 1) violations.push(`key ${key} has ${effects} effects at the target`);
-		// A record says succeeded only if the effect exists; failed only if it does not.
-		// (A lookup may find an effect from before the key was forgotten: that one counts too.)
-		if (status === 'succeeded' && run.target.effectsOf(key).length === 0)
+		// A record says succeeded only if the effect exists; failed only if this operation made none.
+		// (A lookup may find an effect from before the key was forgotten: that one counts too. A
+		// renewed operation that failed against a target that was down says nothing of the old one.)
+		if (status === 'succeeded' && all.length === 0)
 			violations.push(`key ${key} is succeeded but the target has no effect`);
-		if (status === 'failed' && effects > 0)
-			violations.push(`key ${key} is failed but the target has ${effects} effect(s)`);
+		if (status === 'failed' && sinceRenewal > 0)
+			violations.push(`key ${key} is failed but the target has ${sinceRenewal} effect(s)`);
 		// Every item ends done, or with a dead letter a person or a replay owns; never silently gone.
 		const accounted = mine.some((l) => l.status !== 'replayed');
 		if (status !== 'succeeded' && !accounted) {
