@@ -148,10 +148,10 @@ describe.each(n8nVersionsUnderTest())('the secrets canary in n8n %s', (version) 
 			).toBe(200);
 			await runs(4);
 			demo.faults.crmUnavailable = 0;
-			// The CRM's refusals are alerted (an invalid lead is parked at the door without one).
+			// Each parked lead is alerted: the CRM's two refusals and the lead rejected at the door.
 			await waitFor(
-				'two alerts at the sink',
-				async () => (demo.alerts.length >= 2 ? true : undefined),
+				'three alerts at the sink',
+				async () => (demo.alerts.length >= 3 ? true : undefined),
 				120_000,
 			);
 			leaks = await leaksIn((sql, values) => adminQuery(sql, values), ctx!.schema, canary);
@@ -162,7 +162,7 @@ describe.each(n8nVersionsUnderTest())('the secrets canary in n8n %s', (version) 
 			await demo.stop();
 		});
 
-		it('the canary reached the store: three parked leads, masked; two alerts; one contact', async () => {
+		it('the canary reached the store: three parked leads, masked; three alerts; one contact', async () => {
 			const parked = await adminQuery<{ idempotency_key: string }>(
 				`SELECT idempotency_key FROM "${ctx!.schema}".dead_letters ORDER BY id`,
 			);
@@ -171,7 +171,7 @@ describe.each(n8nVersionsUnderTest())('the secrets canary in n8n %s', (version) 
 			);
 			expect(await maskedRows((sql, values) => adminQuery(sql, values), ctx!.schema)).toBe(3);
 			expect(demo.contacts.map((c) => c.email)).toEqual(['b@acme.io']);
-			expect(demo.alerts.length).toBe(2);
+			expect(demo.alerts.length).toBe(3);
 		});
 
 		it('no column of any table holds the canary (the write records’ saved text apart)', () => {
