@@ -5,3 +5,4 @@ export * from './validate';
 export * from './version';
 export * from './inbox';
 export * from './keeper';
+export * from './withWork';

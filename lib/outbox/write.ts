@@ -1,4 +1,5 @@
-import { ItemError, StoreUnavailableError } from '../errors';
+import { claimWithWork } from '../dedupe/withWork';
+import { ConfigurationError, ItemError, StoreUnavailableError } from '../errors';
 import { type Store, sqlStateOf, toStoreError, type Transaction } from '../store';
 import { messageFingerprint, type OutboxMessageInput } from './messages';
 import { existingMessagesSql, insertMessagesSql, lockOrderingKeysSql } from './sql';
@@ -14,6 +15,11 @@ export interface OutboxWriteItem {
 	index: number;
 	statements: SqlStatement[];
 	messages: OutboxMessageInput[];
+	/**
+	 * The event this item handles, claimed done in the same transaction as its statements and
+	 * messages: a duplicate does nothing; a failing item leaves the event unclaimed.
+	 */
+	event?: { consumer: string; eventId: string; retentionDays: number };
 }
 
 /** Who wrote the messages (recorded with them). */
@@ -44,6 +50,7 @@ interface StatementResult {
 
 export type OutboxWriteResult =
 	| { index: number; ok: true; statements: StatementResult[]; messages: WrittenMessage[] }
+	| { index: number; ok: true; duplicate: true; eventId: string }
 	| { index: number; ok: false; error: ItemError };
 
 /** A business statement failed: its item wrote nothing, neither rows nor messages. */
@@ -112,6 +119,25 @@ export async function writeWithMessages(
 		for (const item of items) {
 			if (options.continueOnFail) await tx.query('SAVEPOINT outbox_item');
 			try {
+				if (
+					item.event &&
+					(await claimWithWork(tx, outbox, {
+						index: item.index,
+						...item.event,
+						workflowId: context.workflowId,
+						executionId: context.executionId ?? 'unknown',
+					})) === 'duplicate'
+				) {
+					// Processed before: this delivery does nothing.
+					if (options.continueOnFail) await tx.query('RELEASE SAVEPOINT outbox_item');
+					results.push({
+						index: item.index,
+						ok: true,
+						duplicate: true,
+						eventId: item.event.eventId,
+					});
+					continue;
+				}
 				const written = await writeItem(outbox, tx, item, context);
 				if (options.continueOnFail) await tx.query('RELEASE SAVEPOINT outbox_item');
 				results.push({ index: item.index, ok: true, ...written });
@@ -246,7 +272,8 @@ function statementError(
 /** Errors that end one item; a store that went away ends the run instead (rethrown). */
 function toItemError(outbox: Store, error: unknown, itemIndex: number): ItemError {
 	if (error instanceof ItemError) return error;
-	if (error instanceof StoreUnavailableError) throw error;
+	// A store that is down, or a setting of the whole run, fails the run rather than one item.
+	if (error instanceof StoreUnavailableError || error instanceof ConfigurationError) throw error;
 	const mapped = toStoreError(error, outbox.config);
 	if (mapped instanceof StoreUnavailableError) throw mapped;
 	return new StatementFailedError(

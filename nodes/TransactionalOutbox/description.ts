@@ -1,4 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
+import { LIMITS } from '../../lib';
+import { range } from '../shared/range';
 
 /**
  * Write runs the item's SQL and adds its outbox messages in one transaction; a relay takes the
@@ -224,6 +226,44 @@ export const properties: INodeProperties[] = [
 		description:
 			'One message or an array of them, each an object with the fields destination, method, URL, idempotencyKey, and optionally orderingKey, body and headers',
 		displayOptions: { show: { operation: ['write'], messagesInput: ['json'] } },
+	},
+	{
+		displayName: 'Handle Each Event Once',
+		name: 'handleOnce',
+		type: 'boolean',
+		default: false,
+		description:
+			"Whether to claim the item's event in the same transaction as its statements and messages: a redelivered event writes nothing, and a failing item leaves its event unclaimed for the next delivery",
+		displayOptions: show('write'),
+	},
+	{
+		displayName: 'Event ID',
+		name: 'eventId',
+		type: 'string',
+		required: true,
+		default: '={{ $json.id }}',
+		description:
+			'The ID the sender gives the event; the same event delivered again carries the same ID',
+		displayOptions: { show: { operation: ['write'], handleOnce: [true] } },
+	},
+	{
+		displayName: 'Consumer',
+		name: 'consumer',
+		type: 'string',
+		default: '',
+		placeholder: 'this workflow',
+		description:
+			'Event IDs are unique per consumer, shared with Event Dedupe nodes of the same consumer. Empty means this workflow.',
+		displayOptions: { show: { operation: ['write'], handleOnce: [true] } },
+	},
+	{
+		displayName: 'Retention (Days)',
+		name: 'retentionDays',
+		type: 'number',
+		typeOptions: range(LIMITS.retentionDays),
+		default: 30,
+		description: 'How long an event ID is remembered; keep it longer than any sender retries',
+		displayOptions: { show: { operation: ['write'], handleOnce: [true] } },
 	},
 
 	// Take

@@ -35,6 +35,7 @@ const RELAY = 'relOutboxRelay01';
 const WRITER = 'outboxWriteOrders';
 const LENIENT_WRITER = 'outboxWriteOrdersLenient';
 const APP_WRITER = 'outboxWriteAppOrders';
+const ONCE_WRITER = 'outboxWriteOrdersOnce';
 const APP_RELAY_A = 'outboxAppRelayA';
 const APP_RELAY_B = 'outboxAppRelayB';
 const POSTGRES_CREDENTIAL_ID = 'outboxbusinessdb1';
@@ -220,12 +221,18 @@ describe.each(n8nVersionsUnderTest())('Transactional Outbox in n8n %s', (version
 		target.route(route('app'), { honoursKey: true, latencyMs: 30 });
 		target.route(route('retry'), { honoursKey: true });
 		target.route(route('reject'), { honoursKey: true });
+		target.route(route('once'), { honoursKey: true });
 		ctx = await startWithPackage(
 			version,
 			'outbox',
 			[
 				writerFlow(WRITER, 'outbox-orders', `${bizSchema}.orders`),
 				writerFlow(APP_WRITER, 'outbox-app-orders', 'public.orders', appOutbox, appCredential),
+				writerFlow(ONCE_WRITER, 'outbox-orders-once', `${bizSchema}.orders`, {
+					handleOnce: true,
+					eventId: '={{ $json.orderId }}',
+					consumer: 'orders-in',
+				}),
 				writerFlow(
 					LENIENT_WRITER,
 					'outbox-orders-lenient',
@@ -253,7 +260,7 @@ describe.each(n8nVersionsUnderTest())('Transactional Outbox in n8n %s', (version
 			],
 			[postgres],
 			// The relays are not running yet: the first test writes, then kills n8n before any send.
-			[WRITER, APP_WRITER, LENIENT_WRITER],
+			[WRITER, APP_WRITER, LENIENT_WRITER, ONCE_WRITER],
 		);
 	});
 
@@ -543,5 +550,46 @@ describe.each(n8nVersionsUnderTest())('Transactional Outbox in n8n %s', (version
 		]);
 		// The repeated orders' messages are still the first test's, sent once.
 		expect(target.effectsOf(route('crash'), `order:${version}-crash-1:placed`)).toHaveLength(1);
+	});
+
+	it('Handle Each Event Once: a redelivered order writes neither its row nor its message again', async () => {
+		const order = (id: string) => ({
+			orderId: `${version}-once-${id}`,
+			customer: 'o',
+			seq: 1,
+			amount: 7,
+			url: target.url(route('once')),
+		});
+		const first = await trigger(ctx!.n8n, ONCE_WRITER, 'outbox-orders-once', {
+			orders: [order('a'), order('a'), order('b')],
+		});
+		expect(first.status).toBe('success');
+		const again = await trigger(ctx!.n8n, ONCE_WRITER, 'outbox-orders-once', {
+			orders: [order('a'), order('b'), order('c')],
+		});
+		expect(again.status).toBe('success');
+		const [firstOut] = nodeOutputs(first, 'Place Order');
+		const [againOut] = nodeOutputs(again, 'Place Order');
+		const duplicates = (items: Array<Record<string, unknown>>) =>
+			items.map((item) => (item._outbox as { duplicate?: boolean }).duplicate === true);
+		expect(duplicates(firstOut)).toEqual([false, true, false]);
+		expect(duplicates(againOut)).toEqual([true, true, false]);
+
+		const orders = await adminQuery<{ id: string }>(
+			`SELECT id FROM ${bizSchema}.orders WHERE id LIKE $1 ORDER BY id`,
+			[`${version}-once-%`],
+		);
+		expect(orders.map((o) => o.id)).toEqual(['a', 'b', 'c'].map((id) => `${version}-once-${id}`));
+		const rows = await messages('idempotency_key LIKE $1', [`order:${version}-once-%`]);
+		expect(rows.map((r) => r.idempotency_key)).toEqual(
+			['a', 'b', 'c'].map((id) => `order:${version}-once-${id}:placed`),
+		);
+		const events = await adminQuery<{ event_id: string; status: string }>(
+			`SELECT event_id, status FROM "${ctx!.schema}".processed_events WHERE consumer = 'orders-in' AND event_id LIKE $1 ORDER BY event_id`,
+			[`${version}-once-%`],
+		);
+		expect(events).toEqual(
+			['a', 'b', 'c'].map((id) => ({ event_id: `${version}-once-${id}`, status: 'done' })),
+		);
 	});
 });

@@ -141,7 +141,7 @@ describe('Write', () => {
 			['w1-c:created', 'pending', 0],
 			['w1-c:invoiced', 'pending', 0],
 		]);
-		const ok = results[2] as Extract<(typeof results)[number], { ok: true }>;
+		const ok = results[2] as Extract<(typeof results)[number], { messages: unknown }>;
 		expect(ok.messages.map((m) => [m.id, m.enqueued])).toEqual([
 			[rows[1].id, true],
 			[rows[2].id, true],
@@ -187,8 +187,8 @@ describe('Write', () => {
 			{ continueOnFail: true },
 		);
 		expect(again[0]).toMatchObject({ ok: true });
-		const repeated = again[0] as Extract<(typeof again)[number], { ok: true }>;
-		const original = first[0] as Extract<(typeof first)[number], { ok: true }>;
+		const repeated = again[0] as Extract<(typeof again)[number], { messages: unknown }>;
+		const original = first[0] as Extract<(typeof first)[number], { messages: unknown }>;
 		expect(repeated.messages).toEqual([{ ...original.messages[0], enqueued: false }]);
 		expect(again[1]).toMatchObject({ ok: false });
 		expect((again[1] as { error: Error }).error).toBeInstanceOf(MessageConflictError);

@@ -16,7 +16,7 @@ import {
 } from '../../../lib';
 import { toNodeError } from '../../shared/store';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
-import { consumerName } from './consumer';
+import { consumerName } from '../../shared/consumer';
 import { holdUntilExecutionEnds } from './executionEnd';
 
 /**

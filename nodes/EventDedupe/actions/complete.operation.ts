@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { checkedEventId, completeEvents, ItemError, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
 import { itemValueReader } from '../../shared/itemValues';
-import { consumerName } from './consumer';
+import { consumerName } from '../../shared/consumer';
 
 /**
  * Complete: marks the items' events done for good in one statement, if the claiming execution

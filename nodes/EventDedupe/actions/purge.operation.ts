@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { purgeExpiredEvents, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
-import { consumerName } from './consumer';
+import { consumerName } from '../../shared/consumer';
 
 /** Purge: deletes event IDs past retention and says how many, once per run. */
 export async function execute(

@@ -8,7 +8,7 @@ import {
 } from '../../../lib';
 import { toNodeError } from '../../shared/store';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
-import { consumerName } from './consumer';
+import { consumerName } from '../../shared/consumer';
 
 /**
  * Release: frees claims so a redelivery or a replay is New again. By execution (the error

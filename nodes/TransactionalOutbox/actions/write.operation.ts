@@ -1,12 +1,15 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import {
+	inRange,
 	ItemError,
 	jsonValue,
+	LIMITS,
 	type OutboxWriteItem,
 	parseOutboxMessage,
 	type Store,
 	writeWithMessages,
 } from '../../../lib';
+import { consumerName } from '../../shared/consumer';
 import { toNodeError } from '../../shared/store';
 import { errorItem } from './errorItem';
 import { outboxStoreFor } from './outboxStore';
@@ -51,6 +54,19 @@ export async function execute(
 			unknown[] | undefined) ?? []
 	).length;
 
+	const handleOnce = this.getNodeParameter('handleOnce', 0, false) === true;
+	const eventOf = (index: number): OutboxWriteItem['event'] =>
+		handleOnce
+			? {
+					consumer: consumerName(this, index),
+					eventId: String(this.getNodeParameter('eventId', index, '') ?? ''),
+					retentionDays: inRange(
+						this.getNodeParameter('retentionDays', index, 30),
+						LIMITS.retentionDays,
+					),
+				}
+			: undefined;
+
 	// Every item's SQL and messages first: a bad parameter ends that item before any SQL runs.
 	const out: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const prepared: OutboxWriteItem[] = [];
@@ -58,6 +74,7 @@ export async function execute(
 		try {
 			prepared.push({
 				index,
+				event: eventOf(index),
 				statements: Array.from({ length: statementCount }, (_, position) =>
 					statementOf(this, index, position),
 				).filter((statement) => statement.text.trim() !== ''),
@@ -82,18 +99,19 @@ export async function execute(
 		throw toNodeError(this, error);
 	});
 	for (const result of results) {
-		out[result.index] = result.ok
-			? {
-					json: {
-						...items[result.index].json,
-						_outbox: {
-							messages: result.messages,
-							statements: result.statements,
-						} as unknown as IDataObject,
-					},
-					pairedItem: { item: result.index },
-				}
-			: errorItem(result.error, result.index);
+		if (!result.ok) {
+			out[result.index] = errorItem(result.error, result.index);
+			continue;
+		}
+		// A redelivered event wrote nothing: no rows, no messages.
+		const outbox =
+			'duplicate' in result
+				? { duplicate: true, eventId: result.eventId, messages: [], statements: [] }
+				: { messages: result.messages, statements: result.statements };
+		out[result.index] = {
+			json: { ...items[result.index].json, _outbox: outbox as unknown as IDataObject },
+			pairedItem: { item: result.index },
+		};
 	}
 	return [out.filter((item): item is INodeExecutionData => item !== undefined)];
 }
