@@ -8,6 +8,7 @@ import {
 } from '../../lib/deadletter';
 import { ClaimMode, claimEvents, completeEvents, releaseExecutionClaims } from '../../lib/dedupe';
 import { StoreUnavailableError } from '../../lib/errors';
+import { abandonExecutionKeys } from '../../lib/idempotency/recovery';
 import {
 	DEFAULT_POLICY,
 	requestFingerprint,
@@ -46,6 +47,8 @@ interface Execution {
 	killed: boolean;
 	faultNext: boolean;
 	done?: Promise<unknown>;
+	/** The run failed because the store was unavailable (or too slow to keep its leases). */
+	storeFailed?: boolean;
 }
 
 /** A worker's store as one execution sees it: dead once killed, failing once when told. */
@@ -160,8 +163,8 @@ export async function runSchedule(
 				}
 			})
 			.catch((error: unknown) => {
-				if (!(error instanceof StoreUnavailableError))
-					violations.push(`delivery ${execution.id} threw ${String(error)}`);
+				if (error instanceof StoreUnavailableError) execution.storeFailed = true;
+				else violations.push(`delivery ${execution.id} threw ${String(error)}`);
 			});
 		return execution;
 	};
@@ -345,9 +348,13 @@ export async function runSchedule(
 	if (paused)
 		await resume(admin, 'integration', integration, 'operator', 'model check: outage over');
 	if (usedBreaker) await sleep(BREAKER.coolDownSeconds * 1000 + 20);
-	if (delivered.size > 0) {
+	// A run the store failed (down, or too slow to keep a lease) fails its n8n execution: the
+	// Error handler settles its keys (Settle Failed Execution) and the sender delivers again.
+	for (let attempt = 0; attempt < 3 && delivered.size > 0; attempt++) {
 		const last = deliver([...delivered], 0, usedBreaker, env.workers[0]);
 		await last.done;
+		if (!last.storeFailed) break;
+		await abandonExecutionKeys(admin, last.id);
 	}
 	for (let round = 0; round < 3 && (await replayRun(env.workers[0])) > 0; round++);
 	await target.settled();
