@@ -221,8 +221,17 @@ describe.each(n8nVersionsUnderTest())(
 
 		it('every invoice is posted exactly once, though its sender never delivers it again', async () => {
 			const invoices = Array.from({ length: INVOICES }, (_, i) => `${version}-INV-${20930 + i}`);
+			const handlerRunsBefore = (await ctx!.n8n.api.executions('relErrorHandler1')).length;
 			const restarted = await crashWhileWriting(invoices, false);
 			await expectEveryInvoiceSettled(invoices, restarted);
+			// What "done at claim, released on failure" relies on, and the docs state: after the
+			// restart n8n marks each execution that was running as crashed and runs its error workflow.
+			const handlerRuns = await ctx!.n8n.api.waitForExecutions(
+				'relErrorHandler1',
+				handlerRunsBefore + invoices.length,
+				60_000,
+			);
+			expect(handlerRuns.length - handlerRunsBefore).toBe(invoices.length);
 		});
 
 		it('still exactly once when senders deliver again at random moments after the restart', async () => {
