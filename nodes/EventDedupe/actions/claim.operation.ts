@@ -14,7 +14,7 @@ import {
 	toVersion,
 	validateItem,
 } from '../../../lib';
-import { toNodeError } from '../../shared/store';
+import { forEachItem } from '../../shared/router';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { consumerName } from '../../shared/consumer';
 import { holdUntilExecutionEnds } from './executionEnd';
@@ -42,25 +42,22 @@ export async function execute(
 		this.getNode().typeVersion >= 2 ? ClaimMode.untilExecutionEnds : ClaimMode.doneAtClaim,
 	) as ClaimMode;
 	const inbox = mode === ClaimMode.untilExecutionEnds;
-	let leaseSeconds: number;
-	let retentionDays: number;
+	const leaseSeconds =
+		mode === ClaimMode.leaseUntilComplete
+			? inRange(this.getNodeParameter('leaseSeconds', 0, 600), LIMITS.claimLeaseSeconds)
+			: inbox
+				? inRange(this.getNodeParameter('recoverAfterSeconds', 0, 60), LIMITS.recoverAfterSeconds)
+				: 600;
+	const retentionDays = inRange(
+		this.getNodeParameter('retentionDays', 0, 30),
+		LIMITS.retentionDays,
+	);
 	let maxItemBytes = 0;
 	let maskFields: string[] = [];
-	try {
-		leaseSeconds =
-			mode === ClaimMode.leaseUntilComplete
-				? inRange(this.getNodeParameter('leaseSeconds', 0, 600), LIMITS.claimLeaseSeconds)
-				: inbox
-					? inRange(this.getNodeParameter('recoverAfterSeconds', 0, 60), LIMITS.recoverAfterSeconds)
-					: 600;
-		retentionDays = inRange(this.getNodeParameter('retentionDays', 0, 30), LIMITS.retentionDays);
-		if (inbox) {
-			const options = this.getNodeParameter('inbox', 0, {}) as IDataObject;
-			maxItemBytes = inRange(options.maxItemKb ?? 256, LIMITS.inboxMaxItemKb) * 1024;
-			maskFields = parseMaskFields(options.maskFields ?? '');
-		}
-	} catch (error) {
-		throw toNodeError(this, error);
+	if (inbox) {
+		const options = this.getNodeParameter('inbox', 0, {}) as IDataObject;
+		maxItemBytes = inRange(options.maxItemKb ?? 256, LIMITS.inboxMaxItemKb) * 1024;
+		maskFields = parseMaskFields(options.maskFields ?? '');
 	}
 	let overCap = 0;
 	/** The item as the inbox keeps it: masked, or only its size when it is over the cap. */
@@ -82,8 +79,10 @@ export async function execute(
 	const entityKeyOf = checkOrder ? itemValueReader(this, items, 'entityKey') : undefined;
 	const versionOf = checkOrder ? itemValueReader(this, items, 'entityVersion') : undefined;
 
-	for (let index = 0; index < items.length; index++) {
-		try {
+	await forEachItem(
+		this,
+		items,
+		(index) => {
 			const problem = validate ? validateItem(items[index].json, fields) : undefined;
 			if (problem) {
 				if (onInvalid === 'fail')
@@ -101,7 +100,7 @@ export async function execute(
 					},
 					pairedItem: { item: index },
 				});
-				continue;
+				return;
 			}
 			const checked = checkedEventId(eventIdOf(index));
 			if ('problem' in checked) {
@@ -131,15 +130,15 @@ export async function execute(
 				request.version = version;
 			}
 			requests.push(request);
-		} catch (error) {
-			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			const message = error instanceof Error ? error.message : String(error);
+		},
+		(failed, index) => {
+			const message = String(failed.json.error);
 			invalid.push({
 				json: { ...items[index].json, _dedupe: { outcome: 'invalid', message }, error: message },
 				pairedItem: { item: index },
 			});
-		}
-	}
+		},
+	);
 
 	const results = await claimEvents(
 		store,
@@ -152,9 +151,7 @@ export async function execute(
 			retentionDays,
 		},
 		requests,
-	).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
+	);
 
 	if (inbox && results.some((r) => r.outcome === 'new')) {
 		if (!holdUntilExecutionEnds(this, store, leaseSeconds)) {

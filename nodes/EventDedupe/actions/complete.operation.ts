@@ -1,6 +1,5 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { checkedEventId, completeEvents, ItemError, type Store } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 import { itemValueReader } from '../../shared/itemValues';
 import { consumerName } from '../../shared/consumer';
 
@@ -18,24 +17,16 @@ export async function execute(
 	for (let index = 0; index < items.length; index++) {
 		const checked = checkedEventId(eventIdOf(index));
 		if ('problem' in checked)
-			throw toNodeError(
-				this,
-				new ItemError(
-					`Item ${index} ${checked.problem}`,
-					index,
-					'Set Event ID to the same expression the Claim step uses.',
-				),
+			throw new ItemError(
+				`Item ${index} ${checked.problem}`,
 				index,
+				'Set Event ID to the same expression the Claim step uses.',
 			);
 		ids.push(checked.id);
 	}
 	const owner =
 		String(this.getNodeParameter('claimedBy', 0, '') ?? '').trim() || this.getExecutionId();
-	const results = await completeEvents(store, consumerName(this), ids, owner).catch(
-		(error: unknown) => {
-			throw toNodeError(this, error);
-		},
-	);
+	const results = await completeEvents(store, consumerName(this), ids, owner);
 	return [
 		items.map((item, index) => {
 			const result = results[index];

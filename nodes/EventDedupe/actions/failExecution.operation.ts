@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { failExecution, ItemError, parkItems, type Store } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
-import { toNodeError } from '../../shared/store';
+import { forEachItem } from '../../shared/router';
 
 /**
  * Settle Failed Execution, the error workflow's step. Per failed execution: its open write keys
@@ -32,8 +32,10 @@ export async function execute(
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
 	const parked: INodeExecutionData[] = [];
 	const notKept: INodeExecutionData[] = [];
-	for (let index = 0; index < items.length; index++) {
-		try {
+	await forEachItem(
+		this,
+		items,
+		async (index) => {
 			const executionId = requiredText(
 				read.executionId,
 				'failed execution ID',
@@ -71,7 +73,7 @@ export async function execute(
 						json: { ...items[index].json, _settled: summary },
 						pairedItem: { item: index },
 					});
-				continue;
+				return;
 			}
 			const unknownSteps = settled.keys.filter((k) => k.status === 'unknown').length;
 			const results = await parkItems(
@@ -118,16 +120,12 @@ export async function execute(
 					pairedItem: { item: index },
 				}),
 			);
-		} catch (error) {
-			if (!this.continueOnFail()) throw toNodeError(this, error, index);
+		},
+		(failed, index) =>
 			notKept.push({
-				json: {
-					...items[index].json,
-					error: error instanceof Error ? error.message : String(error),
-				},
+				json: { ...items[index].json, error: failed.json.error },
 				pairedItem: { item: index },
-			});
-		}
-	}
+			}),
+	);
 	return [parked, notKept];
 }

@@ -1,6 +1,5 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { purgeExpiredEvents, type Store } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 import { consumerName } from '../../shared/consumer';
 
 /** Purge: deletes event IDs past retention and says how many, once per run. */
@@ -10,8 +9,6 @@ export async function execute(
 ): Promise<INodeExecutionData[][]> {
 	const scope = this.getNodeParameter('purgeScope', 0, 'consumer') as string;
 	const consumer = scope === 'all' ? null : consumerName(this);
-	const purged = await purgeExpiredEvents(store, consumer).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
+	const purged = await purgeExpiredEvents(store, consumer);
 	return [[{ json: { consumer: consumer ?? 'all', purged }, pairedItem: { item: 0 } }]];
 }

@@ -9,7 +9,6 @@ import {
 	type Store,
 	takeCrashed,
 } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 
 /**
  * Recover Crashed: takes the inbox items whose execution died (fenced: two recovery runs never
@@ -27,22 +26,16 @@ export async function execute(
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
 	const executionId = this.getExecutionId();
-	let taken: RecoveredItem[];
-	try {
-		taken = await takeCrashed(store, {
-			executionId,
-			limit: inRange(this.getNodeParameter('recoverLimit', 0, 50), LIMITS.listLimit),
-			maxAttempts: inRange(this.getNodeParameter('maxRecoveries', 0, 3), LIMITS.maxRecoveries),
-			leaseSeconds: inRange(
-				this.getNodeParameter('recoverHoldSeconds', 0, 600),
-				LIMITS.claimLeaseSeconds,
-			),
-			workflowId:
-				String(this.getNodeParameter('recoverWorkflowId', 0, '') ?? '').trim() || undefined,
-		});
-	} catch (error) {
-		throw toNodeError(this, error);
-	}
+	const taken = await takeCrashed(store, {
+		executionId,
+		limit: inRange(this.getNodeParameter('recoverLimit', 0, 50), LIMITS.listLimit),
+		maxAttempts: inRange(this.getNodeParameter('maxRecoveries', 0, 3), LIMITS.maxRecoveries),
+		leaseSeconds: inRange(
+			this.getNodeParameter('recoverHoldSeconds', 0, 600),
+			LIMITS.claimLeaseSeconds,
+		),
+		workflowId: String(this.getNodeParameter('recoverWorkflowId', 0, '') ?? '').trim() || undefined,
+	});
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
 	const linkOf = (item: RecoveredItem) =>
 		item.workflowId && item.originExecutionId
@@ -119,9 +112,7 @@ export async function execute(
 					note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
 				},
 			})),
-		).catch((error: unknown) => {
-			throw toNodeError(this, error);
-		});
+		);
 		parked = results.map((result, i) => ({
 			json: {
 				...about(givenUp[i]),

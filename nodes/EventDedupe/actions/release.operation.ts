@@ -6,7 +6,6 @@ import {
 	releaseExecutionClaims,
 	type Store,
 } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { consumerName } from '../../shared/consumer';
 
@@ -21,52 +20,48 @@ export async function execute(
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[][]> {
 	const by = this.getNodeParameter('releaseBy', 0, 'execution') as string;
-	try {
-		if (by === 'event') {
-			const eventIdOf = itemValueReader(this, items, 'releaseEventId');
-			const ids = items.map((_, index) => {
-				const checked = checkedEventId(eventIdOf(index));
-				if ('problem' in checked)
-					throw new ItemError(
-						`Item ${index} ${checked.problem}`,
-						index,
-						'Set Event ID to the ID of the event to release.',
-					);
-				return checked.id;
-			});
-			const released = new Set(await releaseEvents(store, consumerName(this), ids));
-			return [
-				items.map((item, index) => ({
-					json: {
-						...item.json,
-						_dedupe: { eventId: ids[index], released: released.has(ids[index]) },
-					},
-					pairedItem: { item: index },
-				})),
-			];
-		}
-		const executionIdOf = itemValueReader(this, items, 'executionId');
-		const executions = items.map((_, index) =>
-			requiredText(
-				executionIdOf,
-				'execution ID',
-				index,
-				'Set Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.',
-			),
-		);
-		const counts = new Map<string, number>();
-		for (const executionId of new Set(executions))
-			counts.set(executionId, await releaseExecutionClaims(store, executionId));
+	if (by === 'event') {
+		const eventIdOf = itemValueReader(this, items, 'releaseEventId');
+		const ids = items.map((_, index) => {
+			const checked = checkedEventId(eventIdOf(index));
+			if ('problem' in checked)
+				throw new ItemError(
+					`Item ${index} ${checked.problem}`,
+					index,
+					'Set Event ID to the ID of the event to release.',
+				);
+			return checked.id;
+		});
+		const released = new Set(await releaseEvents(store, consumerName(this), ids));
 		return [
 			items.map((item, index) => ({
 				json: {
 					...item.json,
-					_dedupe: { executionId: executions[index], released: counts.get(executions[index]) ?? 0 },
+					_dedupe: { eventId: ids[index], released: released.has(ids[index]) },
 				},
 				pairedItem: { item: index },
 			})),
 		];
-	} catch (error) {
-		throw toNodeError(this, error, (error as { itemIndex?: number }).itemIndex);
 	}
+	const executionIdOf = itemValueReader(this, items, 'executionId');
+	const executions = items.map((_, index) =>
+		requiredText(
+			executionIdOf,
+			'execution ID',
+			index,
+			'Set Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.',
+		),
+	);
+	const counts = new Map<string, number>();
+	for (const executionId of new Set(executions))
+		counts.set(executionId, await releaseExecutionClaims(store, executionId));
+	return [
+		items.map((item, index) => ({
+			json: {
+				...item.json,
+				_dedupe: { executionId: executions[index], released: counts.get(executions[index]) ?? 0 },
+			},
+			pairedItem: { item: index },
+		})),
+	];
 }

@@ -1,6 +1,5 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { purgeMessages, type Store } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 import { outboxStoreFor } from './outboxStore';
 
 /** Purge: deletes messages settled longer ago than the retention; outputs how many. */
@@ -11,11 +10,7 @@ export async function execute(
 ): Promise<INodeExecutionData[][]> {
 	const outbox = await outboxStoreFor(this, store);
 	const retentionDays = Number(this.getNodeParameter('retentionDays', 0, 30));
-	const purged = await purgeMessages(outbox, Math.max(1, Math.floor(retentionDays))).catch(
-		(error: unknown) => {
-			throw toNodeError(this, error);
-		},
-	);
+	const purged = await purgeMessages(outbox, Math.max(1, Math.floor(retentionDays)));
 	return [
 		[{ json: { purged, retentionDays }, pairedItem: items.length > 0 ? { item: 0 } : undefined }],
 	];

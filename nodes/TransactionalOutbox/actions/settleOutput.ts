@@ -1,7 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { ItemError, type MessageSettleRequest, type MessageSettleResult } from '../../../lib';
-import { toNodeError } from '../../shared/store';
-import { errorItem } from './errorItem';
+import { forEachItem } from '../../shared/router';
 
 /** Reads Message ID and Generation of an item; either missing is an error naming the item. */
 export function settleRequestOf(
@@ -40,17 +39,17 @@ export async function settleItems<R extends MessageSettleRequest>(
 ): Promise<INodeExecutionData[][]> {
 	const out: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const requests: R[] = [];
-	for (let index = 0; index < items.length; index++) {
-		try {
+	await forEachItem(
+		context,
+		items,
+		(index) => {
 			requests.push(requestOf(index));
-		} catch (error) {
-			if (!context.continueOnFail()) throw toNodeError(context, error, index);
-			out[index] = errorItem(error, index);
-		}
-	}
-	const results = await settle(requests).catch((error: unknown) => {
-		throw toNodeError(context, error);
-	});
+		},
+		(failed, index) => {
+			out[index] = failed;
+		},
+	);
+	const results = await settle(requests);
 	for (const result of results) {
 		out[result.index] = {
 			json: {

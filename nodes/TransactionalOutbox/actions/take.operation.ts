@@ -1,6 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { type Store, takeMessages } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 import { outboxStoreFor } from './outboxStore';
 
 /**
@@ -20,8 +19,6 @@ export async function execute(
 		leaseSeconds: Number(this.getNodeParameter('leaseSeconds', 0, 300)),
 		takenBy: this.getExecutionId() ?? 'manual',
 		destination: String(this.getNodeParameter('destination', 0, '') ?? ''),
-	}).catch((error: unknown) => {
-		throw toNodeError(this, error);
 	});
 	const paired = items.length > 0 ? { item: 0 } : undefined;
 	return [

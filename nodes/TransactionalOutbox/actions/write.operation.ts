@@ -10,8 +10,8 @@ import {
 	writeWithMessages,
 } from '../../../lib';
 import { consumerName } from '../../shared/consumer';
-import { toNodeError } from '../../shared/store';
-import { errorItem } from './errorItem';
+import { errorItem } from '../../shared/errorItem';
+import { forEachItem } from '../../shared/router';
 import { outboxStoreFor } from './outboxStore';
 import { statementOf } from './queryParameters';
 
@@ -70,8 +70,10 @@ export async function execute(
 	// Every item's SQL and messages first: a bad parameter ends that item before any SQL runs.
 	const out: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const prepared: OutboxWriteItem[] = [];
-	for (let index = 0; index < items.length; index++) {
-		try {
+	await forEachItem(
+		this,
+		items,
+		(index) => {
 			prepared.push({
 				index,
 				event: eventOf(index),
@@ -82,11 +84,11 @@ export async function execute(
 					parseOutboxMessage(raw, index, position),
 				),
 			});
-		} catch (error) {
-			if (!continueOnFail) throw toNodeError(this, error, index);
-			out[index] = errorItem(error, index);
-		}
-	}
+		},
+		(failed, index) => {
+			out[index] = failed;
+		},
+	);
 
 	const outbox = await outboxStoreFor(this, store);
 	const workflow = this.getWorkflow();
@@ -95,9 +97,7 @@ export async function execute(
 		prepared,
 		{ workflowId: workflow.id, executionId: this.getExecutionId(), node: this.getNode().name },
 		{ continueOnFail },
-	).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
+	);
 	for (const result of results) {
 		if (!result.ok) {
 			out[result.index] = errorItem(result.error, result.index);
