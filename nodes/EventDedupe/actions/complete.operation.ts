@@ -1,7 +1,26 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
 import { checkedEventId, completeEvents, ItemError, type Store } from '../../../lib';
 import { itemValueReader } from '../../shared/itemValues';
 import { consumerName } from '../../shared/consumer';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Claimed By Execution',
+		name: 'claimedBy',
+		type: 'string',
+		default: '',
+		placeholder: 'this execution',
+		description:
+			'The execution that claimed the events. Only its claims are completed: after another execution took a claim over, the old one completes nothing. Empty means this execution.',
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['complete'] } }, properties);
 
 /**
  * Complete: marks the items' events done for good in one statement, if the claiming execution

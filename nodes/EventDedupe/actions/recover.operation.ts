@@ -1,4 +1,10 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
 import {
 	completeEvents,
 	inRange,
@@ -9,6 +15,45 @@ import {
 	type Store,
 	takeCrashed,
 } from '../../../lib';
+import { range } from '../../shared/range';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Max Recoveries',
+		name: 'maxRecoveries',
+		type: 'number',
+		typeOptions: range(LIMITS.maxRecoveries),
+		default: 3,
+		description:
+			'How many times an item is run again before it is given up to be parked as crashed',
+	},
+	{
+		displayName: 'Limit',
+		name: 'recoverLimit',
+		type: 'number',
+		typeOptions: range(LIMITS.listLimit),
+		default: 50,
+		description: 'Max number of results to return',
+	},
+	{
+		displayName: 'Hold For (Seconds)',
+		name: 'recoverHoldSeconds',
+		type: 'number',
+		typeOptions: range(LIMITS.claimLeaseSeconds),
+		default: 600,
+		description:
+			'How long this recovery run holds the items it takes; one it never completes is taken again after this',
+	},
+	{
+		displayName: 'Workflow ID',
+		name: 'recoverWorkflowId',
+		type: 'string',
+		default: '',
+		description: 'Only items of this workflow; empty for all',
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['recover'] } }, properties);
 
 /**
  * Recover Crashed: takes the inbox items whose execution died (fenced: two recovery runs never

@@ -1,4 +1,9 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
 import {
 	checkedEventId,
 	ItemError,
@@ -8,6 +13,42 @@ import {
 } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { consumerName } from '../../shared/consumer';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Release By',
+		name: 'releaseBy',
+		type: 'options',
+		options: [
+			{
+				name: 'Execution ID',
+				value: 'execution',
+				description:
+					'Every claim the execution made (the error workflow passes the failed execution)',
+			},
+			{ name: 'Event ID', value: 'event', description: 'The claims of the given events' },
+		],
+		default: 'execution',
+	},
+	{
+		displayName: 'Execution ID',
+		name: 'executionId',
+		type: 'string',
+		default: '={{ $json.execution?.id }}',
+		description:
+			'The execution whose claims to release; in an Error Trigger workflow, the failed execution',
+		displayOptions: { show: { releaseBy: ['execution'] } },
+	},
+	{
+		displayName: 'Event ID',
+		name: 'releaseEventId',
+		type: 'string',
+		default: '={{ $json.id }}',
+		displayOptions: { show: { releaseBy: ['event'] } },
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['release'] } }, properties);
 
 /**
  * Release: frees claims so a redelivery or a replay is New again. By execution (the error
