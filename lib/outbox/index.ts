@@ -1,4 +1,6 @@
+export { type SqlStatement, StatementFailedError } from './businessStatements';
 export * from './config';
+export { MessageConflictError } from './enqueue';
 export * from './fail';
 export * from './failPolicy';
 export * from './messages';
