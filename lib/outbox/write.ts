@@ -1,3 +1,4 @@
+import { ClaimOutcome } from '../dedupe/outcomes';
 import { claimWithWork } from '../dedupe/withWork';
 import { ConfigurationError, ItemError, StoreUnavailableError } from '../errors';
 import { type Store, sqlStateOf, toStoreError } from '../store';
@@ -78,7 +79,7 @@ export async function writeWithMessages(
 						...item.event,
 						workflowId: context.workflowId,
 						executionId: context.executionId ?? 'unknown',
-					})) === 'duplicate'
+					})) === ClaimOutcome.duplicate
 				) {
 					// Processed before: this delivery does nothing.
 					if (options.continueOnFail) await tx.query(releaseItemSavepointSql());

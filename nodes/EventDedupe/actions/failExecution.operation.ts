@@ -5,7 +5,7 @@ import {
 	type INodeProperties,
 	updateDisplayOptions,
 } from 'n8n-workflow';
-import { failExecution, ItemError, parkItems, type Store } from '../../../lib';
+import { failExecution, ItemError, KeyStatus, parkItems, type Store } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { forEachItem } from '../../shared/router';
 
@@ -142,7 +142,7 @@ export async function execute(
 					});
 				return;
 			}
-			const unknownSteps = settled.keys.filter((k) => k.status === 'unknown').length;
+			const unknownSteps = settled.keys.filter((k) => k.status === KeyStatus.unknown).length;
 			const results = await parkItems(
 				store,
 				settled.items.map((item) => ({

@@ -8,6 +8,7 @@ import {
 import {
 	completeEvents,
 	inRange,
+	KeyStatus,
 	LIMITS,
 	parkItems,
 	type RecoveredItem,
@@ -136,7 +137,7 @@ export async function execute(
 				: item.steps
 						.map(
 							(s) =>
-								`${s.step}: ${s.status === 'succeeded' ? 'done' : s.status === 'failed' ? 'not done' : 'may have taken effect'}`,
+								`${s.step}: ${s.status === KeyStatus.succeeded ? 'done' : s.status === KeyStatus.failed ? 'not done' : 'may have taken effect'}`,
 						)
 						.join('; ');
 		const results = await parkItems(

@@ -1,5 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { ItemError, type MessageSettleRequest, type MessageSettleResult } from '../../../lib';
+import {
+	ItemError,
+	MessageSettleOutcome,
+	type MessageSettleRequest,
+	type MessageSettleResult,
+} from '../../../lib';
 import { forEachItem } from '../../shared/router';
 
 /** Reads Message ID and Generation of an item; either missing is an error naming the item. */
@@ -70,7 +75,7 @@ export async function settleItems<R extends MessageSettleRequest>(
 			pairedItem: { item: result.index },
 		};
 	}
-	const superseded = results.filter((r) => r.outcome === 'superseded');
+	const superseded = results.filter((r) => r.outcome === MessageSettleOutcome.superseded);
 	if (superseded.length > 0)
 		context.addExecutionHints({
 			message: `${superseded.length} message${superseded.length === 1 ? ' was' : 's were'} taken over by a later run (lease expired) and not settled here: ${superseded
