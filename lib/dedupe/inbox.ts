@@ -1,5 +1,7 @@
 import { abandonExecutionKeys } from '../idempotency/recovery';
+import type { KeyStatus } from '../idempotency/types';
 import type { Store } from '../store';
+import { ProcessedEventStatus } from './outcomes';
 import {
 	completeExecutionSql,
 	countInboxOfExecutionSql,
@@ -137,7 +139,7 @@ export interface RecoveredItem extends InboxItem {
 	givenUp: boolean;
 	reason: string | null;
 	/** What the origin execution's write steps did (step, status), for "already happened". */
-	steps: Array<{ step: string; status: string }>;
+	steps: Array<{ step: string; status: KeyStatus }>;
 }
 
 /**
@@ -159,9 +161,9 @@ export async function takeCrashed(
 		InboxRow & {
 			generation: string;
 			recover_attempts: number;
-			status: string;
+			status: ProcessedEventStatus;
 			last_error: string | null;
-			steps: Array<{ step: string; status: string }>;
+			steps: Array<{ step: string; status: KeyStatus }>;
 		}
 	>(takeCrashedSql(store), [
 		take.executionId,
@@ -174,8 +176,8 @@ export async function takeCrashed(
 		...toItem(row),
 		generation: String(row.generation),
 		attempt: row.recover_attempts,
-		givenUp: row.status === 'failed',
-		reason: row.status === 'failed' ? row.last_error : null,
+		givenUp: row.status === ProcessedEventStatus.failed,
+		reason: row.status === ProcessedEventStatus.failed ? row.last_error : null,
 		steps: row.steps,
 	}));
 }

@@ -18,6 +18,17 @@ export const DuplicateReason = {
 } as const;
 export type DuplicateReason = (typeof DuplicateReason)[keyof typeof DuplicateReason];
 
+/**
+ * The states of a processed event's claim: held while its work runs, done for good, or failed
+ * (its execution failed: a redelivery claims it again, or the item is parked).
+ */
+export const ProcessedEventStatus = {
+	inProgress: 'in_progress',
+	done: 'done',
+	failed: 'failed',
+} as const;
+export type ProcessedEventStatus = (typeof ProcessedEventStatus)[keyof typeof ProcessedEventStatus];
+
 /** When a claim counts as processed. */
 export const ClaimMode = {
 	/** Done as soon as it is claimed; the error workflow (Release) frees a failed execution's claims. */

@@ -1,6 +1,7 @@
 import type { Store, Transaction } from '../store';
 import { checkedEventId } from './eventIds';
 import { ConfigurationError, ItemError } from '../errors';
+import { ClaimOutcome } from './outcomes';
 import { claimWithWorkSql, eventStatusSql } from './sql';
 
 /**
@@ -20,7 +21,7 @@ export async function claimWithWork(
 		executionId: string;
 		retentionDays: number;
 	},
-): Promise<'claimed' | 'duplicate'> {
+): Promise<typeof ClaimOutcome.new | typeof ClaimOutcome.duplicate> {
 	const consumer = checkedEventId(claim.consumer);
 	if ('problem' in consumer || consumer.id !== claim.consumer)
 		throw new ConfigurationError(
@@ -41,7 +42,7 @@ export async function claimWithWork(
 		claim.executionId,
 		claim.retentionDays,
 	]);
-	if (rows.length > 0) return 'claimed';
+	if (rows.length > 0) return ClaimOutcome.new;
 	// Not claimed: done before, or held by an Event Dedupe claim whose lease is still live.
 	const [held] = await tx.query<{ execution_id: string | null }>(eventStatusSql(store), [
 		claim.consumer,
@@ -53,5 +54,5 @@ export async function claimWithWork(
 			claim.index,
 			'Run this item again after that execution ends; its claim lapses with its lease. Nothing was written.',
 		);
-	return 'duplicate';
+	return ClaimOutcome.duplicate;
 }

@@ -1,1 +1,3 @@
-export * from './mask';
+export { maskText, maskValue } from './mask';
+export { isSecretName, MASKED, parseMaskFields } from './rules';
+export { CIRCULAR, CUT_TOO_DEEP, MAX_DEPTH } from './structure';

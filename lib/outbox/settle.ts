@@ -1,15 +1,7 @@
-import { type ErrorClass, parkItems, type ParkRequest } from '../deadletter';
-import { nextDelayMs } from '../idempotency/policy';
 import type { Store, Transaction } from '../store';
-import { type MessageRow, messageFromRow } from './take';
 import { applySettlesSql, lockMessagesSql } from './sql';
-import { storeInTransaction } from './transaction';
-import {
-	DEFAULT_HOLD_CLASSES,
-	DEFAULT_TRANSIENT_CLASSES,
-	OutboxStatus,
-	MessageSettleOutcome,
-} from './statuses';
+import { OutboxStatus, MessageSettleOutcome } from './statuses';
+import type { MessageRow } from './take';
 
 /** Complete or Fail names a message by id and by the generation its taker holds. */
 export interface MessageSettleRequest {
@@ -26,44 +18,6 @@ export interface FailRequest extends MessageSettleRequest {
 	status?: number;
 	/** Not before this time (the target's Retry-After). */
 	retryAt?: Date;
-}
-
-export interface FailPolicy {
-	/** Takes a message gets in all; a transient failure on the last one makes it a dead letter. */
-	maxAttempts: number;
-	baseDelayMs: number;
-	maxDelayMs: number;
-	/** Error classes a later attempt may cure; every other class is permanent. */
-	transientClasses: string[];
-	/** Error classes of a destination that was not called (paused): held, the attempt not counted. */
-	holdClasses: string[];
-}
-
-export const DEFAULT_FAIL_POLICY: FailPolicy = {
-	maxAttempts: 5,
-	baseDelayMs: 5_000,
-	maxDelayMs: 300_000,
-	transientClasses: DEFAULT_TRANSIENT_CLASSES,
-	holdClasses: DEFAULT_HOLD_CLASSES,
-};
-
-/** How soon a held message is looked at again. */
-const HOLD_RECHECK_MS = 60_000;
-
-/** Where and how a message that is given up is parked (the Reliability Store's dead letters). */
-export interface DeadLetterTarget {
-	store: Store;
-	workflowId: string;
-	workflowName?: string;
-	executionId?: string;
-	/** The relay step that failed to deliver (the write node feeding Fail). */
-	step: string;
-	runLink?: string;
-	owner?: string;
-	impact?: string;
-	severity?: string;
-	maskFields?: string[];
-	retentionDays?: number;
 }
 
 export interface MessageSettleResult {
@@ -85,30 +39,6 @@ export interface MessageSettleResult {
 	deadLetterClass?: string;
 }
 
-export type FailureDecision =
-	| { kind: 'retry'; delayMs: number }
-	| { kind: 'hold'; delayMs: number }
-	| { kind: 'dead'; errorClass: string };
-
-/**
- * After a failed send on take `attempts` (counted from 1): a paused destination holds the
- * message (checked again within a minute, the attempt not counted: a pause must not exhaust
- * it); a permanent class is given up at once; a transient one is retried with full-jitter
- * backoff until the attempt cap, then given up as exhausted. Nothing retries forever.
- */
-export function decideFailure(
-	attempts: number,
-	errorClass: string,
-	policy: FailPolicy,
-	random: () => number = Math.random,
-): FailureDecision {
-	if (policy.holdClasses.includes(errorClass))
-		return { kind: 'hold', delayMs: Math.min(policy.maxDelayMs, HOLD_RECHECK_MS) };
-	if (!policy.transientClasses.includes(errorClass)) return { kind: 'dead', errorClass };
-	if (attempts >= policy.maxAttempts) return { kind: 'dead', errorClass: 'exhausted' };
-	return { kind: 'retry', delayMs: nextDelayMs(attempts, policy, random) };
-}
-
 type LockedRow = MessageRow;
 
 interface Plan {
@@ -125,6 +55,7 @@ interface Plan {
 	superseded: number;
 }
 
+/** What the caller decided for one message still in flight under the generation its request names. */
 type Choice =
 	| { action: 'complete' }
 	| { action: 'retry'; delayMs: number; failure: FailRequest; hold: boolean }
@@ -138,7 +69,7 @@ const ID = /^\d{1,18}$/;
  * counted on the message and reported), decisions for messages still in flight under that
  * generation are applied, and messages given up are parked before the transaction commits.
  */
-async function settle<R extends MessageSettleRequest>(
+export async function settleMessages<R extends MessageSettleRequest>(
 	outbox: Store,
 	requests: R[],
 	choose: (row: LockedRow, request: R) => Choice,
@@ -282,85 +213,5 @@ export async function completeMessages(
 	outbox: Store,
 	requests: MessageSettleRequest[],
 ): Promise<MessageSettleResult[]> {
-	return await settle(outbox, requests, () => ({ action: 'complete' }));
-}
-
-/**
- * Records failed sends: a transient failure schedules the message again after a backoff (never
- * before the target's Retry-After); past the attempt cap, or on a permanent failure, the message
- * becomes a dead letter (its full content as payload, its key, the failure) and is marked dead.
- * When the outbox lives in the store's own database the dead letter is written in the same
- * transaction; elsewhere it is written first, while the message stays locked, so a crash between
- * the two leaves the message in flight, taken again after its lease, and parked again as the
- * same open record (same key), never a message gone without its dead letter.
- */
-export async function failMessages(
-	outbox: Store,
-	requests: FailRequest[],
-	deadLetters: DeadLetterTarget,
-	policy: FailPolicy = DEFAULT_FAIL_POLICY,
-	random: () => number = Math.random,
-): Promise<MessageSettleResult[]> {
-	return await settle<FailRequest>(
-		outbox,
-		requests,
-		(row, request) => {
-			const decision = decideFailure(row.attempts, request.errorClass, policy, random);
-			return decision.kind === 'dead'
-				? { action: 'dead', errorClass: decision.errorClass, failure: request }
-				: {
-						action: 'retry',
-						delayMs: decision.delayMs,
-						failure: request,
-						hold: decision.kind === 'hold',
-					};
-		},
-		async (tx, dead) => {
-			const parkStore =
-				deadLetters.store === outbox ? storeInTransaction(outbox, tx) : deadLetters.store;
-			const parked = await parkItems(
-				parkStore,
-				dead.map(({ row, failure: request, errorClass }): ParkRequest => {
-					const message = messageFromRow(row);
-					return {
-						workflowId: deadLetters.workflowId,
-						workflowName: deadLetters.workflowName,
-						executionId: deadLetters.executionId,
-						step: `${deadLetters.step} (${message.destination})`,
-						itemIndex: request.index,
-						idempotencyKey: message.idempotencyKey,
-						runLink: deadLetters.runLink,
-						integration: message.destination,
-						errorClass: errorClass as ErrorClass,
-						errorMessage:
-							errorClass === 'exhausted'
-								? `Gave up after ${row.attempts} attempts; last: ${request.message ?? request.errorClass}`
-								: (request.message ?? request.errorClass),
-						errorStatus: request.status,
-						attempts: row.attempts,
-						alreadyHappened: 'business change committed; outbox message not delivered',
-						impact: deadLetters.impact ?? `message to ${message.destination} not delivered`,
-						owner: deadLetters.owner,
-						severity: deadLetters.severity,
-						payload: {
-							outboxMessageId: message.id,
-							destination: message.destination,
-							method: message.method,
-							url: message.url,
-							headers: message.headers,
-							body: message.body,
-							idempotencyKey: message.idempotencyKey,
-							orderingKey: message.orderingKey ?? null,
-							attempts: row.attempts,
-							generation: row.generation,
-							createdAt: message.createdAt,
-						},
-						retentionDays: deadLetters.retentionDays,
-					};
-				}),
-				{ maskFields: deadLetters.maskFields },
-			);
-			return parked.map((p) => p.id);
-		},
-	);
+	return await settleMessages(outbox, requests, () => ({ action: 'complete' }));
 }

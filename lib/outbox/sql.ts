@@ -22,6 +22,14 @@ FROM (
 ) AS keys`;
 
 /**
+ * Under continue-on-fail each item of a Write runs under this savepoint: a failing item is rolled
+ * back to it alone, and the run's other items commit together.
+ */
+export const itemSavepointSql = (): string => 'SAVEPOINT outbox_item';
+export const releaseItemSavepointSql = (): string => 'RELEASE SAVEPOINT outbox_item';
+export const rollbackToItemSavepointSql = (): string => 'ROLLBACK TO SAVEPOINT outbox_item';
+
+/**
  * Adds messages in input order (their ids are their sequence). A key already written for the
  * destination adds nothing: the caller compares fingerprints to tell a duplicate from a conflict.
  */

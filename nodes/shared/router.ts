@@ -1,7 +1,12 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import {
+	ExecutionBaseError,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	NodeOperationError,
+} from 'n8n-workflow';
 import type { Store } from '../../lib';
-import { storeFor } from './store';
+import { errorItem } from './errorItem';
+import { storeFor, toNodeError } from './store';
 
 /** An operation module: `execute` gets the run's store (opened and migrated) and its items. */
 export interface Operation {
@@ -12,7 +17,12 @@ export interface Operation {
 	): Promise<INodeExecutionData[][]>;
 }
 
-/** Picks the operation named by the `operation` parameter and runs it with the node's store. */
+/**
+ * Picks the operation named by the `operation` parameter and runs it with the node's store. The
+ * one place where what an operation throws becomes the error n8n shows: an engine error becomes a
+ * NodeOperationError with its item index and hint; n8n's own errors (a parameter's expression, a
+ * credential) pass as they are, since they already say what to show.
+ */
 export async function routeOperation(
 	context: IExecuteFunctions,
 	operations: Record<string, Operation>,
@@ -25,5 +35,34 @@ export async function routeOperation(
 			`The operation "${operation}" is not supported`,
 		);
 	const store = await storeFor(context);
-	return await handler.execute.call(context, store, context.getInputData());
+	try {
+		return await handler.execute.call(context, store, context.getInputData());
+	} catch (error) {
+		throw shownError(context, error);
+	}
+}
+
+/** n8n's own errors (an expression, a credential) already say what to show; others are mapped. */
+const shownError = (context: IExecuteFunctions, error: unknown): ExecutionBaseError =>
+	error instanceof ExecutionBaseError ? error : toNodeError(context, error);
+
+/**
+ * Runs `run` for each item in turn. When it throws, the execution fails with the error mapped to
+ * that item's index; with Continue On Fail, `onError` gets the item's error output instead
+ * (`{ json: { error, description, itemIndex }, pairedItem }`) and the next item runs.
+ */
+export async function forEachItem(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	run: (itemIndex: number) => void | Promise<void>,
+	onError: (errorOutput: INodeExecutionData, itemIndex: number) => void,
+): Promise<void> {
+	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+		try {
+			await run(itemIndex);
+		} catch (error) {
+			if (!context.continueOnFail()) throw toNodeError(context, error, itemIndex);
+			onError(errorItem(error, itemIndex), itemIndex);
+		}
+	}
 }

@@ -1,23 +1,193 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import {
-	checkedEventId,
-	inRange,
-	LIMITS,
-	claimEvents,
-	ClaimMode,
-	type ClaimRequest,
-	ItemError,
-	maskValue,
-	parseMaskFields,
-	type RequiredField,
-	type Store,
-	toVersion,
-	validateItem,
-} from '../../../lib';
-import { toNodeError } from '../../shared/store';
-import { itemValueReader, requiredText } from '../../shared/itemValues';
+	type IDisplayOptions,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
+import { claimEvents, ClaimMode, ClaimOutcome, LIMITS, type Store } from '../../../lib';
 import { consumerName } from '../../shared/consumer';
+import { range } from '../../shared/range';
+import { claimOutputs, warnNoExecutionEnd, warnOverCap } from './claimOutputs';
+import { claimRequestsOf } from './claimRequests';
+import { claimSettingsOf } from './claimSettings';
 import { holdUntilExecutionEnds } from './executionEnd';
+
+/** Claim Mode, with a default per node version (version 1 keeps "done at claim"). */
+const claimMode = (defaultMode: ClaimMode, displayOptions: IDisplayOptions): INodeProperties => ({
+	displayName: 'Claim Mode',
+	name: 'claimMode',
+	type: 'options',
+	options: [
+		{
+			name: 'Until the Execution Ends',
+			value: 'untilExecutionEnds',
+			description:
+				'The claim keeps the item and holds while the execution runs: done when it succeeds, failed (a redelivery is new) when it fails; when n8n dies mid-run, the Recover workflow runs the item again',
+		},
+		{
+			name: 'Done at Claim, Released on Failure',
+			value: 'doneAtClaim',
+			description:
+				'The event counts as processed once claimed; the bundled error workflow (or Release) frees the claims of a failed execution. A crash after n8n answered the sender loses the event.',
+		},
+		{
+			name: 'Lease Until Complete',
+			value: 'leaseUntilComplete',
+			description:
+				'The claim holds for the lease; a Complete step marks it done; an expired lease (a crashed worker) is claimable again by a redelivery',
+		},
+	],
+	default: defaultMode,
+	displayOptions,
+});
+
+const properties: INodeProperties[] = [
+	claimMode(ClaimMode.doneAtClaim, { show: { '@version': [1] } }),
+	claimMode(ClaimMode.untilExecutionEnds, { hide: { '@version': [1] } }),
+	{
+		displayName: 'Recover After (Seconds)',
+		name: 'recoverAfterSeconds',
+		type: 'number',
+		typeOptions: range(LIMITS.recoverAfterSeconds),
+		default: 60,
+		description:
+			'How soon a claim whose n8n process died may be recovered: the process renews it every third of this while the execution runs',
+		displayOptions: { show: { claimMode: ['untilExecutionEnds'] } },
+	},
+	{
+		displayName: 'Inbox Options',
+		name: 'inbox',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show: { claimMode: ['untilExecutionEnds'] } },
+		options: [
+			{
+				displayName: 'Largest Item (KB)',
+				name: 'maxItemKb',
+				type: 'number',
+				typeOptions: range(LIMITS.inboxMaxItemKb),
+				default: 256,
+				description:
+					'Items over this size are not kept with their claim (the execution says so in a hint); a crash then parks the event without its item',
+			},
+			{
+				displayName: 'Mask Fields',
+				name: 'maskFields',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. iban, birthDate',
+				description:
+					'Field names masked in the kept item, besides the usual secret names (authorization, cookie, password, token, API key and their spellings)',
+			},
+		],
+	},
+	{
+		displayName: 'Lease (Seconds)',
+		name: 'leaseSeconds',
+		type: 'number',
+		typeOptions: range(LIMITS.claimLeaseSeconds),
+		default: 600,
+		description: 'How long a claim is held before another execution may take it over',
+		displayOptions: { show: { claimMode: ['leaseUntilComplete'] } },
+	},
+	{
+		displayName: 'Retention (Days)',
+		name: 'retentionDays',
+		type: 'number',
+		typeOptions: range(LIMITS.retentionDays),
+		default: 30,
+		description: 'How long an event ID is remembered; keep it longer than any sender retries',
+	},
+	{
+		displayName: 'Check Order',
+		name: 'checkOrder',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to route events older than the last processed version of their entity to Stale',
+	},
+	{
+		displayName: 'Entity Key',
+		name: 'entityKey',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. the customer or order the event is about',
+		description: 'The object the event is about; versions are compared per entity',
+		displayOptions: { show: { checkOrder: [true] } },
+	},
+	{
+		displayName: 'Entity Version',
+		name: 'entityVersion',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. the updated_at of the object',
+		description:
+			"The object's own version or updated-at (a number or a date), not the time the event was sent",
+		displayOptions: { show: { checkOrder: [true] } },
+	},
+	{
+		displayName: 'Validate',
+		name: 'validate',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to check required fields here, at the first step, so a schema change fails loudly',
+	},
+	{
+		displayName: 'Required Fields',
+		name: 'requiredFields',
+		type: 'fixedCollection',
+		typeOptions: { multipleValues: true },
+		default: {},
+		placeholder: 'Add Field',
+		displayOptions: { show: { validate: [true] } },
+		options: [
+			{
+				displayName: 'Field',
+				name: 'field',
+				values: [
+					{
+						displayName: 'Path',
+						name: 'path',
+						type: 'string',
+						default: '',
+						placeholder: 'contact.email',
+						description: 'Dot path into the item JSON',
+					},
+					{
+						displayName: 'Type',
+						name: 'type',
+						type: 'options',
+						options: [
+							{ name: 'Any', value: 'any' },
+							{ name: 'Array', value: 'array' },
+							{ name: 'Boolean', value: 'boolean' },
+							{ name: 'Number', value: 'number' },
+							{ name: 'Object', value: 'object' },
+							{ name: 'String', value: 'string' },
+						],
+						default: 'any',
+					},
+				],
+			},
+		],
+	},
+	{
+		displayName: 'On Invalid',
+		name: 'onInvalid',
+		type: 'options',
+		options: [
+			{ name: 'Route to Invalid Output', value: 'route' },
+			{ name: 'Fail the Execution', value: 'fail' },
+		],
+		default: 'route',
+		displayOptions: { show: { validate: [true] } },
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['claim'] } }, properties);
 
 /**
  * Claim: reads every item's event ID (and entity version, and validates it), claims the whole
@@ -30,188 +200,23 @@ export async function execute(
 	store: Store,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[][]> {
-	const checkOrder = this.getNodeParameter('checkOrder', 0, false) as boolean;
-	const validate = this.getNodeParameter('validate', 0, false) as boolean;
-	const onInvalid = validate ? (this.getNodeParameter('onInvalid', 0, 'route') as string) : 'route';
-	const fields = validate
-		? ((this.getNodeParameter('requiredFields.field', 0, []) as RequiredField[]) ?? [])
-		: [];
-	const mode = this.getNodeParameter(
-		'claimMode',
-		0,
-		this.getNode().typeVersion >= 2 ? ClaimMode.untilExecutionEnds : ClaimMode.doneAtClaim,
-	) as ClaimMode;
-	const inbox = mode === ClaimMode.untilExecutionEnds;
-	let leaseSeconds: number;
-	let retentionDays: number;
-	let maxItemBytes = 0;
-	let maskFields: string[] = [];
-	try {
-		leaseSeconds =
-			mode === ClaimMode.leaseUntilComplete
-				? inRange(this.getNodeParameter('leaseSeconds', 0, 600), LIMITS.claimLeaseSeconds)
-				: inbox
-					? inRange(this.getNodeParameter('recoverAfterSeconds', 0, 60), LIMITS.recoverAfterSeconds)
-					: 600;
-		retentionDays = inRange(this.getNodeParameter('retentionDays', 0, 30), LIMITS.retentionDays);
-		if (inbox) {
-			const options = this.getNodeParameter('inbox', 0, {}) as IDataObject;
-			maxItemBytes = inRange(options.maxItemKb ?? 256, LIMITS.inboxMaxItemKb) * 1024;
-			maskFields = parseMaskFields(options.maskFields ?? '');
-		}
-	} catch (error) {
-		throw toNodeError(this, error);
-	}
-	let overCap = 0;
-	/** The item as the inbox keeps it: masked, or only its size when it is over the cap. */
-	const kept = (index: number): Pick<ClaimRequest, 'payload' | 'payloadBytes'> => {
-		if (!inbox) return {};
-		const payload = maskValue(items[index].json, maskFields);
-		const bytes = Buffer.byteLength(JSON.stringify(payload) ?? 'null');
-		if (bytes <= maxItemBytes) return { payload };
-		overCap++;
-		return { payloadBytes: bytes };
-	};
-
-	const newItems: INodeExecutionData[] = [];
-	const duplicates: INodeExecutionData[] = [];
-	const stale: INodeExecutionData[] = [];
-	const invalid: INodeExecutionData[] = [];
-	const requests: ClaimRequest[] = [];
-	const eventIdOf = itemValueReader(this, items, 'eventId');
-	const entityKeyOf = checkOrder ? itemValueReader(this, items, 'entityKey') : undefined;
-	const versionOf = checkOrder ? itemValueReader(this, items, 'entityVersion') : undefined;
-
-	for (let index = 0; index < items.length; index++) {
-		try {
-			const problem = validate ? validateItem(items[index].json, fields) : undefined;
-			if (problem) {
-				if (onInvalid === 'fail')
-					throw new ItemError(
-						`Item ${index} is invalid: ${problem}`,
-						index,
-						'Fix the sender or the mapping; the item was not claimed.',
-					);
-				// `error` as n8n's error outputs carry it, so Dead Letter Park records the reason as is.
-				invalid.push({
-					json: {
-						...items[index].json,
-						_dedupe: { outcome: 'invalid', message: problem },
-						error: problem,
-					},
-					pairedItem: { item: index },
-				});
-				continue;
-			}
-			const checked = checkedEventId(eventIdOf(index));
-			if ('problem' in checked) {
-				throw new ItemError(
-					`Item ${index} ${checked.problem}`,
-					index,
-					'Set Event ID to an expression that gives the unique ID of the event as text or a number, for example {{ $json.id }}. Nothing was claimed.',
-				);
-			}
-			const request: ClaimRequest = { index, eventId: checked.id, ...kept(index) };
-			if (checkOrder) {
-				request.entityKey = requiredText(
-					entityKeyOf!,
-					'entity key',
-					index,
-					'Set Entity Key to the ID of the object the event is about.',
-				);
-				const raw = versionOf!(index);
-				const version = toVersion(raw);
-				if (version === undefined) {
-					throw new ItemError(
-						`Item ${index} has no usable entity version (got ${JSON.stringify(raw)})`,
-						index,
-						"Set Entity Version to the object's version number or updated-at date.",
-					);
-				}
-				request.version = version;
-			}
-			requests.push(request);
-		} catch (error) {
-			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			const message = error instanceof Error ? error.message : String(error);
-			invalid.push({
-				json: { ...items[index].json, _dedupe: { outcome: 'invalid', message }, error: message },
-				pairedItem: { item: index },
-			});
-		}
-	}
-
+	const settings = claimSettingsOf(this);
+	const { requests, invalid, overCap } = await claimRequestsOf(this, items, settings);
 	const results = await claimEvents(
 		store,
 		{
 			consumer: consumerName(this),
 			workflowId: this.getWorkflow().id,
 			executionId: this.getExecutionId(),
-			mode,
-			leaseSeconds,
-			retentionDays,
+			mode: settings.mode,
+			leaseSeconds: settings.leaseSeconds,
+			retentionDays: settings.retentionDays,
 		},
 		requests,
-	).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
-
-	if (inbox && results.some((r) => r.outcome === 'new')) {
-		if (!holdUntilExecutionEnds(this, store, leaseSeconds)) {
-			this.addExecutionHints({
-				message:
-					'This n8n does not tell Event Dedupe when an execution ends: the claims are held for up to an hour. Add an Event Dedupe Complete step at the end of the workflow.',
-				type: 'warning',
-				location: 'outputPane',
-			});
-		}
+	);
+	if (settings.inbox && results.some((r) => r.outcome === ClaimOutcome.new)) {
+		if (!holdUntilExecutionEnds(this, store, settings.leaseSeconds)) warnNoExecutionEnd(this);
 	}
-	if (overCap > 0) {
-		this.addExecutionHints({
-			message: `${overCap} item${overCap === 1 ? ' was' : 's were'} over the inbox's Largest Item and ${overCap === 1 ? 'is' : 'are'} not kept with ${overCap === 1 ? 'its claim' : 'their claims'}: if n8n dies during this execution, ${overCap === 1 ? 'it is' : 'they are'} parked without the item. Raise Largest Item (KB) to keep ${overCap === 1 ? 'it' : 'them'}.`,
-			type: 'warning',
-			location: 'outputPane',
-		});
-	}
-
-	for (const result of results) {
-		const item = items[result.index];
-		const pairedItem = { item: result.index };
-		if (result.outcome === 'new') {
-			newItems.push({ json: item.json, binary: item.binary, pairedItem });
-		} else if (result.outcome === 'duplicate') {
-			duplicates.push({
-				json: {
-					...item.json,
-					_dedupe: {
-						eventId: result.eventId,
-						outcome: result.outcome,
-						reason: result.reason,
-						claimedBy: result.claimedBy ?? null,
-					},
-				},
-				binary: item.binary,
-				pairedItem,
-			});
-		} else {
-			// A version that fits a JavaScript number exactly is shown as one; a longer one as text.
-			const exact = String(Number(result.lastVersion)) === result.lastVersion;
-			stale.push({
-				json: {
-					...item.json,
-					_dedupe: {
-						eventId: result.eventId,
-						outcome: result.outcome,
-						lastVersion: exact ? Number(result.lastVersion) : result.lastVersion,
-					},
-				},
-				binary: item.binary,
-				pairedItem,
-			});
-		}
-	}
-	const outputs = [newItems, duplicates];
-	if (checkOrder) outputs.push(stale);
-	if (!(validate && onInvalid === 'fail')) outputs.push(invalid);
-	return outputs;
+	if (overCap > 0) warnOverCap(this, overCap);
+	return claimOutputs(items, results, invalid, settings);
 }

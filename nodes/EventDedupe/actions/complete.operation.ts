@@ -1,8 +1,26 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
 import { checkedEventId, completeEvents, ItemError, type Store } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 import { itemValueReader } from '../../shared/itemValues';
 import { consumerName } from '../../shared/consumer';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Claimed By Execution',
+		name: 'claimedBy',
+		type: 'string',
+		default: '',
+		placeholder: 'this execution',
+		description:
+			'The execution that claimed the events. Only its claims are completed: after another execution took a claim over, the old one completes nothing. Empty means this execution.',
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['complete'] } }, properties);
 
 /**
  * Complete: marks the items' events done for good in one statement, if the claiming execution
@@ -18,24 +36,16 @@ export async function execute(
 	for (let index = 0; index < items.length; index++) {
 		const checked = checkedEventId(eventIdOf(index));
 		if ('problem' in checked)
-			throw toNodeError(
-				this,
-				new ItemError(
-					`Item ${index} ${checked.problem}`,
-					index,
-					'Set Event ID to the same expression the Claim step uses.',
-				),
+			throw new ItemError(
+				`Item ${index} ${checked.problem}`,
 				index,
+				'Set Event ID to the same expression the Claim step uses.',
 			);
 		ids.push(checked.id);
 	}
 	const owner =
 		String(this.getNodeParameter('claimedBy', 0, '') ?? '').trim() || this.getExecutionId();
-	const results = await completeEvents(store, consumerName(this), ids, owner).catch(
-		(error: unknown) => {
-			throw toNodeError(this, error);
-		},
-	);
+	const results = await completeEvents(store, consumerName(this), ids, owner);
 	return [
 		items.map((item, index) => {
 			const result = results[index];

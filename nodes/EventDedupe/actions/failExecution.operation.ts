@@ -1,7 +1,74 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { failExecution, ItemError, parkItems, type Store } from '../../../lib';
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
+import { failExecution, ItemError, KeyStatus, parkItems, type Store } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
-import { toNodeError } from '../../shared/store';
+import { forEachItem } from '../../shared/router';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Failed Execution ID',
+		name: 'failedExecutionId',
+		type: 'string',
+		default: '={{ $json.execution?.id }}',
+		description:
+			'The execution that failed; in an Error Trigger workflow, {{ $JSON.execution.ID }}',
+	},
+	{
+		displayName: 'Crashed',
+		name: 'crashed',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether the execution crashed (n8n died mid-run) rather than failed: its items are then left to the Recover workflow to run again, instead of being parked. The bundled Error handler sets it from the error n8n reports for a crash ("Workflow did not finish").',
+	},
+	{
+		displayName: 'Error Message',
+		name: 'failureMessage',
+		type: 'string',
+		default: '={{ $json.execution?.error?.message }}',
+	},
+	{
+		displayName: 'Failed Workflow ID',
+		name: 'failedWorkflowId',
+		type: 'string',
+		default: '={{ $json.workflow?.id }}',
+	},
+	{
+		displayName: 'Failed Workflow Name',
+		name: 'failedWorkflowName',
+		type: 'string',
+		default: '={{ $json.workflow?.name }}',
+	},
+	{
+		displayName: 'Failed Node',
+		name: 'failedNode',
+		type: 'string',
+		default: '={{ $json.execution?.lastNodeExecuted }}',
+		description: 'The last node that ran: the step the parked items failed at',
+	},
+	{
+		displayName: 'Park Options',
+		name: 'failOptions',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [
+			{ displayName: 'Business Impact', name: 'impact', type: 'string', default: '' },
+			{ displayName: 'Owner', name: 'owner', type: 'string', default: '' },
+			{ displayName: 'Severity', name: 'severity', type: 'string', default: '' },
+		],
+	},
+];
+
+export const description = updateDisplayOptions(
+	{ show: { operation: ['failExecution'] } },
+	properties,
+);
 
 /**
  * Settle Failed Execution, the error workflow's step. Per failed execution: its open write keys
@@ -32,8 +99,10 @@ export async function execute(
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
 	const parked: INodeExecutionData[] = [];
 	const notKept: INodeExecutionData[] = [];
-	for (let index = 0; index < items.length; index++) {
-		try {
+	await forEachItem(
+		this,
+		items,
+		async (index) => {
 			const executionId = requiredText(
 				read.executionId,
 				'failed execution ID',
@@ -71,9 +140,9 @@ export async function execute(
 						json: { ...items[index].json, _settled: summary },
 						pairedItem: { item: index },
 					});
-				continue;
+				return;
 			}
-			const unknownSteps = settled.keys.filter((k) => k.status === 'unknown').length;
+			const unknownSteps = settled.keys.filter((k) => k.status === KeyStatus.unknown).length;
 			const results = await parkItems(
 				store,
 				settled.items.map((item) => ({
@@ -118,16 +187,12 @@ export async function execute(
 					pairedItem: { item: index },
 				}),
 			);
-		} catch (error) {
-			if (!this.continueOnFail()) throw toNodeError(this, error, index);
+		},
+		(failed, index) =>
 			notKept.push({
-				json: {
-					...items[index].json,
-					error: error instanceof Error ? error.message : String(error),
-				},
+				json: { ...items[index].json, error: failed.json.error },
 				pairedItem: { item: index },
-			});
-		}
-	}
+			}),
+	);
 	return [parked, notKept];
 }

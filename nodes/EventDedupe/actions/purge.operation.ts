@@ -1,7 +1,26 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
 import { purgeExpiredEvents, type Store } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 import { consumerName } from '../../shared/consumer';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Purge Scope',
+		name: 'purgeScope',
+		type: 'options',
+		options: [
+			{ name: 'This Consumer', value: 'consumer' },
+			{ name: 'All Consumers', value: 'all' },
+		],
+		default: 'consumer',
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['purge'] } }, properties);
 
 /** Purge: deletes event IDs past retention and says how many, once per run. */
 export async function execute(
@@ -10,8 +29,6 @@ export async function execute(
 ): Promise<INodeExecutionData[][]> {
 	const scope = this.getNodeParameter('purgeScope', 0, 'consumer') as string;
 	const consumer = scope === 'all' ? null : consumerName(this);
-	const purged = await purgeExpiredEvents(store, consumer).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
+	const purged = await purgeExpiredEvents(store, consumer);
 	return [[{ json: { consumer: consumer ?? 'all', purged }, pairedItem: { item: 0 } }]];
 }

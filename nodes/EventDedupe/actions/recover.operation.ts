@@ -1,7 +1,14 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
 import {
 	completeEvents,
 	inRange,
+	KeyStatus,
 	LIMITS,
 	parkItems,
 	type RecoveredItem,
@@ -9,7 +16,45 @@ import {
 	type Store,
 	takeCrashed,
 } from '../../../lib';
-import { toNodeError } from '../../shared/store';
+import { range } from '../../shared/range';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Max Recoveries',
+		name: 'maxRecoveries',
+		type: 'number',
+		typeOptions: range(LIMITS.maxRecoveries),
+		default: 3,
+		description:
+			'How many times an item is run again before it is given up to be parked as crashed',
+	},
+	{
+		displayName: 'Limit',
+		name: 'recoverLimit',
+		type: 'number',
+		typeOptions: range(LIMITS.listLimit),
+		default: 50,
+		description: 'Max number of results to return',
+	},
+	{
+		displayName: 'Hold For (Seconds)',
+		name: 'recoverHoldSeconds',
+		type: 'number',
+		typeOptions: range(LIMITS.claimLeaseSeconds),
+		default: 600,
+		description:
+			'How long this recovery run holds the items it takes; one it never completes is taken again after this',
+	},
+	{
+		displayName: 'Workflow ID',
+		name: 'recoverWorkflowId',
+		type: 'string',
+		default: '',
+		description: 'Only items of this workflow; empty for all',
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['recover'] } }, properties);
 
 /**
  * Recover Crashed: takes the inbox items whose execution died (fenced: two recovery runs never
@@ -27,22 +72,16 @@ export async function execute(
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
 	const executionId = this.getExecutionId();
-	let taken: RecoveredItem[];
-	try {
-		taken = await takeCrashed(store, {
-			executionId,
-			limit: inRange(this.getNodeParameter('recoverLimit', 0, 50), LIMITS.listLimit),
-			maxAttempts: inRange(this.getNodeParameter('maxRecoveries', 0, 3), LIMITS.maxRecoveries),
-			leaseSeconds: inRange(
-				this.getNodeParameter('recoverHoldSeconds', 0, 600),
-				LIMITS.claimLeaseSeconds,
-			),
-			workflowId:
-				String(this.getNodeParameter('recoverWorkflowId', 0, '') ?? '').trim() || undefined,
-		});
-	} catch (error) {
-		throw toNodeError(this, error);
-	}
+	const taken = await takeCrashed(store, {
+		executionId,
+		limit: inRange(this.getNodeParameter('recoverLimit', 0, 50), LIMITS.listLimit),
+		maxAttempts: inRange(this.getNodeParameter('maxRecoveries', 0, 3), LIMITS.maxRecoveries),
+		leaseSeconds: inRange(
+			this.getNodeParameter('recoverHoldSeconds', 0, 600),
+			LIMITS.claimLeaseSeconds,
+		),
+		workflowId: String(this.getNodeParameter('recoverWorkflowId', 0, '') ?? '').trim() || undefined,
+	});
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
 	const linkOf = (item: RecoveredItem) =>
 		item.workflowId && item.originExecutionId
@@ -98,7 +137,7 @@ export async function execute(
 				: item.steps
 						.map(
 							(s) =>
-								`${s.step}: ${s.status === 'succeeded' ? 'done' : s.status === 'failed' ? 'not done' : 'may have taken effect'}`,
+								`${s.step}: ${s.status === KeyStatus.succeeded ? 'done' : s.status === KeyStatus.failed ? 'not done' : 'may have taken effect'}`,
 						)
 						.join('; ');
 		const results = await parkItems(
@@ -119,9 +158,7 @@ export async function execute(
 					note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
 				},
 			})),
-		).catch((error: unknown) => {
-			throw toNodeError(this, error);
-		});
+		);
 		parked = results.map((result, i) => ({
 			json: {
 				...about(givenUp[i]),

@@ -1,4 +1,9 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
 import {
 	checkedEventId,
 	ItemError,
@@ -6,9 +11,44 @@ import {
 	releaseExecutionClaims,
 	type Store,
 } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { consumerName } from '../../shared/consumer';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Release By',
+		name: 'releaseBy',
+		type: 'options',
+		options: [
+			{
+				name: 'Execution ID',
+				value: 'execution',
+				description:
+					'Every claim the execution made (the error workflow passes the failed execution)',
+			},
+			{ name: 'Event ID', value: 'event', description: 'The claims of the given events' },
+		],
+		default: 'execution',
+	},
+	{
+		displayName: 'Execution ID',
+		name: 'executionId',
+		type: 'string',
+		default: '={{ $json.execution?.id }}',
+		description:
+			'The execution whose claims to release; in an Error Trigger workflow, the failed execution',
+		displayOptions: { show: { releaseBy: ['execution'] } },
+	},
+	{
+		displayName: 'Event ID',
+		name: 'releaseEventId',
+		type: 'string',
+		default: '={{ $json.id }}',
+		displayOptions: { show: { releaseBy: ['event'] } },
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['release'] } }, properties);
 
 /**
  * Release: frees claims so a redelivery or a replay is New again. By execution (the error
@@ -21,52 +61,48 @@ export async function execute(
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[][]> {
 	const by = this.getNodeParameter('releaseBy', 0, 'execution') as string;
-	try {
-		if (by === 'event') {
-			const eventIdOf = itemValueReader(this, items, 'releaseEventId');
-			const ids = items.map((_, index) => {
-				const checked = checkedEventId(eventIdOf(index));
-				if ('problem' in checked)
-					throw new ItemError(
-						`Item ${index} ${checked.problem}`,
-						index,
-						'Set Event ID to the ID of the event to release.',
-					);
-				return checked.id;
-			});
-			const released = new Set(await releaseEvents(store, consumerName(this), ids));
-			return [
-				items.map((item, index) => ({
-					json: {
-						...item.json,
-						_dedupe: { eventId: ids[index], released: released.has(ids[index]) },
-					},
-					pairedItem: { item: index },
-				})),
-			];
-		}
-		const executionIdOf = itemValueReader(this, items, 'executionId');
-		const executions = items.map((_, index) =>
-			requiredText(
-				executionIdOf,
-				'execution ID',
-				index,
-				'Set Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.',
-			),
-		);
-		const counts = new Map<string, number>();
-		for (const executionId of new Set(executions))
-			counts.set(executionId, await releaseExecutionClaims(store, executionId));
+	if (by === 'event') {
+		const eventIdOf = itemValueReader(this, items, 'releaseEventId');
+		const ids = items.map((_, index) => {
+			const checked = checkedEventId(eventIdOf(index));
+			if ('problem' in checked)
+				throw new ItemError(
+					`Item ${index} ${checked.problem}`,
+					index,
+					'Set Event ID to the ID of the event to release.',
+				);
+			return checked.id;
+		});
+		const released = new Set(await releaseEvents(store, consumerName(this), ids));
 		return [
 			items.map((item, index) => ({
 				json: {
 					...item.json,
-					_dedupe: { executionId: executions[index], released: counts.get(executions[index]) ?? 0 },
+					_dedupe: { eventId: ids[index], released: released.has(ids[index]) },
 				},
 				pairedItem: { item: index },
 			})),
 		];
-	} catch (error) {
-		throw toNodeError(this, error, (error as { itemIndex?: number }).itemIndex);
 	}
+	const executionIdOf = itemValueReader(this, items, 'executionId');
+	const executions = items.map((_, index) =>
+		requiredText(
+			executionIdOf,
+			'execution ID',
+			index,
+			'Set Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.',
+		),
+	);
+	const counts = new Map<string, number>();
+	for (const executionId of new Set(executions))
+		counts.set(executionId, await releaseExecutionClaims(store, executionId));
+	return [
+		items.map((item, index) => ({
+			json: {
+				...item.json,
+				_dedupe: { executionId: executions[index], released: counts.get(executions[index]) ?? 0 },
+			},
+			pairedItem: { item: index },
+		})),
+	];
 }

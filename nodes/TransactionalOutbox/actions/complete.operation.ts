@@ -1,7 +1,10 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { completeMessages, type Store } from '../../../lib';
 import { outboxStoreFor } from './outboxStore';
 import { settleItems, settleRequestOf } from './settleOutput';
+
+/** Complete reads only Message ID and Generation, which it shares with Fail (the node's shell holds them). */
+export const description: INodeProperties[] = [];
 
 /** Complete: marks the items' messages sent, each only under the generation its item names. */
 export async function execute(

@@ -1,4 +1,10 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
 import {
 	DEFAULT_FAIL_POLICY,
 	failMessages,
@@ -39,6 +45,112 @@ const list = (value: unknown): string[] =>
 		.split(',')
 		.map((entry) => entry.trim())
 		.filter(Boolean);
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Error Class',
+		name: 'errorClass',
+		type: 'string',
+		default: '={{ $json.class }}',
+		description:
+			"The failure's class (Idempotent HTTP Write's Failed output carries it as class). Transient classes are retried; any other is permanent.",
+	},
+	{
+		displayName: 'Error Message',
+		name: 'errorMessage',
+		type: 'string',
+		default: '={{ $json.message }}',
+	},
+	{
+		displayName: 'HTTP Status',
+		name: 'errorStatus',
+		type: 'string',
+		default: '={{ $json.status }}',
+	},
+	{
+		displayName: 'Retry At',
+		name: 'retryAt',
+		type: 'string',
+		default: '={{ $json.retryAt }}',
+		description: "Not before this time (the target's Retry-After); empty for the backoff alone",
+	},
+	{
+		displayName: 'Fail Options',
+		name: 'failOptions',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [
+			{
+				displayName: 'Base Delay (Seconds)',
+				name: 'baseDelaySeconds',
+				type: 'number',
+				default: 5,
+				description: 'Full-jitter backoff: a random delay up to base × 2^(attempt-1)',
+			},
+			{
+				displayName: 'Business Impact',
+				name: 'impact',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. order not in ERP',
+				description:
+					'Shown with the dead letter; default: "message to crm not delivered" for destination crm',
+			},
+			{
+				displayName: 'Mask Fields',
+				name: 'maskFields',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. apiKey, ssn',
+				description:
+					'Comma-separated field names to mask in the dead letter, besides the usual secret names',
+			},
+			{
+				displayName: 'Max Attempts',
+				name: 'maxAttempts',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: 5,
+				description: 'Takes a message gets in all; then it is parked as exhausted',
+			},
+			{
+				displayName: 'Max Delay (Seconds)',
+				name: 'maxDelaySeconds',
+				type: 'number',
+				default: 300,
+			},
+			{
+				displayName: 'Owner',
+				name: 'owner',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. sales-ops',
+				description: 'Who fixes messages parked here',
+			},
+			{
+				displayName: 'Severity',
+				name: 'severity',
+				type: 'options',
+				options: [
+					{ name: 'Page Now', value: 'page', description: 'Money or customer-facing' },
+					{ name: 'Normal', value: 'normal', description: 'Goes into the daily digest' },
+				],
+				default: 'normal',
+			},
+			{
+				displayName: 'Transient Classes',
+				name: 'transientClasses',
+				type: 'string',
+				default: 'transient, exhausted, rate_limited, unknown_outcome, superseded',
+				description:
+					'Comma-separated error classes to retry. An unknown outcome is safe to retry because the relay sends the same key. A paused destination (class paused) always waits, without using up attempts.',
+			},
+		],
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['fail'] } }, properties);
 
 /**
  * Fail: a transient failure schedules the message again after a backoff; past the attempt cap,

@@ -1,6 +1,5 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { getStore, outboxStoreConfig, type Store } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 
 const POSTGRES_CREDENTIAL = 'postgres';
 
@@ -10,17 +9,13 @@ const POSTGRES_CREDENTIAL = 'postgres';
  */
 export async function outboxStoreFor(context: IExecuteFunctions, store: Store): Promise<Store> {
 	if (context.getNodeParameter('outboxDatabase', 0, 'store') !== 'postgres') return store;
-	try {
-		const credential = await context.getCredentials(POSTGRES_CREDENTIAL);
-		const outbox = getStore(
-			outboxStoreConfig(
-				credential as Record<string, unknown>,
-				String(context.getNodeParameter('outboxSchema', 0, '') ?? ''),
-			),
-		);
-		await outbox.ready();
-		return outbox;
-	} catch (error) {
-		throw toNodeError(context, error);
-	}
+	const credential = await context.getCredentials(POSTGRES_CREDENTIAL);
+	const outbox = getStore(
+		outboxStoreConfig(
+			credential as Record<string, unknown>,
+			String(context.getNodeParameter('outboxSchema', 0, '') ?? ''),
+		),
+	);
+	await outbox.ready();
+	return outbox;
 }

@@ -1,7 +1,25 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
 import { purgeMessages, type Store } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 import { outboxStoreFor } from './outboxStore';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Retention (Days)',
+		name: 'retentionDays',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 30,
+		description:
+			'Delete messages done or dead for longer than this. Keep it longer than anyone may write the same key again: a purged key is a new message.',
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['purge'] } }, properties);
 
 /** Purge: deletes messages settled longer ago than the retention; outputs how many. */
 export async function execute(
@@ -11,11 +29,7 @@ export async function execute(
 ): Promise<INodeExecutionData[][]> {
 	const outbox = await outboxStoreFor(this, store);
 	const retentionDays = Number(this.getNodeParameter('retentionDays', 0, 30));
-	const purged = await purgeMessages(outbox, Math.max(1, Math.floor(retentionDays))).catch(
-		(error: unknown) => {
-			throw toNodeError(this, error);
-		},
-	);
+	const purged = await purgeMessages(outbox, Math.max(1, Math.floor(retentionDays)));
 	return [
 		[{ json: { purged, retentionDays }, pairedItem: items.length > 0 ? { item: 0 } : undefined }],
 	];

@@ -1,7 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { ItemError, type MessageSettleRequest, type MessageSettleResult } from '../../../lib';
-import { toNodeError } from '../../shared/store';
-import { errorItem } from './errorItem';
+import {
+	ItemError,
+	MessageSettleOutcome,
+	type MessageSettleRequest,
+	type MessageSettleResult,
+} from '../../../lib';
+import { forEachItem } from '../../shared/router';
 
 /** Reads Message ID and Generation of an item; either missing is an error naming the item. */
 export function settleRequestOf(
@@ -40,17 +44,17 @@ export async function settleItems<R extends MessageSettleRequest>(
 ): Promise<INodeExecutionData[][]> {
 	const out: Array<INodeExecutionData | undefined> = new Array(items.length);
 	const requests: R[] = [];
-	for (let index = 0; index < items.length; index++) {
-		try {
+	await forEachItem(
+		context,
+		items,
+		(index) => {
 			requests.push(requestOf(index));
-		} catch (error) {
-			if (!context.continueOnFail()) throw toNodeError(context, error, index);
-			out[index] = errorItem(error, index);
-		}
-	}
-	const results = await settle(requests).catch((error: unknown) => {
-		throw toNodeError(context, error);
-	});
+		},
+		(failed, index) => {
+			out[index] = failed;
+		},
+	);
+	const results = await settle(requests);
 	for (const result of results) {
 		out[result.index] = {
 			json: {
@@ -71,7 +75,7 @@ export async function settleItems<R extends MessageSettleRequest>(
 			pairedItem: { item: result.index },
 		};
 	}
-	const superseded = results.filter((r) => r.outcome === 'superseded');
+	const superseded = results.filter((r) => r.outcome === MessageSettleOutcome.superseded);
 	if (superseded.length > 0)
 		context.addExecutionHints({
 			message: `${superseded.length} message${superseded.length === 1 ? ' was' : 's were'} taken over by a later run (lease expired) and not settled here: ${superseded

@@ -1,7 +1,42 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
 import { type Store, takeMessages } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 import { outboxStoreFor } from './outboxStore';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Max Messages',
+		name: 'maxMessages',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 10,
+		description: 'How many messages to take at most',
+	},
+	{
+		displayName: 'Lease (Seconds)',
+		name: 'leaseSeconds',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 300,
+		description:
+			'How long this run owns the messages. Longer than sending them takes (the write step, retries included); after it, they are taken again with a new generation.',
+	},
+	{
+		displayName: 'Destination',
+		name: 'destination',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. crm',
+		description: 'Only messages for this destination; empty takes all',
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['take'] } }, properties);
 
 /**
  * Take: claims up to Max Messages for this execution, under a lease, whatever the number of
@@ -20,8 +55,6 @@ export async function execute(
 		leaseSeconds: Number(this.getNodeParameter('leaseSeconds', 0, 300)),
 		takenBy: this.getExecutionId() ?? 'manual',
 		destination: String(this.getNodeParameter('destination', 0, '') ?? ''),
-	}).catch((error: unknown) => {
-		throw toNodeError(this, error);
 	});
 	const paired = items.length > 0 ? { item: 0 } : undefined;
 	return [

@@ -1,0 +1,82 @@
+import type { Store } from '../../store';
+
+/**
+ * Claims held until their execution ends, with the item kept (the inbox): renewed while it runs,
+ * settled by how it ended, and taken by Recover when their owner died.
+ */
+
+/** Renews the leases of the claims the given executions hold while they run (the keeper's beat). */
+export const renewExecutionClaimsSql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET lease_until = greatest(lease_until, now() + make_interval(secs => $2))
+WHERE execution_id = ANY($1::text[]) AND status = 'in_progress'`;
+
+/** The execution failed: its claims wait, with their items, for a redelivery or the error workflow. */
+export const failExecutionClaimsSql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET status = 'failed', lease_until = now(), last_error = coalesce($2, last_error)
+WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
+RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes`;
+
+/** The execution waits (a Wait node): its claims are kept until it may resume, plus a lease. */
+export const holdExecutionClaimsSql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET lease_until = greatest(lease_until, $2::timestamptz + make_interval(secs => $3))
+WHERE execution_id = $1 AND status = 'in_progress'`;
+
+/** The execution crashed: its inbox claims' leases end now, so the Recover workflow takes them at once. */
+export const endExecutionLeasesSql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET lease_until = least(lease_until, now()), last_error = coalesce($2, last_error)
+WHERE execution_id = $1 AND status = 'in_progress' AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
+RETURNING event_id`;
+
+/**
+ * Takes up to $2 inbox claims whose owner is gone (in progress, lease ended) for one recovery
+ * run ($1), atomically (two recoverers never take one), fenced (generation + 1): a claim tried
+ * fewer than $3 times is re-run (its lease $4 seconds, counted); a claim tried $3 times, or whose
+ * item was not kept, is given up: failed, for the caller to park. Returns both kinds with the
+ * origin execution and what its write steps did.
+ */
+export const takeCrashedSql = (store: Store): string => `
+WITH lapsed AS (
+	SELECT consumer, event_id FROM ${store.table('processed_events')}
+	WHERE status = 'in_progress' AND lease_until < now() AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
+	  AND ($5::text IS NULL OR workflow_id = $5)
+	ORDER BY lease_until, consumer, event_id
+	LIMIT $2
+	FOR UPDATE SKIP LOCKED
+), taken AS (
+	UPDATE ${store.table('processed_events')} p
+	SET generation = p.generation + 1,
+	    execution_id = CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN $1 ELSE p.execution_id END,
+	    recover_attempts = p.recover_attempts + CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN 1 ELSE 0 END,
+	    status = CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN 'in_progress' ELSE 'failed' END,
+	    lease_until = now() + make_interval(secs => $4),
+	    last_error = CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN p.last_error
+	                      WHEN p.payload IS NULL THEN 'its execution ended without finishing, and the item was over the inbox cap, so it cannot be re-run'
+	                      ELSE 'given up after ' || p.recover_attempts || ' recoveries' END
+	FROM lapsed l
+	WHERE p.consumer = l.consumer AND p.event_id = l.event_id
+	RETURNING p.consumer, p.event_id, p.workflow_id, p.origin_execution_id, p.payload, p.payload_bytes, p.generation,
+	          p.recover_attempts, p.status, p.last_error
+)
+SELECT t.*, (
+	SELECT coalesce(json_agg(json_build_object('step', k.node, 'status', k.status) ORDER BY k.created_at), '[]'::json)
+	FROM ${store.table('idempotency_keys')} k WHERE k.execution_id = t.origin_execution_id
+) AS steps
+FROM taken t`;
+
+/**
+ * A recovery run's re-run of an item failed: the item goes back to Recover at once (its lease
+ * ends now), if this run ($3) still holds it; the attempt stays counted.
+ */
+export const returnToRecoverySql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET lease_until = now(), last_error = $4
+WHERE consumer = $1 AND event_id = $2 AND execution_id = $3 AND status = 'in_progress'`;
+
+/** How many items the inbox kept for an execution's claims, whoever holds them now. */
+export const countInboxOfExecutionSql = (store: Store): string => `
+SELECT count(*)::int AS kept FROM ${store.table('processed_events')}
+WHERE origin_execution_id = $1 AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)`;

@@ -1,0 +1,29 @@
+import type { Store } from '../../store';
+
+/** A claim made inside the caller's own transaction, done together with the work. */
+
+/**
+ * Claims one event inside the caller's transaction, done for good at once: the work runs in the
+ * same transaction, so the claim and the work commit together or not at all (seed 001's
+ * "checked and written in the same transaction as the work"). Returns a row when it claimed;
+ * none when the event was already processed (or is claimed elsewhere under a live lease).
+ */
+export const claimWithWorkSql = (store: Store): string => `
+INSERT INTO ${store.table('processed_events')} AS p
+	(consumer, event_id, status, workflow_id, execution_id, origin_execution_id, claimed_at, lease_until,
+	 completed_at, completed_by, expires_at)
+VALUES ($1, $2, 'done', $3, $4, $4, now(), now(), now(), 'complete', now() + make_interval(days => $5))
+ON CONFLICT (consumer, event_id) DO UPDATE SET
+	status = 'done', workflow_id = EXCLUDED.workflow_id, execution_id = EXCLUDED.execution_id,
+	origin_execution_id = EXCLUDED.origin_execution_id, claimed_at = now(), lease_until = now(),
+	completed_at = now(), completed_by = 'complete', expires_at = EXCLUDED.expires_at,
+	generation = p.generation + 1, payload = NULL, payload_bytes = NULL, recover_attempts = 0, last_error = NULL
+WHERE (p.status = 'in_progress' AND p.lease_until < now())
+   OR p.status = 'failed'
+   OR (p.status = 'done' AND p.expires_at < now())
+RETURNING p.event_id`;
+
+/** The live claim on an event, if another execution holds one (none when it is done). */
+export const eventStatusSql = (store: Store): string => `
+SELECT execution_id FROM ${store.table('processed_events')}
+WHERE consumer = $1 AND event_id = $2 AND status = 'in_progress'`;

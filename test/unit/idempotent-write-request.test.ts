@@ -1,0 +1,339 @@
+import { createHash } from 'node:crypto';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { requestBuilder } from '../../nodes/IdempotentHttpWrite/request';
+import { readSettings } from '../../nodes/IdempotentHttpWrite/settings';
+import { transport } from '../../nodes/IdempotentHttpWrite/transport';
+
+/**
+ * Idempotent HTTP Write's node layer with a stand-in for n8n's IExecuteFunctions, as n8n's own
+ * node tests do: what the node makes of its parameters and items (the key, the body, the
+ * credentials) before anything is claimed or sent. The real-n8n tests cover the same path end to
+ * end; these pin down each rule on its own.
+ */
+
+type Parameters = Record<string, unknown>;
+
+/** A `={{ $json.a.b }}` parameter, as the editor stores one. */
+const fromItem = (path: string): string => `={{ $json.${path} }}`;
+
+function context(
+	parameters: Parameters,
+	options: { credentials?: Record<string, IDataObject>; helpers?: Partial<IDataObject> } = {},
+): IExecuteFunctions {
+	const node = {
+		id: 'n1',
+		name: 'Create Invoice',
+		type: 'n8n-nodes-reliability.idempotentHttpWrite',
+		typeVersion: 1,
+		position: [0, 0],
+		parameters,
+	};
+	return {
+		getNode: () => node,
+		getWorkflow: () => ({ id: 'wf-billing', name: 'Billing', active: false }),
+		getNodeParameter: jest.fn((name: string, _itemIndex: number, fallback?: unknown) => {
+			const value = parameters[name];
+			return value === undefined ? fallback : value;
+		}),
+		getCredentials: jest.fn(async (type: string) => {
+			const credential = options.credentials?.[type];
+			if (!credential) throw new Error(`no ${type} credential in this test`);
+			return credential;
+		}),
+		helpers: options.helpers ?? {},
+	} as unknown as IExecuteFunctions;
+}
+
+const invoice = (id: string, extra: IDataObject = {}): INodeExecutionData => ({
+	json: { id, version: 3, amount: 120, ...extra },
+});
+
+/** The parameters of a typical write: a POST of the item, keyed by its business identity. */
+const base: Parameters = {
+	method: 'POST',
+	url: 'https://billing.example.com/invoices',
+	keySource: 'crm',
+	keyRecordId: fromItem('id'),
+	keyAction: 'create-invoice',
+	keyVersion: fromItem('version'),
+	jsonBody: '{"amount": 120, "currency": "EUR"}',
+};
+
+async function build(parameters: Parameters, items: INodeExecutionData[], credentials = {}) {
+	const ctx = context(parameters, { credentials });
+	const settings = readSettings(ctx);
+	const requestOf = await requestBuilder(ctx, items, settings);
+	return { ctx, settings, requestOf };
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+describe('the idempotency key', () => {
+	it('is the hash of source, record, action and version, the same on every retry of the item', async () => {
+		const items = [invoice('inv-1'), invoice('inv-1', { retriedAt: 'later' }), invoice('inv-2')];
+		const { requestOf } = await build(base, items);
+		const [first, retry, other] = items.map((_, index) => requestOf(index));
+		expect(first.key).toBe(sha256('crm:inv-1:create-invoice:3').slice(0, 48));
+		expect(retry.key).toBe(first.key);
+		expect(other.key).not.toBe(first.key);
+	});
+
+	it('travels plain in the Idempotency-Key header by default', async () => {
+		const { requestOf } = await build(base, [invoice('inv-1')]);
+		const request = requestOf(0);
+		expect(request.options.headers).toMatchObject({ 'Idempotency-Key': request.key });
+	});
+
+	it('travels quoted, under the header name the target asks for, when so set', async () => {
+		const { requestOf } = await build(
+			{
+				...base,
+				keyMode: 'custom',
+				customKey: 'order "42"',
+				idempotency: { headerName: 'X-Request-Key', quoting: 'quoted' },
+			},
+			[invoice('inv-1')],
+		);
+		const headers = requestOf(0).options.headers as IDataObject;
+		expect(headers['X-Request-Key']).toBe('"order \\"42\\""');
+		expect(headers['Idempotency-Key']).toBeUndefined();
+	});
+
+	it('is not sent when Send Key is off, and may then hold what a header cannot carry', async () => {
+		const { requestOf } = await build(
+			{ ...base, keyMode: 'custom', customKey: 'invoice-7-€', idempotency: { sendKey: false } },
+			[invoice('inv-1')],
+		);
+		const request = requestOf(0);
+		expect(request.key).toBe('invoice-7-€');
+		expect(request.options.headers).toEqual({});
+	});
+
+	it('is refused, naming the item, when a header cannot carry it', async () => {
+		const { requestOf } = await build({ ...base, keyMode: 'custom', customKey: 'invoice-7-€' }, [
+			invoice('inv-1'),
+		]);
+		expect(() => requestOf(0)).toThrow(
+			expect.objectContaining({ itemIndex: 0, message: expect.stringContaining('"€"') }),
+		);
+	});
+
+	it('names the empty parts of the business identity instead of writing without a key', async () => {
+		const { requestOf } = await build({ ...base, keyAction: '' }, [
+			invoice('inv-1'),
+			invoice('', { version: null }),
+		]);
+		expect(() => requestOf(0)).toThrow('Item 0 has no idempotency key: Action is empty');
+		expect(() => requestOf(1)).toThrow(
+			'Item 1 has no idempotency key: Record ID, Action, Record Version are empty',
+		);
+	});
+
+	it('refuses an empty or structured custom key, naming the item', async () => {
+		const items = [invoice('inv-1'), invoice('inv-2', { key: { nested: true } })];
+		const { requestOf } = await build(
+			{ ...base, keyMode: 'custom', customKey: fromItem('key') },
+			items,
+		);
+		expect(() => requestOf(0)).toThrow(
+			expect.objectContaining({ itemIndex: 0, message: 'Item 0 has no idempotency key' }),
+		);
+		expect(() => requestOf(1)).toThrow('Item 1: the idempotency key is an object, not text');
+	});
+
+	it('longer than 255 characters is stored and sent as its hash', async () => {
+		const long = 'k'.repeat(300);
+		const { requestOf } = await build({ ...base, keyMode: 'custom', customKey: long }, [
+			invoice('inv-1'),
+		]);
+		expect(requestOf(0).key).toBe(`sha256:${sha256(long)}`);
+	});
+
+	it('is unique per scope: the integration by default, else this workflow and node', async () => {
+		expect((await build({ ...base, integration: 'billing' }, [])).settings.scope).toBe('billing');
+		expect((await build(base, [])).settings.scope).toBe('wf-billing:Create Invoice');
+	});
+});
+
+describe('the body', () => {
+	it('is JSON by default, parsed from the JSON field and sent as JSON', async () => {
+		const { requestOf } = await build(base, [invoice('inv-1')]);
+		const { options } = requestOf(0);
+		expect(options.body).toEqual({ amount: 120, currency: 'EUR' });
+		expect(options.json).toBe(true);
+	});
+
+	it('an empty JSON field is an empty object', async () => {
+		const { requestOf } = await build({ ...base, jsonBody: '  ' }, [invoice('inv-1')]);
+		expect(requestOf(0).options.body).toEqual({});
+	});
+
+	it('of invalid JSON fails its item before anything is sent', async () => {
+		const { requestOf } = await build({ ...base, jsonBody: '{"amount": 120,' }, [invoice('inv-1')]);
+		expect(() => requestOf(0)).toThrow(
+			expect.objectContaining({
+				itemIndex: 0,
+				message: 'Item 0: the JSON body is not valid JSON',
+				hint: 'Fix the JSON field; nothing was sent.',
+			}),
+		);
+	});
+
+	it('with the same fields in another order is the same request (same fingerprint)', async () => {
+		const one = await build(base, [invoice('inv-1')]);
+		const other = await build({ ...base, jsonBody: '{"currency": "EUR", "amount": 120}' }, [
+			invoice('inv-1'),
+		]);
+		expect(other.requestOf(0).fingerprint).toBe(one.requestOf(0).fingerprint);
+		const changed = await build({ ...base, jsonBody: '{"currency": "EUR", "amount": 121}' }, [
+			invoice('inv-1'),
+		]);
+		expect(changed.requestOf(0).fingerprint).not.toBe(one.requestOf(0).fingerprint);
+	});
+
+	it('as a form is URL-encoded, with its content type', async () => {
+		const { requestOf } = await build(
+			{
+				...base,
+				contentType: 'form-urlencoded',
+				bodyParameters: {
+					parameter: [
+						{ name: 'amount', value: '120' },
+						{ name: 'note', value: 'a&b c' },
+						{ name: '', value: 'dropped' },
+					],
+				},
+			},
+			[invoice('inv-1')],
+		);
+		const { options } = requestOf(0);
+		expect(options.body).toBe('amount=120&note=a%26b+c');
+		expect(options.headers).toMatchObject({ 'content-type': 'application/x-www-form-urlencoded' });
+		expect(options.json).toBeUndefined();
+	});
+
+	it('raw is sent as written, with the content type given', async () => {
+		const { requestOf } = await build(
+			{
+				...base,
+				contentType: 'raw',
+				rawBody: '<invoice id="1"/>',
+				rawContentType: 'application/xml',
+			},
+			[invoice('inv-1')],
+		);
+		const { options } = requestOf(0);
+		expect(options.body).toBe('<invoice id="1"/>');
+		expect(options.headers).toMatchObject({ 'content-type': 'application/xml' });
+	});
+
+	it('is not sent with a DELETE, nor when Send Body is off', async () => {
+		const deleted = await build({ ...base, method: 'DELETE' }, [invoice('inv-1')]);
+		expect(deleted.requestOf(0).options.body).toBeUndefined();
+		const bodiless = await build({ ...base, sendBody: false }, [invoice('inv-1')]);
+		expect(bodiless.requestOf(0).options.body).toBeUndefined();
+	});
+});
+
+describe('authentication', () => {
+	it('a header credential adds its header', async () => {
+		const { ctx, requestOf } = await build(
+			{ ...base, authentication: 'httpHeaderAuth' },
+			[invoice('inv-1')],
+			{ httpHeaderAuth: { name: 'X-Api-Key', value: 'secret-1' } },
+		);
+		expect(requestOf(0).options.headers).toMatchObject({ 'X-Api-Key': 'secret-1' });
+		expect(ctx.getCredentials).toHaveBeenCalledWith('httpHeaderAuth');
+	});
+
+	it('a bearer credential adds an Authorization header', async () => {
+		const { requestOf } = await build(
+			{ ...base, authentication: 'httpBearerAuth' },
+			[invoice('inv-1')],
+			{ httpBearerAuth: { token: 'tok-1' } },
+		);
+		expect(requestOf(0).options.headers).toMatchObject({ Authorization: 'Bearer tok-1' });
+	});
+
+	it('a basic credential becomes the request auth, not a header of its own', async () => {
+		const { requestOf } = await build(
+			{ ...base, authentication: 'httpBasicAuth' },
+			[invoice('inv-1')],
+			{ httpBasicAuth: { user: 'ana', password: 'pw' } },
+		);
+		const { options } = requestOf(0);
+		expect(options.auth).toEqual({ username: 'ana', password: 'pw' });
+		expect(options.headers).not.toHaveProperty('Authorization');
+	});
+
+	it('a query credential adds its query parameter', async () => {
+		const { requestOf } = await build(
+			{ ...base, authentication: 'httpQueryAuth' },
+			[invoice('inv-1')],
+			{ httpQueryAuth: { name: 'api_key', value: 'secret-2' } },
+		);
+		expect(requestOf(0).options.qs).toEqual({ api_key: 'secret-2' });
+	});
+
+	it('is not part of the request identity: the fingerprint is the same with or without it', async () => {
+		const anonymous = await build(base, [invoice('inv-1')]);
+		const signed = await build({ ...base, authentication: 'httpQueryAuth' }, [invoice('inv-1')], {
+			httpQueryAuth: { name: 'api_key', value: 'secret-2' },
+		});
+		expect(signed.requestOf(0).fingerprint).toBe(anonymous.requestOf(0).fingerprint);
+	});
+
+	it('OAuth2 is left to n8n: no credential is read here, and the call goes through n8n', async () => {
+		const httpRequestWithAuthentication = jest.fn(async () => ({
+			statusCode: 201,
+			headers: { 'content-type': 'application/json' },
+			body: { id: 'in_1' },
+		}));
+		const httpRequest = jest.fn();
+		const ctx = context(
+			{ ...base, authentication: 'oAuth2Api' },
+			{ helpers: { httpRequestWithAuthentication, httpRequest } },
+		);
+		const settings = readSettings(ctx);
+		const request = (await requestBuilder(ctx, [invoice('inv-1')], settings))(0);
+		expect(ctx.getCredentials).not.toHaveBeenCalled();
+
+		const { send } = transport(ctx, settings.authentication, new Map([[0, request]]));
+		const sent = await send(request, 1);
+		expect(sent).toEqual({
+			kind: 'response',
+			answer: {
+				status: 201,
+				headers: { 'content-type': 'application/json' },
+				body: { id: 'in_1' },
+			},
+		});
+		expect(httpRequestWithAuthentication).toHaveBeenCalledWith('oAuth2Api', request.options);
+		expect(httpRequest).not.toHaveBeenCalled();
+	});
+});
+
+describe('the transport', () => {
+	const sendWith = async (failure: unknown) => {
+		const httpRequest = jest.fn(async () => {
+			throw failure;
+		});
+		const ctx = context(base, { helpers: { httpRequest } });
+		const request = (await requestBuilder(ctx, [invoice('inv-1')], readSettings(ctx)))(0);
+		return await transport(ctx, 'none', new Map([[0, request]])).send(request, 1);
+	};
+
+	it('a refused connection was never sent: safe to send again', async () => {
+		const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+		expect(await sendWith(refused)).toEqual({
+			kind: 'not_sent',
+			code: 'ECONNREFUSED',
+			message: 'connect ECONNREFUSED',
+		});
+	});
+
+	it('a connection reset after sending is lost: the effect may exist', async () => {
+		const reset = Object.assign(new Error('socket hang up'), { cause: { code: 'ECONNRESET' } });
+		expect(await sendWith(reset)).toMatchObject({ kind: 'lost', code: 'ECONNRESET' });
+	});
+});
