@@ -150,12 +150,13 @@ export const updateStatusSql = (store: Store): string =>
 /**
  * The open records of items that have now succeeded (a later delivery of key $6, at step $8 of
  * workflow $7). Only records waiting for a person or a resume: one taken by the Replay workflow or
- * an operator is theirs to close.
+ * an operator is theirs to close. A conflict stays open: the key succeeded with another request
+ * (or against another version) than the parked one, and only a person can say which is right.
  */
 export const closeSucceededSql = (store: Store): string =>
 	statusChangeSql(
 		store,
-		"idempotency_key = ANY($6::text[]) AND workflow_id = $7 AND step = $8 AND status IN ('new', 'held')",
+		"idempotency_key = ANY($6::text[]) AND workflow_id = $7 AND step = $8 AND status IN ('new', 'held') AND error_class <> 'conflict'",
 	);
 
 /**

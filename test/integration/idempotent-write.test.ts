@@ -313,6 +313,27 @@ describe('a parked item that later succeeds', () => {
 		expect(left.status).toBe('being_fixed');
 		expect(target.effectsOf('/later')).toHaveLength(2);
 	});
+
+	it('a conflict stays open when the key succeeds with the other request: a person decides', async () => {
+		target.route('/later-conflict', { honoursKey: true });
+		// The key is held by a write of one body while a delivery with another body arrives.
+		target.script('/later-conflict', { delayMs: 400 });
+		const [firstRun, conflicting] = await Promise.all([
+			run('/later-conflict', context(), [write('lead-both', { name: 'Fay' })]),
+			new Promise((resolve) => setTimeout(resolve, 100)).then(
+				async () =>
+					await run('/later-conflict', context(), [write('lead-both', { name: 'Fay Smith' })]),
+			),
+		]);
+		expect(firstRun[0].ok).toBe(true);
+		expect(conflicting[0].failure?.class).toBe('conflict');
+		// The first body is delivered again and answered from the key: a success of the key.
+		const [again] = await run('/later-conflict', context(), [write('lead-both', { name: 'Fay' })]);
+		expect(again).toMatchObject({ ok: true, replayed: true });
+		const [record] = await getDeadLetters(store, [conflicting[0].failure!.deadLetterId!]);
+		expect(record).toMatchObject({ status: 'new', error_class: 'conflict' });
+		expect(target.effectsOf('/later-conflict')).toHaveLength(1);
+	});
 });
 
 describe('a run whose earlier attempt lost its response', () => {
