@@ -1,4 +1,4 @@
-import { ItemError } from '../errors';
+import { ConfigurationError } from '../errors';
 import type { AttemptEntry } from '../idempotency/types';
 import { inRange, LIMITS } from '../limits';
 import { maskValue } from '../masking';
@@ -365,15 +365,13 @@ export async function traceItem(
 ): Promise<TraceResult> {
 	const query = storableText(typeof businessId === 'string' ? businessId : '').trim();
 	if (!query)
-		throw new ItemError(
+		throw new ConfigurationError(
 			'Trace needs a business ID',
-			0,
 			'Set Business ID to an event ID, an idempotency key or a part of one, e.g. INV-20931.',
 		);
 	if (query.length > MAX_QUERY_CHARS)
-		throw new ItemError(
+		throw new ConfigurationError(
 			`The business ID is ${query.length} characters long; at most ${MAX_QUERY_CHARS} are searched`,
-			0,
 			'Search by the event ID or key itself, or a part of it.',
 		);
 	const limit =

@@ -1,3 +1,4 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { TestTarget } from '../../dev/target/server';
 import { claimEvents, ClaimMode } from '../../lib/dedupe';
 import { parkItems, updateDeadLetterStatus } from '../../lib/deadletter';
@@ -10,6 +11,7 @@ import {
 	TraceState,
 	type WriteEntry,
 } from '../../lib/trace';
+import { execute as traceOperation } from '../../nodes/ReliabilityControl/actions/item/trace.operation';
 import { seedTracedItems, TRACED, WORKFLOW_ID, writeStep } from '../helpers/traceItems';
 import { adminQuery, testStore } from '../helpers/store';
 
@@ -225,5 +227,41 @@ describe('matching', () => {
 		expect(result.entries.map((e) => (e as ClaimEntry).eventId)).toEqual(
 			Array.from({ length: 10 }, (_, i) => `BULK-${21 + i}`),
 		);
+	});
+});
+
+describe('Reliability Control Item > Trace', () => {
+	/** A stand-in for n8n: each item's Business ID, Continue On Fail, the instance's base URL. */
+	const context = (continueOnFail: boolean, items: INodeExecutionData[]): IExecuteFunctions =>
+		({
+			getNode: () => ({
+				id: 'n1',
+				name: 'Trace',
+				type: 'n8n-nodes-reliability.reliabilityControl',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {},
+			}),
+			getInstanceBaseUrl: () => `${BASE}/`,
+			continueOnFail: () => continueOnFail,
+			getNodeParameter: (name: string, index: number, fallback?: unknown) =>
+				name === 'businessId' ? items[index].json.id : fallback,
+		}) as unknown as IExecuteFunctions;
+
+	it('one trace per item, paired with it; an empty ID is the error of that item under Continue On Fail', async () => {
+		const items = [{ json: { id: TRACED.parked } }, { json: { id: '' } }];
+		const [out] = await traceOperation.call(context(true, items), store, items);
+		expect(out.map((o) => o.pairedItem)).toEqual([{ item: 0 }, { item: 1 }]);
+		expect(out[0].json).toMatchObject({ query: TRACED.parked, state: 'parked', truncated: false });
+		expect((out[0].json.entries as TraceEntry[])[0].executionLink).toBe(link('exec-3'));
+		expect(out[1].json).toMatchObject({ error: 'Trace needs a business ID', itemIndex: 1 });
+	});
+
+	it('without Continue On Fail, the bad item fails the run with its index', async () => {
+		const items = [{ json: { id: TRACED.done } }, { json: { id: ' ' } }];
+		await expect(traceOperation.call(context(false, items), store, items)).rejects.toMatchObject({
+			message: 'Trace needs a business ID',
+			context: { itemIndex: 1 },
+		});
 	});
 });
