@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { TestTarget } from '../../dev/target/server';
+import { handleConsoleRequest } from '../../lib/console';
 import { claimEvents, ClaimMode } from '../../lib/dedupe';
 import { parkItems, updateDeadLetterStatus } from '../../lib/deadletter';
 import {
@@ -263,5 +264,43 @@ describe('Reliability Control Item > Trace', () => {
 			message: 'Trace needs a business ID',
 			context: { itemIndex: 1 },
 		});
+	});
+});
+
+describe('the console page "Find an item"', () => {
+	const page = async (q: string) =>
+		await handleConsoleRequest(
+			store,
+			{ query: { view: 'trace', q }, headers: {} },
+			{ baseUrl: BASE },
+		);
+
+	it('shows the timeline with each state, links to the executions and to the dead letter', async () => {
+		const response = await page(TRACED.parked);
+		expect(response.statusCode).toBe(200);
+		expect(response.body).toContain('name="q" value="INV-20933"');
+		expect(response.body).toMatch(/data-kind="claim" data-state="failed"/);
+		expect(response.body).toMatch(/data-kind="write" data-state="failed"/);
+		expect(response.body).toMatch(/data-kind="dead_letter" data-state="parked"/);
+		expect(response.body).toContain(`href="${link('exec-3')}"`);
+		expect(response.body).toMatch(/href="\?view=item&amp;id=\d+"/);
+		expect((await page(TRACED.crashed)).body).toContain('class="state state-crashed"');
+		expect((await page('INV-99999')).body).toContain('Nothing in the store carries');
+	});
+
+	it('escapes what it shows and masks secrets a record stored by an older version carries', async () => {
+		const canary = 'cAnArY-tr4ce';
+		await adminQuery(
+			`INSERT INTO "${schema}".processed_events (consumer, event_id, status, lease_until, expires_at, last_error)
+			 VALUES ('<b>hooks</b>', 'INV-50001<script>alert(1)</script>', 'failed', now(), now() + interval '1 day', $1)`,
+			[`401 Unauthorized: Authorization: Bearer ${canary}`],
+		);
+		const response = await page('INV-50001<script>');
+		expect(response.body).not.toContain('<script>alert(1)');
+		expect(response.body).not.toContain('<b>hooks');
+		expect(response.body).toContain('INV-50001&lt;script&gt;alert(1)&lt;/script&gt;');
+		expect(response.body).toContain('data-kind="claim"');
+		expect(response.body).not.toContain(canary);
+		expect(response.body).toContain('Authorization: [masked]');
 	});
 });
