@@ -58,7 +58,7 @@ function writeRow(e: WriteEntry): Html {
 			)}</ol>`
 		: '';
 	return html`<td>Write step <b>${e.step ?? '–'}</b> (${e.scope})<br><code>${e.key}</code></td>
-<td>status ${e.status}, ${e.attempts} attempt${e.attempts === 1 ? '' : 's'}${e.response ? html`<br>saved response ${e.response.status}, ${e.response.bytes} bytes${e.response.truncated ? ' (truncated)' : ''}` : ''}${e.lastError ? html`<br><span class="error-message">${e.lastError}</span>` : ''}${attempts}</td>
+<td>status ${e.status}, ${e.attempts} attempt${e.attempts === 1 ? '' : 's'}${e.response ? html`<br>saved response ${e.response.status}, ${e.response.bytes ? `${e.response.bytes} bytes${e.response.truncated ? ' (truncated)' : ''}` : 'no body'}` : ''}${e.lastError ? html`<br><span class="error-message">${e.lastError}</span>` : ''}${attempts}</td>
 <td>${executionAnchor('execution', e.executionLink, e.executionId)}</td>`;
 }
 

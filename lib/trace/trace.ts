@@ -374,8 +374,7 @@ export async function traceItem(
 			`The business ID is ${query.length} characters long; at most ${MAX_QUERY_CHARS} are searched`,
 			'Search by the event ID or key itself, or a part of it.',
 		);
-	const limit =
-		options.limit === undefined ? 200 : inRange(options.limit, LIMITS.traceLimit, undefined);
+	const limit = options.limit === undefined ? 200 : inRange(options.limit, LIMITS.traceLimit);
 	const found = await find(store, query, limit, options.baseUrl);
 	const match = found.entries.length === 0 ? 'none' : found.exact ? 'exact' : 'part';
 	const entries = maskValue(found.entries, options.maskFields);
