@@ -20,6 +20,7 @@ const DAY_SECONDS = 86_400;
 export const LIMITS = {
 	retentionDays: { label: 'Retention (Days)', min: 1, max: 3650, integer: true },
 	listLimit: { label: 'Limit', min: 1, max: 10_000, integer: true },
+	traceLimit: { label: 'Limit', min: 1, max: 1000, integer: true },
 	olderThanMinutes: {
 		label: 'Older Than (Minutes)',
 		min: 0,

@@ -1,12 +1,14 @@
 import type { INodeProperties } from 'n8n-workflow';
 import { LIMITS } from '../../lib';
 import { range } from '../shared/range';
+import { description as itemTrace } from './actions/item/trace.operation';
 
 /**
  * Operator controls as resources of one node, following n8n's resource/operation convention:
  * Pause (pause, resume, check, list), Heartbeat (beat, check), Console (serve: a webhook request
- * in, the console's page out), Metric (prometheus) and Alert (compose). Pause > Check routes items to Running or
- * Paused; every other operation has one output.
+ * in, the console's page out), Metric (prometheus), Alert (compose) and Item (trace: where an
+ * item is). Pause > Check routes items to Running or Paused; every other operation has one
+ * output.
  */
 export const outputsExpression = `={{
 	$parameter.resource === 'pause' && $parameter.operation === 'check'
@@ -40,6 +42,7 @@ export const properties: INodeProperties[] = [
 				description: 'The operator console, served through a Webhook and a Respond to Webhook node',
 			},
 			{ name: 'Heartbeat', value: 'heartbeat' },
+			{ name: 'Item', value: 'item', description: 'Where an item is: its trace by business ID' },
 			{ name: 'Metric', value: 'metrics', description: 'Prometheus metrics of the store' },
 			{ name: 'Pause', value: 'pause' },
 		],
@@ -294,4 +297,5 @@ export const properties: INodeProperties[] = [
 		description: 'Whether to output every heartbeat with its state, not only the changes to report',
 		displayOptions: beatOps('check'),
 	},
+	...itemTrace,
 ];

@@ -4,6 +4,7 @@ import { storeFor } from '../../shared/store';
 import * as alert from './alert.operations';
 import * as consoleOps from './console.operations';
 import * as heartbeat from './heartbeat.operations';
+import * as itemTrace from './item/trace.operation';
 import * as pause from './pause.operations';
 
 const resources = {
@@ -12,6 +13,7 @@ const resources = {
 	heartbeat: { beat: heartbeat.beat, check: heartbeat.check },
 	console: { serve: consoleOps.serve },
 	metrics: { prometheus: consoleOps.prometheus },
+	item: { trace: itemTrace.execute },
 } as const;
 
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
