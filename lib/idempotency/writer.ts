@@ -73,6 +73,8 @@ class Run implements RunState {
 	private settlements: Array<{ settlement: Settlement; outcome: WriteOutcome }> = [];
 	private toPark: Array<{ outcome: WriteOutcome; request: WriteRequest }> = [];
 	private succeededKeys = new Set<string>();
+	/** Keys whose settle found another owner: their success is not this run's to report. */
+	private readonly supersededKeys = new Set<string>();
 	private fatal: unknown;
 	private flushing: Promise<void> | undefined;
 	private timer: NodeJS.Timeout | undefined;
@@ -359,7 +361,10 @@ class Run implements RunState {
 				// A superseded owner parks nothing: the new owner's result decides the item.
 				const park = toPark.filter(({ outcome }) => !outcome.superseded);
 				if (park.length > 0 && this.context.park) await this.park(park);
-				await this.closeSucceeded(succeeded);
+				// Only a success this owner recorded closes records: a superseded owner's 201 is an
+				// observation, and the record (perhaps unknown to the new owner) is what a person reads.
+				// A key's settle is in the same wave as its success or an earlier one.
+				await this.closeSucceeded(succeeded.filter((key) => !this.supersededKeys.has(key)));
 				// An owner that lost a record learns it at its next attempt start or settle.
 				await this.leases.renew();
 			} catch (error) {
@@ -389,6 +394,7 @@ class Run implements RunState {
 			if (row?.settled) continue;
 			// Superseded: recorded as an observation; the new owner's result decides the item.
 			outcome.superseded = true;
+			this.supersededKeys.add(settlement.key);
 			if (!outcome.ok) {
 				outcome.failure = {
 					class: FailureClass.superseded,
