@@ -23,7 +23,7 @@ export interface HousekeepingOptions {
 	sliceSize: number;
 }
 
-const DEFAULT_HOUSEKEEPING: HousekeepingOptions = {
+export const DEFAULT_HOUSEKEEPING: HousekeepingOptions = {
 	retentionDays: 30,
 	historyRetentionDays: 365,
 	statsRetentionDays: 400,

@@ -4,12 +4,14 @@ import { storeFor } from '../../shared/store';
 import * as alert from './alert.operations';
 import * as consoleOps from './console.operations';
 import * as heartbeat from './heartbeat.operations';
+import * as housekeeping from './housekeeping.operations';
 import * as pause from './pause.operations';
 
 const resources = {
 	alert: { compose: alert.compose },
 	pause: { pause: pause.pause, resume: pause.resume, check: pause.check, list: pause.list },
 	heartbeat: { beat: heartbeat.beat, check: heartbeat.check },
+	housekeeping: { purgeExpired: housekeeping.purge },
 	console: { serve: consoleOps.serve },
 	metrics: { prometheus: consoleOps.prometheus },
 } as const;
