@@ -11,7 +11,10 @@ import type { AddressInfo } from 'node:net';
  *   POST /crm/contacts      upsert by email, honours Idempotency-Key; fault "rejectLocalPhones": 422 for numbers
  *                           without +country code; "crmUnavailable" (the next N) and "crmUnavailableRate" answer
  *                           503; "crmLostRate" commits (or replays), then drops the connection without an answer
- *   GET  /crm/contacts      every contact
+ *   PUT  /crm/contacts/:id/owner  assigns the contact's owner, honours Idempotency-Key and If-Match (the
+ *                           contact's version, as its ETag): a stale version is refused with 412 and the current
+ *                           one; fault "ownerUnavailable" (the next N) answers 503
+ *   GET  /crm/contacts      every contact (with its version and owner)
  *   GET  /crm/effects       the effect log: one entry per committed upsert, with its Idempotency-Key
  *   POST /alerts            records an alert (the Alert workflow's HTTP channel)
  *   GET  /alerts            every alert
@@ -44,6 +47,8 @@ export interface Faults {
 	 * headers, so a test can prove none of it is stored or sent on.
 	 */
 	echoSecrets?: string;
+	/** The next N owner assignments answer 503. */
+	ownerUnavailable?: number;
 }
 
 /** One committed upsert at the CRM: what an auditor counts to find a business effect done twice. */
@@ -90,6 +95,18 @@ export interface Contact {
 	createdAt: string;
 	updatedAt: string;
 	writes: number;
+	/** Goes up with every change, by a write or by a person; the contact's ETag is `"<version>"`. */
+	version: number;
+	owner?: string;
+}
+
+/** One change of a contact's owner at the CRM, by the routing workflow or by a person. */
+export interface OwnerChange {
+	key?: string;
+	contactId: number;
+	owner: string;
+	by: 'routing' | 'a person';
+	version: number;
 }
 
 export class DemoApi {
@@ -105,6 +122,7 @@ export class DemoApi {
 	alerts: unknown[] = [];
 	enrichCalls = 0;
 	effects: CrmEffect[] = [];
+	ownerChanges: OwnerChange[] = [];
 	stats: DemoStats = noStats();
 	private readonly savedByKey = new Map<string, { status: number; body: unknown }>();
 	private nextId = 1;
@@ -133,6 +151,7 @@ export class DemoApi {
 		this.alerts = [];
 		this.enrichCalls = 0;
 		this.effects = [];
+		this.ownerChanges = [];
 		this.stats = noStats();
 		this.savedByKey.clear();
 		this.faults = {
@@ -179,6 +198,8 @@ export class DemoApi {
 		if (route === 'GET /crm/contacts') return send(response, 200, this.contacts);
 		if (route === 'GET /crm/effects') return send(response, 200, this.effects);
 		if (route === 'POST /crm/contacts') return this.upsertContact(request, response, body ?? {});
+		const owner = /^PUT \/crm\/contacts\/(\d+)\/owner$/.exec(route);
+		if (owner) return this.assignOwner(request, response, Number(owner[1]), body ?? {});
 		if (route === 'POST /alerts') {
 			this.alerts.push(body);
 			return send(response, 201, { received: this.alerts.length });
@@ -282,6 +303,7 @@ export class DemoApi {
 				company: body.company ?? contact.company,
 				updatedAt: now,
 				writes: contact.writes + 1,
+				version: contact.version + 1,
 			});
 		else {
 			contact = {
@@ -293,6 +315,7 @@ export class DemoApi {
 				createdAt: now,
 				updatedAt: now,
 				writes: 1,
+				version: 1,
 			};
 			this.contacts.push(contact);
 		}
@@ -311,5 +334,70 @@ export class DemoApi {
 		};
 		if (key) this.savedByKey.set(key, answer);
 		return answerOrDrop(answer.status, answer.body);
+	}
+
+	/** A person changes a contact's owner in the CRM: a newer decision than any write in flight. */
+	reassign(email: string, owner: string): Contact {
+		const contact = this.contacts.find((c) => c.email === email);
+		if (!contact) throw new Error(`no contact ${email}`);
+		contact.owner = owner;
+		contact.version++;
+		contact.updatedAt = new Date().toISOString();
+		this.ownerChanges.push({
+			contactId: contact.id,
+			owner,
+			by: 'a person',
+			version: contact.version,
+		});
+		return contact;
+	}
+
+	/**
+	 * Assigns a contact's owner. A repeated Idempotency-Key gets the saved answer; an If-Match
+	 * naming another version than the contact's is refused with 412 and the current version, so a
+	 * write built on an old read never overwrites a newer change.
+	 */
+	private assignOwner(
+		request: IncomingMessage,
+		response: ServerResponse,
+		id: number,
+		body: Record<string, unknown>,
+	): void {
+		const key = request.headers['idempotency-key'] as string | undefined;
+		if ((this.faults.ownerUnavailable ?? 0) > 0) {
+			this.faults.ownerUnavailable!--;
+			return send(response, 503, {
+				message: this.secretMessage('CRM maintenance, try again later'),
+			});
+		}
+		const saved = key ? this.savedByKey.get(key) : undefined;
+		if (saved) return send(response, saved.status, saved.body, { 'idempotent-replayed': 'true' });
+		const contact = this.contacts.find((c) => c.id === id);
+		if (!contact) return send(response, 404, { message: `no contact ${id}` });
+		const etag = `"${contact.version}"`;
+		const expected = request.headers['if-match'];
+		if (
+			expected !== undefined &&
+			expected.replace(/^W\//, '').replace(/"/g, '') !== String(contact.version)
+		)
+			return send(
+				response,
+				412,
+				{
+					message: `contact ${id} changed since version ${expected}: it is at version ${contact.version}, owner ${contact.owner ?? 'none'}`,
+					version: contact.version,
+					owner: contact.owner ?? null,
+				},
+				{ etag },
+			);
+		const owner = String(body.owner ?? '');
+		if (!owner) return send(response, 422, { message: 'owner: required' });
+		contact.owner = owner;
+		contact.version++;
+		contact.updatedAt = new Date().toISOString();
+		this.ownerChanges.push({ key, contactId: id, owner, by: 'routing', version: contact.version });
+		const answer = { status: 200, body: { ...contact } };
+		if (key) this.savedByKey.set(key, answer);
+		return send(response, answer.status, answer.body, { etag: `"${contact.version}"` });
 	}
 }

@@ -9,3 +9,4 @@ export * from './idempotency';
 export * from './console';
 export * from './alerts';
 export * from './outbox';
+export * from './trace';

@@ -23,6 +23,7 @@ export const LIMITS = {
 	statsRetentionDays: { label: 'Stats Retention (Days)', min: 1, max: 3650, integer: true },
 	purgeSliceSize: { label: 'Slice Size', min: 1, max: 100_000, integer: true },
 	listLimit: { label: 'Limit', min: 1, max: 10_000, integer: true },
+	traceLimit: { label: 'Limit', min: 1, max: 1000, integer: true },
 	olderThanMinutes: {
 		label: 'Older Than (Minutes)',
 		min: 0,

@@ -25,6 +25,7 @@ import type { Store } from '../store';
 import { parkedPerDayChart } from './chart';
 import { duration, escapeHtml, type Html, html, query } from './html';
 import { consoleSecret, formToken, formTokenValid } from './secret';
+import { traceContent } from './trace';
 
 /**
  * The operator console: the pages and actions an operator needs to pause, inspect, replay and
@@ -51,6 +52,8 @@ export interface ConsoleOptions {
 	days?: number;
 	/** The largest number of records one batch replay changes. */
 	batchLimit?: number;
+	/** n8n's base URL, for links to executions (the find-an-item page). */
+	baseUrl?: string;
 }
 
 export interface ConsoleResponse {
@@ -440,6 +443,15 @@ async function renderView(
 			return await controlsPage(context);
 		case 'stats':
 			return await statsPage(context);
+		case 'trace':
+			return {
+				html: layout(
+					context,
+					'Find an item',
+					'trace',
+					await traceContent(context.store, str(q.q), context.options.baseUrl),
+				),
+			};
 		default:
 			return await listPage(filtersOf(q), context);
 	}
@@ -469,6 +481,8 @@ dl{display:grid;grid-template-columns:200px 1fr;gap:4px 12px;background:#fff;pad
 .actions{display:flex;gap:12px;flex-wrap:wrap}.actions form{background:#fff;border:1px solid #e3e6ea;padding:10px;display:flex;flex-direction:column;gap:6px;min-width:220px}
 svg.chart .bar{fill:#2f6db5}svg.chart .axis{stroke:#8893a0}svg.chart .label{font-size:11px;fill:#5a6573}
 .muted{color:#7a8593}
+.state{display:inline-block;padding:1px 8px;border-radius:10px;background:#eef0f3;font-size:12px;white-space:nowrap}.state-in_flight{background:#d7e8fb}.state-done,.state-closed{background:#dcf1df}.state-failed,.state-crashed,.state-unknown{background:#fbe7e6}.state-parked{background:#fde8c8}.state-held{background:#e4e0f7}
+ol.attempts,ol.history{margin:4px 0 0;padding-left:18px;color:#5a6573;font-size:12px}
 `;
 
 /**
@@ -501,6 +515,7 @@ function layout(context: PageContext, title: string, view: string, content: Html
 		['list', 'Dead letters'],
 		['controls', 'Pauses & heartbeats'],
 		['stats', 'Stats'],
+		['trace', 'Find an item'],
 	].map(
 		([v, label]) =>
 			html`<a href="${query({ view: v })}" class="${v === view ? 'on' : ''}">${label}</a>`,

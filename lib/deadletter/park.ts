@@ -94,8 +94,10 @@ export async function parkItems(
 	const rows = requests.map((request, ord) => {
 		// Secrets never land in the store: the payload and every text that came from outside.
 		// Masked text is storable too; the other text columns are made storable (no NUL).
-		// A payload of null (or none) is stored as {}: the column holds JSON, and SQL NULL is not.
-		const payload = maskValue(request.payload ?? {}, options.maskFields) ?? {};
+		// A payload of null (or none, or one JSON has no value for, such as NaN) is stored as {}:
+		// the column holds JSON, and SQL NULL is not.
+		const masked = maskValue(request.payload ?? {}, options.maskFields);
+		const payload = JSON.stringify(masked ?? null) === 'null' ? {} : masked;
 		const text = (value: string | undefined): string | null =>
 			value === undefined || value === null ? null : maskText(value, options.maskFields);
 		const idempotencyKey = storable(request.idempotencyKey);

@@ -1,12 +1,14 @@
 import type { INodeProperties } from 'n8n-workflow';
 import { LIMITS } from '../../lib';
 import { range } from '../shared/range';
+import { description as itemTrace } from './actions/item/trace.operation';
 
 /**
  * Operator controls as resources of one node, following n8n's resource/operation convention:
  * Pause (pause, resume, check, list), Heartbeat (beat, check), Console (serve: a webhook request
- * in, the console's page out), Metric (prometheus), Alert (compose) and Housekeeping (purge expired). Pause > Check routes items to Running or
- * Paused; every other operation has one output.
+ * in, the console's page out), Metric (prometheus), Alert (compose), Item (trace: where an
+ * item is) and Housekeeping (purge expired). Pause > Check routes items to Running or Paused;
+ * every other operation has one output.
  */
 export const outputsExpression = `={{
 	$parameter.resource === 'pause' && $parameter.operation === 'check'
@@ -46,6 +48,7 @@ export const properties: INodeProperties[] = [
 				value: 'housekeeping',
 				description: 'Keep the store the size of its retention',
 			},
+			{ name: 'Item', value: 'item', description: 'Where an item is: its trace by business ID' },
 			{ name: 'Metric', value: 'metrics', description: 'Prometheus metrics of the store' },
 			{ name: 'Pause', value: 'pause' },
 		],
@@ -356,4 +359,5 @@ export const properties: INodeProperties[] = [
 			'Rows deleted per statement. Each slice is its own short statement, so claims and writes never wait behind a purge.',
 		displayOptions: purgeOps,
 	},
+	...itemTrace,
 ];

@@ -177,12 +177,24 @@ describe.each(n8nVersionsUnderTest())(
 				60_000,
 			);
 			expect(demo.contacts).toHaveLength(1);
+			// The contact is routed to its desk by a conditional write on the version the upsert made.
 			expect(demo.contacts[0]).toMatchObject({
 				email: 'ana@acme.io',
 				phone: '+491512345678',
 				company: 'Acme',
 				writes: 1,
+				owner: 'key-accounts',
+				version: 2,
 			});
+			expect(demo.ownerChanges).toEqual([
+				{
+					key: 'form-7f3a:crm-owner',
+					contactId: demo.contacts[0].id,
+					owner: 'key-accounts',
+					by: 'routing',
+					version: 2,
+				},
+			]);
 			expect(demo.enrichCalls).toBe(2);
 			const history = await adminQuery<{ actor: string; to_status: string }>(
 				`SELECT actor, to_status FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id`,
@@ -194,6 +206,74 @@ describe.each(n8nVersionsUnderTest())(
 				'being_fixed',
 				'replayed',
 			]);
+		});
+
+		it("an old retry of the owner assignment after a person's reassignment is refused and parked as a conflict: the person's choice stands", async () => {
+			const lead = {
+				submissionId: 'form-bea',
+				email: 'bea@globex.com',
+				name: 'Bea Kim',
+				phone: '+4930555000',
+			};
+			const ownerKey = 'form-bea:crm-owner';
+			const recordOf = async () =>
+				(
+					await adminQuery<Record<string, unknown>>(
+						`SELECT * FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = $1 ORDER BY parked_at`,
+						[ownerKey],
+					)
+				).at(-1);
+			// The CRM's owner endpoint is down while the lead runs: the contact is written, its owner not.
+			demo.faults.ownerUnavailable = 1_000;
+			try {
+				await ctx!.n8n.api.webhook('lead-form', lead);
+				await waitFor(
+					'the assignment parked',
+					async () => (await recordOf()) ?? undefined,
+					120_000,
+				);
+			} finally {
+				demo.faults.ownerUnavailable = 0;
+			}
+			const parked = (await recordOf())!;
+			expect(parked).toMatchObject({ step: 'Assign Owner', error_class: 'exhausted' });
+			const contact = demo.contacts.find((c) => c.email === lead.email)!;
+			expect(contact).toMatchObject({ version: 1 });
+			expect(contact.owner).toBeUndefined();
+
+			// Meanwhile a sales manager gives the contact to Maria in the CRM: a newer decision.
+			demo.reassign(lead.email, 'maria');
+
+			// Someone replays the parked assignment: the old retry, built on version 1.
+			await adminQuery(
+				`UPDATE "${ctx!.schema}".dead_letters SET status = 'replay_requested' WHERE id = $1`,
+				[parked.id],
+			);
+			await trigger(ctx!.n8n, REPLAY, 'reliability-replay', {});
+			await waitFor(
+				'the conflict parked',
+				async () => ((await recordOf())?.error_class === 'conflict' ? true : undefined),
+				120_000,
+			);
+			const conflict = (await recordOf())!;
+			expect(conflict).toMatchObject({
+				step: 'Assign Owner',
+				error_class: 'conflict',
+				error_status: 412,
+				status: 'new',
+			});
+			expect(String(conflict.error_message)).toContain('expected If-Match: 1');
+			expect(String(conflict.error_message)).toContain('the target holds "2"');
+			// The CRM keeps the person's value; the routing never wrote to this contact.
+			expect(demo.contacts.find((c) => c.email === lead.email)).toMatchObject({
+				owner: 'maria',
+				version: 2,
+			});
+			expect(demo.ownerChanges.filter((c) => c.contactId === contact.id)).toEqual([
+				{ contactId: contact.id, owner: 'maria', by: 'a person', version: 2 },
+			]);
+			// The contact was written once, by the first run; the replay answered it from its key.
+			expect(demo.effects.filter((e) => e.email === lead.email)).toHaveLength(1);
 		});
 
 		it('a lead without an e-mail fails validation at the first step and is parked as invalid, naming the field', async () => {

@@ -161,6 +161,18 @@ describe('park and get', () => {
 		expect(b.failureCount).toBe(2);
 	});
 
+	it('a payload JSON has no value for (NaN, Infinity) is stored as {}, not refused (found by the fuzz campaign)', async () => {
+		const parked = await parkItems(store, [
+			failed({ idempotencyKey: 'lead-nan', payload: Number.NaN }),
+			failed({ idempotencyKey: 'lead-inf', payload: Number.POSITIVE_INFINITY }),
+		]);
+		const records = await getDeadLetters(
+			store,
+			parked.map((p) => p.id),
+		);
+		expect(records.map((r) => r.payload)).toEqual([{}, {}]);
+	});
+
 	it('a closed item parked again opens a new record', async () => {
 		const [first] = await parkItems(store, [failed({ idempotencyKey: 'lead-8:create' })]);
 		await updateDeadLetterStatus(store, {

@@ -40,6 +40,7 @@ export async function serve(
 				operatorHeader: options.operatorHeader?.trim() || undefined,
 				title: options.title?.trim() || undefined,
 				days: options.days,
+				baseUrl: this.getInstanceBaseUrl(),
 			});
 			out.push({ json: response as unknown as IDataObject, pairedItem: { item: index } });
 		} catch (error) {

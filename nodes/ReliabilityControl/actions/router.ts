@@ -5,6 +5,7 @@ import * as alert from './alert.operations';
 import * as consoleOps from './console.operations';
 import * as heartbeat from './heartbeat.operations';
 import * as housekeeping from './housekeeping.operations';
+import * as itemTrace from './item/trace.operation';
 import * as pause from './pause.operations';
 
 const resources = {
@@ -14,6 +15,7 @@ const resources = {
 	housekeeping: { purgeExpired: housekeeping.purge },
 	console: { serve: consoleOps.serve },
 	metrics: { prometheus: consoleOps.prometheus },
+	item: { trace: itemTrace.execute },
 } as const;
 
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {

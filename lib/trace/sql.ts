@@ -1,0 +1,57 @@
+import type { Store } from '../store';
+
+/**
+ * The SQL of Trace, one named builder per statement. Every value is bound; the only identifier
+ * spliced in is the validated, quoted schema name.
+ *
+ * Each table is asked twice at most: by the whole ID ($1 = the ID, served by a btree index), and
+ * only when nothing matched, by a part of it ($1 = an ILIKE pattern, served by a trigram index,
+ * migration 000010). $2 is the row limit; each statement returns the newest rows first, so a
+ * truncated answer keeps the latest of the item's life.
+ */
+export type TraceMatch = 'exact' | 'part';
+
+const where = (column: string, match: TraceMatch): string =>
+	match === 'exact' ? `${column} = $1` : `${column} ILIKE $1`;
+
+/** Every claim of the event (one per consumer): who holds it, until when, and how it ended. */
+export const claimsSql = (store: Store, match: TraceMatch): string => `
+SELECT consumer, event_id, status, workflow_id, execution_id, origin_execution_id, generation,
+       claimed_at, lease_until, completed_at, completed_by, recover_attempts, last_error,
+       payload IS NOT NULL AS payload_kept, payload_bytes,
+       (status = 'in_progress' AND lease_until < now()) AS lease_lapsed
+FROM ${store.table('processed_events')}
+WHERE ${where('event_id', match)}
+ORDER BY claimed_at DESC, consumer
+LIMIT $2`;
+
+/**
+ * Every write key: its step, attempts and their history, the last error (masked when it was
+ * stored) and the saved response's status and size, never the response itself.
+ */
+export const writeKeysSql = (store: Store, match: TraceMatch): string => `
+SELECT scope, key, node, status, workflow_id, execution_id, attempts, history, last_error,
+       response_status, octet_length(response_body) AS response_bytes, response_truncated,
+       created_at, updated_at, completed_at, lease_until,
+       (status = 'in_progress' AND lease_until < now()) AS lease_lapsed
+FROM ${store.table('idempotency_keys')}
+WHERE ${where('key', match)}
+ORDER BY created_at DESC, scope
+LIMIT $2`;
+
+/** Every dead letter by its idempotency key (the business ID it was parked under). */
+export const deadLettersSql = (store: Store, match: TraceMatch): string => `
+SELECT id, workflow_id, workflow_name, execution_id, step, idempotency_key, run_link, error_class,
+       error_message, error_status, attempts, failure_count, status, hold_reason, parked_at,
+       last_failed_at, closed_at
+FROM ${store.table('dead_letters')}
+WHERE idempotency_key IS NOT NULL AND ${where('idempotency_key', match)}
+ORDER BY parked_at DESC, id DESC
+LIMIT $2`;
+
+/** The audit trail of the dead letters found, oldest first. */
+export const deadLetterHistorySql = (store: Store): string => `
+SELECT dead_letter_id, at, actor, from_status, to_status, reason
+FROM ${store.table('dead_letter_events')}
+WHERE dead_letter_id = ANY($1::bigint[])
+ORDER BY dead_letter_id, id`;
