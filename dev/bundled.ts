@@ -40,6 +40,7 @@ export function bundledToActivate(majorVersion: number): string[] {
 		'relRecoverWorkflow',
 		'relDailyDigest01',
 		'relHeartbeatWatch',
+		'relHousekeeping1',
 	];
 	return majorVersion >= 2 ? ['relAlertWorkflow', 'relErrorHandler1', ...triggered] : triggered;
 }

@@ -19,6 +19,9 @@ const DAY_SECONDS = 86_400;
 
 export const LIMITS = {
 	retentionDays: { label: 'Retention (Days)', min: 1, max: 3650, integer: true },
+	historyRetentionDays: { label: 'History Retention (Days)', min: 1, max: 3650, integer: true },
+	statsRetentionDays: { label: 'Stats Retention (Days)', min: 1, max: 3650, integer: true },
+	purgeSliceSize: { label: 'Slice Size', min: 1, max: 100_000, integer: true },
 	listLimit: { label: 'Limit', min: 1, max: 10_000, integer: true },
 	traceLimit: { label: 'Limit', min: 1, max: 1000, integer: true },
 	olderThanMinutes: {

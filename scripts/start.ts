@@ -128,7 +128,7 @@ async function main(): Promise<void> {
 		'  nodes: Idempotent HTTP Write, Event Dedupe, Dead Letter Park, Reliability Control, Transactional Outbox (search "Idempotent", "Dedupe", "Dead Letter", "Reliability" or "Outbox")',
 	);
 	say(
-		`  bundled workflows imported: Worked example, Replay, Recover, Operator console, Metrics, Daily digest, Heartbeat watch (active), Error handler, Alert, Outbox relay (activate it to send Transactional Outbox messages)`,
+		`  bundled workflows imported: Worked example, Replay, Recover, Operator console, Metrics, Daily digest, Heartbeat watch (active), Housekeeping (active), Error handler, Alert, Outbox relay (activate it to send Transactional Outbox messages)`,
 	);
 	say(
 		`  operator console: http://localhost:${port}/webhook/reliability-console (sign in as ${consoleLogin.user} / ${consoleLogin.password})`,

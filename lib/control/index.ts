@@ -1,3 +1,4 @@
 export * from './cron';
 export * from './heartbeats';
 export * from './pauses';
+export * from './housekeeping';

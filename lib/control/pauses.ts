@@ -2,7 +2,7 @@ import { describeValue, plainText } from '../describe';
 import { ReliabilityError } from '../errors';
 import { maskText } from '../masking';
 import { storableText } from '../store/storable';
-import type { Store } from '../store';
+import { deleteInSlices, type Store } from '../store';
 
 /**
  * Pause and resume of an integration or a workflow, with who and why. While an integration is
@@ -45,6 +45,18 @@ WITH released AS (
 	SELECT id, $2, 'held', 'replay_requested', $3 FROM released
 )
 SELECT count(*)::int AS released FROM released`;
+
+/**
+ * Removes pause and resume history older than $1 days, one slice of $2. The current state of
+ * each pause (the pauses table) is never purged: only the trail of earlier changes goes.
+ */
+const purgePauseHistorySql = (store: Store): string => `
+WITH doomed AS (
+	SELECT id FROM ${store.table('pause_events')} WHERE at < now() - make_interval(days => $1)
+	LIMIT $2
+	FOR UPDATE SKIP LOCKED
+)
+DELETE FROM ${store.table('pause_events')} e USING doomed d WHERE e.id = d.id`;
 
 const getPausesSql = (store: Store): string => `
 SELECT scope, name, paused, changed_by, reason, changed_at FROM ${store.table('pauses')}
@@ -182,4 +194,13 @@ export async function isPaused(
 ): Promise<PauseState | undefined> {
 	const [state] = await listPauses(store, { scope, name, paused: true });
 	return state;
+}
+
+/** Deletes pause and resume history older than `olderThanDays`; says how many events went. */
+export async function purgePauseHistory(
+	store: Store,
+	olderThanDays: number,
+	sliceSize = 10_000,
+): Promise<number> {
+	return await deleteInSlices(store, purgePauseHistorySql(store), [olderThanDays], sliceSize);
 }

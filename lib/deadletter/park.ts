@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
-import type { Store } from '../store';
+import { deleteInSlices, type Store } from '../store';
 import { describeValue, plainText } from '../describe';
 import { inRange, LIMITS, optionalInRange } from '../limits';
 import { maskText, maskValue } from '../masking';
@@ -16,6 +16,7 @@ import {
 	historySql,
 	listSql,
 	parkSql,
+	purgeDailyStatsSql,
 	purgeSql,
 	releaseBreakerHoldsSql,
 	statsSql,
@@ -472,12 +473,19 @@ export async function takeForReplay(
 
 /** Deletes closed records past retention and says how many; open records are never purged. */
 export async function purgeDeadLetters(store: Store, sliceSize = 10_000): Promise<number> {
-	let total = 0;
-	for (;;) {
-		const { rowCount } = await store.execute(purgeSql(store), [sliceSize]);
-		total += rowCount;
-		if (rowCount < sliceSize) return total;
-	}
+	return await deleteInSlices(store, purgeSql(store), [], sliceSize);
+}
+
+/**
+ * Deletes the daily stats rollup for days more than `olderThanDays` ago; says how many rows.
+ * The rollup outlives the records it counts, so keep it at least as long as the stats look back.
+ */
+export async function purgeDeadLetterStats(
+	store: Store,
+	olderThanDays: number,
+	sliceSize = 10_000,
+): Promise<number> {
+	return await deleteInSlices(store, purgeDailyStatsSql(store), [olderThanDays], sliceSize);
 }
 
 export interface DeadLetterStats {

@@ -1,5 +1,5 @@
 import { ConfigurationError, ItemError } from '../errors';
-import type { Store, Transaction } from '../store';
+import { deleteInSlices, type Store, type Transaction } from '../store';
 import { checkedEventId } from './eventIds';
 import { storableValue } from '../store/storable';
 import {
@@ -17,6 +17,7 @@ import {
 	completeExecutionSql,
 	dropClaimsSql,
 	failExecutionClaimsSql,
+	purgeEntityVersionsSql,
 	purgeExpiredSql,
 	releaseEventsSql,
 	releaseExecutionSql,
@@ -257,10 +258,17 @@ export async function purgeExpiredEvents(
 	consumer: string | null,
 	sliceSize = 10_000,
 ): Promise<number> {
-	let total = 0;
-	for (;;) {
-		const { rowCount } = await store.execute(purgeExpiredSql(store), [consumer, sliceSize]);
-		total += rowCount;
-		if (rowCount < sliceSize) return total;
-	}
+	return await deleteInSlices(store, purgeExpiredSql(store), [consumer], sliceSize);
+}
+
+/**
+ * Deletes the ordering versions of entities untouched for `olderThanDays`, except those whose
+ * claim is still in progress; returns how many.
+ */
+export async function purgeEntityVersions(
+	store: Store,
+	olderThanDays: number,
+	sliceSize = 10_000,
+): Promise<number> {
+	return await deleteInSlices(store, purgeEntityVersionsSql(store), [olderThanDays], sliceSize);
 }

@@ -5,3 +5,4 @@ export * from './responses';
 export * from './types';
 export * from './writer';
 export * from './recovery';
+export * from './purge';

@@ -176,14 +176,16 @@ WHERE execution_id = $1 AND status = 'in_progress'
 RETURNING scope, key, status`;
 
 /**
- * Deletes settled records past retention, in bounded slices. Records in progress or with an
+ * Deletes settled records past retention, one slice of $1. Records in progress or with an
  * unknown outcome are never purged: they are the only trace of a write that may have happened.
+ * SKIP LOCKED: a record a write holds is left for the next purge rather than waited on.
  */
 export const purgeKeysSql = (store: Store): string => `
 WITH doomed AS (
 	SELECT scope, key FROM ${store.table('idempotency_keys')}
 	WHERE expires_at < now() AND status IN ('succeeded', 'failed')
 	LIMIT $1
+	FOR UPDATE SKIP LOCKED
 )
 DELETE FROM ${store.table('idempotency_keys')} k USING doomed d WHERE k.scope = d.scope AND k.key = d.key`;
 

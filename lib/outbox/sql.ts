@@ -143,6 +143,7 @@ WITH deleted AS (
 		SELECT id FROM ${store.table('outbox_messages')}
 		WHERE status IN ('done', 'dead') AND completed_at < now() - make_interval(days => $1)
 		LIMIT $2
+		FOR UPDATE SKIP LOCKED
 	)
 	RETURNING 1
 )

@@ -5,3 +5,4 @@ export * from './migrations';
 export * from './sqlstate';
 export * from './store';
 export * from './storable';
+export * from './slices';

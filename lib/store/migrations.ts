@@ -3,10 +3,10 @@ import { quoteIdent } from './identifiers';
 import { migrationFiles } from './migrationFiles';
 
 /**
- * Numbered SQL migrations (`000001_name.sql`), each applied in its own transaction under a
- * session-level advisory lock, so ten workers starting at once migrate exactly once and the
- * other nine wait, then find nothing left to do. `:SCHEMA` in a file stands for the quoted
- * schema name.
+ * Numbered SQL migrations (`000001_name.sql`), the pending ones applied in one transaction under
+ * a transaction-level advisory lock, so ten workers starting at once (directly or through a
+ * pooler in transaction mode) migrate exactly once and the other nine wait, then find nothing
+ * left to do. `:SCHEMA` in a file stands for the quoted schema name.
  */
 export interface Migration {
 	id: number;
@@ -65,40 +65,50 @@ export async function appliedMigrationId(
 	return result.rows[0].id ?? 0;
 }
 
-/** Applies every pending migration; returns the ids it applied (empty when another worker did). */
+/**
+ * Applies every pending migration; returns the ids it applied (empty when another worker did).
+ *
+ * The lock is transaction-level and everything it guards runs inside that one transaction: the
+ * check of the applied list, the schema's creation and every pending file. Behind a pooler in
+ * transaction mode (PgBouncer, Supabase's and Neon's poolers) a session lock would stay held on
+ * whichever server connection took it, and the statements around it could run on others; a
+ * transaction's statements always share one server connection, and the lock ends with it.
+ */
 export async function migrate(pool: Pool, schema: string): Promise<number[]> {
 	const migrations = loadMigrations();
 	if ((await appliedMigrationId(pool, schema)) >= migrations.length) return [];
 
 	const client = await pool.connect();
-	const applied: number[] = [];
+	let broken: Error | undefined;
+	const onError = (error: Error) => {
+		broken = error;
+	};
+	client.on('error', onError);
 	try {
-		await client.query(`SELECT pg_advisory_lock(${lockKeySql})`, [schema]);
+		await client.query('BEGIN');
 		try {
-			await client.query(bootstrapSql(schema));
+			await client.query(`SELECT pg_advisory_xact_lock(${lockKeySql})`, [schema]);
+			// Read again under the lock: the worker that held it before may have migrated everything.
 			const current = await appliedMigrationId(client, schema);
-			for (const migration of migrations.filter((m) => m.id > current)) {
-				await client.query('BEGIN');
-				try {
-					await client.query(renderMigration(migration, schema));
-					await client.query(
-						`INSERT INTO ${quoteIdent(schema)}.migrations (id, name) VALUES ($1, $2)`,
-						[migration.id, migration.name],
-					);
-					await client.query('COMMIT');
-				} catch (error) {
-					await client.query('ROLLBACK');
-					throw error;
-				}
-				applied.push(migration.id);
+			const pending = migrations.filter((m) => m.id > current);
+			if (pending.length > 0) await client.query(bootstrapSql(schema));
+			for (const migration of pending) {
+				await client.query(renderMigration(migration, schema));
+				await client.query(
+					`INSERT INTO ${quoteIdent(schema)}.migrations (id, name) VALUES ($1, $2)`,
+					[migration.id, migration.name],
+				);
 			}
-		} finally {
-			await client.query(`SELECT pg_advisory_unlock(${lockKeySql})`, [schema]);
+			await client.query('COMMIT');
+			return pending.map((m) => m.id);
+		} catch (error) {
+			if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+			throw error;
 		}
 	} finally {
-		client.release();
+		client.off('error', onError);
+		client.release(broken);
 	}
-	return applied;
 }
 
 /** The whole migration as one script, for DBAs who apply schema changes by hand. */

@@ -15,6 +15,8 @@ export class Store {
 	pool: Pool;
 	readonly schema: string;
 	private migrated: Promise<void> | undefined;
+	/** Set once the migration check succeeded: from then on `ready()` sends nothing and waits on nothing. */
+	private isReady = false;
 	lastUsed = Date.now();
 	/** Runs that hold the store (a write in flight): the idle sweeper never closes a held store. */
 	private holds = 0;
@@ -32,10 +34,16 @@ export class Store {
 	/** Makes sure the schema exists and is migrated; runs once per process and pool. */
 	async ready(): Promise<void> {
 		this.lastUsed = Date.now();
-		this.migrated ??= this.migrateOnce().catch((error: unknown) => {
-			this.migrated = undefined;
-			throw toStoreError(error, this.config);
-		});
+		if (this.isReady) return;
+		this.migrated ??= this.migrateOnce().then(
+			() => {
+				this.isReady = true;
+			},
+			(error: unknown) => {
+				this.migrated = undefined;
+				throw toStoreError(error, this.config);
+			},
+		);
 		await this.migrated;
 	}
 

@@ -6,9 +6,9 @@ import { description as itemTrace } from './actions/item/trace.operation';
 /**
  * Operator controls as resources of one node, following n8n's resource/operation convention:
  * Pause (pause, resume, check, list), Heartbeat (beat, check), Console (serve: a webhook request
- * in, the console's page out), Metric (prometheus), Alert (compose) and Item (trace: where an
- * item is). Pause > Check routes items to Running or Paused; every other operation has one
- * output.
+ * in, the console's page out), Metric (prometheus), Alert (compose), Item (trace: where an
+ * item is) and Housekeeping (purge expired). Pause > Check routes items to Running or Paused;
+ * every other operation has one output.
  */
 export const outputsExpression = `={{
 	$parameter.resource === 'pause' && $parameter.operation === 'check'
@@ -22,6 +22,7 @@ const pauseOps = (...operations: string[]) => ({
 const beatOps = (...operations: string[]) => ({
 	show: { resource: ['heartbeat'], operation: operations },
 });
+const purgeOps = { show: { resource: ['housekeeping'], operation: ['purgeExpired'] } };
 
 export const properties: INodeProperties[] = [
 	{
@@ -42,6 +43,11 @@ export const properties: INodeProperties[] = [
 				description: 'The operator console, served through a Webhook and a Respond to Webhook node',
 			},
 			{ name: 'Heartbeat', value: 'heartbeat' },
+			{
+				name: 'Housekeeping',
+				value: 'housekeeping',
+				description: 'Keep the store the size of its retention',
+			},
 			{ name: 'Item', value: 'item', description: 'Where an item is: its trace by business ID' },
 			{ name: 'Metric', value: 'metrics', description: 'Prometheus metrics of the store' },
 			{ name: 'Pause', value: 'pause' },
@@ -296,6 +302,62 @@ export const properties: INodeProperties[] = [
 		default: false,
 		description: 'Whether to output every heartbeat with its state, not only the changes to report',
 		displayOptions: beatOps('check'),
+	},
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['housekeeping'] } },
+		options: [
+			{
+				name: 'Purge Expired',
+				value: 'purgeExpired',
+				action: 'Purge expired rows from the store',
+				description:
+					'Delete key records, event IDs and closed dead letters past their retention, and old versions, history, stats and settled outbox messages; open, in-progress and held rows stay',
+			},
+		],
+		default: 'purgeExpired',
+	},
+	{
+		displayName: 'Retention (Days)',
+		name: 'retentionDays',
+		type: 'number',
+		typeOptions: range(LIMITS.retentionDays),
+		default: 30,
+		description:
+			'Delete entity versions untouched and outbox messages settled for longer than this. Key records, event IDs and dead letters keep the retention they were written with.',
+		displayOptions: purgeOps,
+	},
+	{
+		displayName: 'History Retention (Days)',
+		name: 'historyRetentionDays',
+		type: 'number',
+		typeOptions: range(LIMITS.historyRetentionDays),
+		default: 365,
+		description: 'Delete pause and resume history older than this (current pauses always stay)',
+		displayOptions: purgeOps,
+	},
+	{
+		displayName: 'Stats Retention (Days)',
+		name: 'statsRetentionDays',
+		type: 'number',
+		typeOptions: range(LIMITS.statsRetentionDays),
+		default: 400,
+		description:
+			'Delete daily dead letter stats older than this. Keep it at least as long as the console and metrics look back.',
+		displayOptions: purgeOps,
+	},
+	{
+		displayName: 'Slice Size',
+		name: 'sliceSize',
+		type: 'number',
+		typeOptions: range(LIMITS.purgeSliceSize),
+		default: 10_000,
+		description:
+			'Rows deleted per statement. Each slice is its own short statement, so claims and writes never wait behind a purge.',
+		displayOptions: purgeOps,
 	},
 	...itemTrace,
 ];

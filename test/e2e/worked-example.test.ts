@@ -53,6 +53,7 @@ describe.each(n8nVersionsUnderTest())(
 				'Reliability: Daily digest',
 				'Reliability: Error handler',
 				'Reliability: Heartbeat watch',
+				'Reliability: Housekeeping',
 				'Reliability: Metrics',
 				'Reliability: Operator Console',
 				'Reliability: Outbox relay',
@@ -432,6 +433,25 @@ describe.each(n8nVersionsUnderTest())(
 				'nightly invoice import: scheduled workflow stopped running (heartbeat:nightly invoice import)',
 			);
 			expect(alerts[0].severity).toBe('page');
+		});
+
+		it('housekeeping run now deletes what is past retention and keeps what is in progress', async () => {
+			await adminQuery(
+				`INSERT INTO "${ctx!.schema}".processed_events (consumer, event_id, status, lease_until, expires_at)
+				 SELECT 'hk', 'old-' || i, 'done', now() - interval '40 days', now() - interval '1 day' FROM generate_series(1, 5) i
+				 UNION ALL SELECT 'hk', 'open', 'in_progress', now() + interval '1 hour', now() - interval '1 day';
+				 INSERT INTO "${ctx!.schema}".idempotency_keys (scope, key, fingerprint, status, lease_until, expires_at)
+				 SELECT 'hk', 'old-' || i, 'f', 'succeeded', now() - interval '40 days', now() - interval '1 day' FROM generate_series(1, 2) i`,
+			);
+			const response = await ctx!.n8n.api.webhook('reliability-housekeeping', {});
+			expect(response.status).toBe(200);
+			const body = response.body as { deleted: Record<string, number>; total: number };
+			expect(body.deleted).toMatchObject({ processedEvents: 5, idempotencyKeys: 2 });
+			expect(body.total).toBeGreaterThanOrEqual(7);
+			const left = await adminQuery<{ event_id: string }>(
+				`SELECT event_id FROM "${ctx!.schema}".processed_events WHERE consumer = 'hk'`,
+			);
+			expect(left).toEqual([{ event_id: 'open' }]);
 		});
 	},
 );

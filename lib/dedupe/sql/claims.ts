@@ -139,13 +139,35 @@ SELECT event_id FROM released`;
 
 /**
  * Removes done events past retention, in bounded slices so a large purge never holds long
- * locks. A claim still in progress is never purged: it is the only trace of its event.
+ * locks. A claim still in progress is never purged: it is the only trace of its event. A row a
+ * claim holds right now is skipped, not waited on: the next purge takes it.
  */
 export const purgeExpiredSql = (store: Store): string => `
 WITH doomed AS (
 	SELECT consumer, event_id FROM ${store.table('processed_events')}
 	WHERE expires_at < now() AND status = 'done' AND ($1::text IS NULL OR consumer = $1)
 	LIMIT $2
+	FOR UPDATE SKIP LOCKED
 )
 DELETE FROM ${store.table('processed_events')} p USING doomed d
 WHERE p.consumer = d.consumer AND p.event_id = d.event_id`;
+
+/**
+ * Removes the ordering version of entities that have not moved for $1 days, one slice of $2.
+ * After that long an older version of the entity is accepted again, as an event ID past its
+ * retention is. A version whose claim is still in progress stays: releasing that claim restores
+ * the previous version from it.
+ */
+export const purgeEntityVersionsSql = (store: Store): string => `
+WITH doomed AS (
+	SELECT v.consumer, v.entity_key FROM ${store.table('entity_versions')} v
+	WHERE v.updated_at < now() - make_interval(days => $1)
+	  AND NOT EXISTS (
+		SELECT 1 FROM ${store.table('processed_events')} p
+		WHERE p.consumer = v.consumer AND p.event_id = v.event_id AND p.status = 'in_progress'
+	  )
+	LIMIT $2
+	FOR UPDATE OF v SKIP LOCKED
+)
+DELETE FROM ${store.table('entity_versions')} v USING doomed d
+WHERE v.consumer = d.consumer AND v.entity_key = d.entity_key`;

@@ -4,6 +4,7 @@ import { storeFor } from '../../shared/store';
 import * as alert from './alert.operations';
 import * as consoleOps from './console.operations';
 import * as heartbeat from './heartbeat.operations';
+import * as housekeeping from './housekeeping.operations';
 import * as itemTrace from './item/trace.operation';
 import * as pause from './pause.operations';
 
@@ -11,6 +12,7 @@ const resources = {
 	alert: { compose: alert.compose },
 	pause: { pause: pause.pause, resume: pause.resume, check: pause.check, list: pause.list },
 	heartbeat: { beat: heartbeat.beat, check: heartbeat.check },
+	housekeeping: { purgeExpired: housekeeping.purge },
 	console: { serve: consoleOps.serve },
 	metrics: { prometheus: consoleOps.prometheus },
 	item: { trace: itemTrace.execute },

@@ -1,0 +1,10 @@
+import { deleteInSlices, type Store } from '../store';
+import { purgeKeysSql } from './sql';
+
+/**
+ * Deletes succeeded and failed key records past their retention (expires_at) with their saved
+ * responses; says how many. Records in progress or with an unknown outcome are never purged.
+ */
+export async function purgeExpiredKeys(store: Store, sliceSize = 10_000): Promise<number> {
+	return await deleteInSlices(store, purgeKeysSql(store), [], sliceSize);
+}

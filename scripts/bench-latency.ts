@@ -1,0 +1,318 @@
+/**
+ * `npm run bench:latency`: one item per execution, the way most webhook traffic arrives, so each
+ * execution pays every statement of the store alone. In one real n8n, each pair of workflows is
+ * built the same way (Webhook answering with the last node's item, a Code node making the item,
+ * the node under test) except for that node: Idempotent HTTP Write vs HTTP Request (same target,
+ * answering after BENCH_TARGET_LATENCY_MS, live and replayed), Event Dedupe vs Remove Duplicates
+ * (history 10,000), Dead Letter Park vs the Postgres node inserting the same row. BENCH_EXECUTIONS
+ * executions each (default 500), one at a time and BENCH_PARALLEL at once (default 8). Reports p50
+ * and p99 of the node's own time (n8n's run data) and of the webhook's end-to-end time, the cost
+ * each of our nodes adds to its built-in, and the floor: the store's two statement round trips.
+ */
+import { Client } from 'pg';
+import type { Execution, N8nRestClient } from '../dev/harness/rest';
+import { installN8n, packPackage } from '../dev/harness/install';
+import { startN8n } from '../dev/harness/n8n';
+import { clientConfig } from '../dev/harness/postgres';
+import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
+import { openBenchStore } from './bench-support';
+import { TestTarget } from '../dev/target/server';
+import {
+	codeNode,
+	connect,
+	packageNode,
+	storeCredential,
+	webhookNode,
+	workflow,
+} from '../dev/workflows';
+
+const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 500);
+const PARALLEL = Number(process.env.BENCH_PARALLEL ?? 8);
+const LATENCY_MS = Number(process.env.BENCH_TARGET_LATENCY_MS ?? 5);
+/** n8n's execution list answers at most this many at a time. */
+const BATCH = 250;
+const say = (line: string): void => void process.stdout.write(`${line}\n`);
+
+const percentile = (values: number[], p: number): number => {
+	const sorted = [...values].sort((a, b) => a - b);
+	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+};
+
+const makeItem = codeNode('Item', 'return [{ json: $input.first().json.body }];');
+
+/** Webhook -> Item -> Timed, answering with Timed's item so the request times the whole run. */
+function timedWorkflow(id: string, path: string, timed: Record<string, unknown>) {
+	const webhook = webhookNode(path);
+	return workflow(
+		id,
+		`Bench latency: ${path}`,
+		[
+			{
+				...webhook,
+				parameters: { ...(webhook.parameters as object), responseMode: 'lastNode' },
+			},
+			makeItem,
+			{ ...timed, name: 'Timed', position: [520, 0] },
+		],
+		connect(['Webhook', 'Item'], ['Item', 'Timed']),
+	);
+}
+
+function workflows(url: string, schema: string) {
+	return [
+		timedWorkflow('benchLatWrite', 'lat-write', {
+			...packageNode('idempotentHttpWrite', 'Timed', {
+				method: 'POST',
+				url,
+				integration: 'bench',
+				keyMode: 'custom',
+				customKey: '={{ $json.id }}',
+				jsonBody: '={{ $json }}',
+			}),
+		}),
+		timedWorkflow('benchLatHttp', 'lat-http', {
+			id: 'node-Timed',
+			type: 'n8n-nodes-base.httpRequest',
+			typeVersion: 4.2,
+			parameters: {
+				method: 'POST',
+				url,
+				sendHeaders: true,
+				headerParameters: { parameters: [{ name: 'Idempotency-Key', value: '={{ $json.id }}' }] },
+				sendBody: true,
+				specifyBody: 'json',
+				jsonBody: '={{ $json }}',
+				options: {},
+			},
+		}),
+		timedWorkflow('benchLatDedupe', 'lat-dedupe', {
+			...packageNode('eventDedupe', 'Timed', {
+				operation: 'claim',
+				eventId: '={{ $json.id }}',
+				consumer: 'bench',
+			}),
+		}),
+		timedWorkflow('benchLatRemoveDup', 'lat-remove-duplicates', {
+			id: 'node-Timed',
+			type: 'n8n-nodes-base.removeDuplicates',
+			typeVersion: 2,
+			parameters: {
+				operation: 'removeItemsSeenInPreviousExecutions',
+				logic: 'removeItemsWithAlreadySeenKeyValues',
+				dedupeValue: '={{ $json.id }}',
+				options: { scope: 'workflow', historySize: 10_000 },
+			},
+		}),
+		timedWorkflow('benchLatPark', 'lat-park', {
+			...packageNode('deadLetterPark', 'Timed', {
+				operation: 'park',
+				idempotencyKey: '={{ $json.id }}',
+				parkOptions: { integration: 'bench', owner: 'sales-ops' },
+			}),
+		}),
+		timedWorkflow('benchLatPgInsert', 'lat-pg-insert', {
+			id: 'node-Timed',
+			type: 'n8n-nodes-base.postgres',
+			typeVersion: 2.5,
+			parameters: {
+				operation: 'insert',
+				schema: { __rl: true, mode: 'name', value: schema },
+				table: { __rl: true, mode: 'name', value: 'plain_letters' },
+				columns: { mappingMode: 'autoMapInputData', value: {}, matchingColumns: [], schema: [] },
+				options: {},
+			},
+			credentials: { postgres: { id: 'benchPostgres', name: 'Bench Postgres' } },
+		}),
+	];
+}
+
+interface Timing {
+	node: number[];
+	endToEnd: number[];
+}
+
+/** `count` executions of one workflow, `parallel` at a time; node and end-to-end times in ms. */
+async function measure(
+	api: N8nRestClient,
+	workflowId: string,
+	path: string,
+	count: number,
+	parallel: number,
+	body: (i: number) => Record<string, unknown>,
+): Promise<Timing> {
+	const timing: Timing = { node: [], endToEnd: [] };
+	for (let start = 0; start < count; start += BATCH) {
+		const size = Math.min(BATCH, count - start);
+		const seen = new Set((await api.executions(workflowId)).map((e) => e.id));
+		let next = start;
+		const worker = async (): Promise<void> => {
+			while (next < start + size) {
+				const i = next++;
+				const began = performance.now();
+				const response = await api.webhook(path, body(i));
+				timing.endToEnd.push(performance.now() - began);
+				if (response.status !== 200)
+					throw new Error(`${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
+			}
+		};
+		await Promise.all(Array.from({ length: parallel }, worker));
+		const runs = await waitForNew(api, workflowId, seen, size);
+		for (const run of runs) timing.node.push(nodeTime(await api.execution(run)));
+	}
+	return timing;
+}
+
+async function waitForNew(
+	api: N8nRestClient,
+	workflowId: string,
+	seen: Set<string>,
+	size: number,
+): Promise<string[]> {
+	const deadline = Date.now() + 120_000;
+	for (;;) {
+		const fresh = (await api.executions(workflowId)).filter(
+			(e) => !seen.has(e.id) && !['running', 'new', 'waiting'].includes(e.status),
+		);
+		if (fresh.length >= size) return fresh.map((e) => e.id);
+		if (Date.now() > deadline)
+			throw new Error(`only ${fresh.length} of ${size} executions of ${workflowId} finished`);
+		await new Promise((r) => setTimeout(r, 300));
+	}
+}
+
+const nodeTime = (run: Execution): number => {
+	const node = run.data.resultData.runData.Timed?.[0];
+	if (run.status !== 'success' || !node)
+		throw new Error(
+			`run ${run.id} failed: ${JSON.stringify(run.data.resultData.error ?? node?.error)}`,
+		);
+	return node.executionTime;
+};
+
+/** The floor under any store-backed node: a trivial statement's round trip, p50 and p99. */
+async function roundTrip(client: Client): Promise<{ p50: number; p99: number }> {
+	const times: number[] = [];
+	for (let i = 0; i < 500; i++) {
+		const began = performance.now();
+		await client.query('SELECT 1');
+		times.push(performance.now() - began);
+	}
+	return { p50: percentile(times, 50), p99: percentile(times, 99) };
+}
+
+const fixed = (ms: number): number => Number(ms.toFixed(1));
+
+async function main(): Promise<void> {
+	const version = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSIONS[0];
+	const bench = await openBenchStore('bench_latency');
+	const { postgres, schema, admin } = bench;
+	await admin.query(`CREATE TABLE "${schema}".plain_letters (id text, lead jsonb, error jsonb)`);
+	const target = await new TestTarget().start();
+	const url = target.route('/contacts', { honoursKey: true, latencyMs: LATENCY_MS });
+	const flows = workflows(url, schema);
+	const probe = new Client(clientConfig(postgres.settings));
+	await probe.connect();
+	const rtt = await roundTrip(probe);
+	await probe.end();
+
+	say(
+		`n8n ${version}; one item per execution; ${EXECUTIONS} executions each, sequential and ${PARALLEL} at once; target answers after ${LATENCY_MS} ms; Postgres round trip p50 ${fixed(rtt.p50)} ms, p99 ${fixed(rtt.p99)} ms`,
+	);
+	const n8n = await startN8n({
+		install: await installN8n(version),
+		tarball: await packPackage(),
+		credentials: [
+			storeCredential(schema, postgres.settings),
+			{
+				id: 'benchPostgres',
+				name: 'Bench Postgres',
+				type: 'postgres',
+				data: { ...postgres.settings, ssl: 'disable' },
+			},
+		],
+		workflows: flows,
+		activate: flows.map((w) => w.id),
+	});
+	const rows: Array<{ name: string; mode: string; timing: Timing }> = [];
+	const added: Record<string, number[]> = { write: [], dedupe: [], park: [] };
+	try {
+		const item = (prefix: string) => (i: number) => ({
+			id: `${prefix}${i}`,
+			lead: { email: `lead${i}@example.com`, phone: `0151 ${i}` },
+			error: {
+				message: 'Unprocessable Entity',
+				description: 'phone: invalid format',
+				httpCode: '422',
+			},
+		});
+		// Warm both paths (pools, credentials, first-use checks) before anything is timed.
+		for (const [id, path] of flows.map((w) => [w.id, w.nodes[0]] as const)) {
+			const hook = (path as { parameters: { path: string } }).parameters.path;
+			await measure(n8n.api, id, hook, 5, 1, item(`warm-${id}-`));
+		}
+		for (const [mode, parallel] of [
+			['sequential', 1],
+			[`${PARALLEL} at once`, PARALLEL],
+		] as const) {
+			const run = async (name: string, id: string, path: string, prefix: string) => {
+				const timing = await measure(n8n.api, id, path, EXECUTIONS, parallel, item(prefix));
+				rows.push({ name, mode, timing });
+				return timing;
+			};
+			const p = `${parallel}-`;
+			const http = await run('HTTP Request', 'benchLatHttp', 'lat-http', `http${p}`);
+			const live = await run('Idempotent HTTP Write, live', 'benchLatWrite', 'lat-write', `w${p}`);
+			await run('Idempotent HTTP Write, replayed', 'benchLatWrite', 'lat-write', `w${p}`);
+			const removeDup = await run(
+				'Remove Duplicates',
+				'benchLatRemoveDup',
+				'lat-remove-duplicates',
+				`rd${p}`,
+			);
+			const dedupe = await run('Event Dedupe', 'benchLatDedupe', 'lat-dedupe', `d${p}`);
+			const insert = await run(
+				'Postgres node insert',
+				'benchLatPgInsert',
+				'lat-pg-insert',
+				`i${p}`,
+			);
+			const park = await run('Dead Letter Park', 'benchLatPark', 'lat-park', `p${p}`);
+			added.write.push(percentile(live.node, 99) - percentile(http.node, 99));
+			added.dedupe.push(percentile(dedupe.node, 99) - percentile(removeDup.node, 99));
+			added.park.push(percentile(park.node, 99) - percentile(insert.node, 99));
+		}
+		say('');
+		say(
+			'| node | executions | node p50 (ms) | node p99 (ms) | end-to-end p50 (ms) | end-to-end p99 (ms) |',
+		);
+		say('|---|---|---:|---:|---:|---:|');
+		for (const { name, mode, timing } of rows)
+			say(
+				`| ${name} | ${mode} | ${fixed(percentile(timing.node, 50))} | ${fixed(percentile(timing.node, 99))} | ${fixed(percentile(timing.endToEnd, 50))} | ${fixed(percentile(timing.endToEnd, 99))} |`,
+			);
+		say('');
+		say(
+			`Floor: two statement round trips, ${fixed(2 * rtt.p50)} ms at p50 and ${fixed(2 * rtt.p99)} ms at p99.`,
+		);
+		say('');
+		say(
+			JSON.stringify({
+				bench: 'latency',
+				write_added_p99_ms: fixed(Math.max(...added.write)),
+				dedupe_added_p99_ms: fixed(Math.max(...added.dedupe)),
+				park_added_p99_ms: fixed(Math.max(...added.park)),
+			}),
+		);
+	} finally {
+		await n8n.stop();
+		await target.stop();
+		await bench.close();
+	}
+}
+
+main().catch((error: unknown) => {
+	process.stderr.write(
+		`bench:latency failed: ${error instanceof Error ? error.stack : String(error)}\n`,
+	);
+	process.exit(1);
+});

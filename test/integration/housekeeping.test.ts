@@ -1,0 +1,191 @@
+import { Client } from 'pg';
+import { claimEvents, ClaimMode } from '../../lib/dedupe';
+import { purgeExpiredSql } from '../../lib/dedupe/sql';
+import { purgeExpired } from '../../lib/control';
+import { clientConfig, pgSettingsFromEnv } from '../../dev/harness/postgres';
+import { adminQuery, testStore } from '../helpers/store';
+
+const { store, schema, cleanup } = testStore('housekeeping');
+afterAll(cleanup);
+
+const t = (name: string) => `"${schema}".${name}`;
+const count = async (table: string, where = 'true'): Promise<number> =>
+	(await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM ${t(table)} WHERE ${where}`))[0]
+		.n;
+
+const withinSeconds = async <T>(seconds: number, work: Promise<T>): Promise<T> => {
+	let timer: NodeJS.Timeout | undefined;
+	try {
+		return await Promise.race([
+			work,
+			new Promise<never>((_, reject) => {
+				timer = setTimeout(() => reject(new Error(`blocked for ${seconds} s`)), seconds * 1000);
+			}),
+		]);
+	} finally {
+		clearTimeout(timer);
+	}
+};
+
+/** 25 rows past retention in every table, beside rows that must stay: open, in progress, held, live. */
+async function seed(prefix: string): Promise<void> {
+	await adminQuery(`
+		INSERT INTO ${t('idempotency_keys')} (scope, key, fingerprint, status, lease_until, expires_at)
+		SELECT 'crm', '${prefix}gone-' || i, 'f', CASE WHEN i <= 20 THEN 'succeeded' ELSE 'failed' END, now() - interval '40 days', now() - interval '1 day'
+		FROM generate_series(1, 25) i
+		UNION ALL SELECT 'crm', '${prefix}open-' || i, 'f', CASE WHEN i = 1 THEN 'in_progress' ELSE 'unknown' END, now() - interval '40 days', now() - interval '1 day'
+		FROM generate_series(1, 2) i
+		UNION ALL SELECT 'crm', '${prefix}live-' || i, 'f', 'succeeded', now(), now() + interval '29 days'
+		FROM generate_series(1, 3) i;
+
+		INSERT INTO ${t('processed_events')} (consumer, event_id, status, lease_until, expires_at)
+		SELECT 'orders', '${prefix}gone-' || i, 'done', now() - interval '40 days', now() - interval '1 day'
+		FROM generate_series(1, 25) i
+		UNION ALL SELECT 'orders', '${prefix}open-' || i, 'in_progress', now() + interval '1 hour', now() - interval '1 day'
+		FROM generate_series(1, 2) i
+		UNION ALL SELECT 'orders', '${prefix}live-' || i, 'done', now(), now() + interval '29 days'
+		FROM generate_series(1, 3) i;
+
+		INSERT INTO ${t('entity_versions')} (consumer, entity_key, version, event_id, updated_at)
+		SELECT 'orders', '${prefix}gone-' || i, 1, '${prefix}gone-' || i, now() - interval '40 days'
+		FROM generate_series(1, 25) i
+		UNION ALL SELECT 'orders', '${prefix}open-' || i, 1, '${prefix}open-' || i, now() - interval '40 days'
+		FROM generate_series(1, 2) i
+		UNION ALL SELECT 'orders', '${prefix}live-' || i, 1, '${prefix}live-' || i, now()
+		FROM generate_series(1, 3) i;
+
+		INSERT INTO ${t('dead_letters')} (workflow_id, step, item_key, error_class, payload, status, hold_reason, closed_at, expires_at)
+		SELECT 'wf', 'write', '${prefix}gone-' || i, 'permanent', '{}'::json, (ARRAY['resolved', 'abandoned', 'replayed'])[1 + i % 3], NULL, now() - interval '40 days', now() - interval '1 day'
+		FROM generate_series(1, 25) i
+		UNION ALL SELECT 'wf', 'write', '${prefix}open-' || i, 'permanent', '{}'::json, CASE WHEN i = 1 THEN 'new' ELSE 'held' END, CASE WHEN i = 1 THEN NULL ELSE 'pause' END, NULL, now() - interval '1 day'
+		FROM generate_series(1, 2) i
+		UNION ALL SELECT 'wf', 'write', '${prefix}live-' || i, 'permanent', '{}'::json, 'resolved', NULL, now(), now() + interval '29 days'
+		FROM generate_series(1, 3) i;
+		INSERT INTO ${t('dead_letter_events')} (dead_letter_id, actor, to_status)
+		SELECT id, 'maria', status FROM ${t('dead_letters')} WHERE item_key LIKE '${prefix}%';
+
+		INSERT INTO ${t('dead_letter_daily')} (day, workflow_id, step, owner, reason, parked)
+		SELECT current_date - 500 - i, 'wf', 'write', '', '${prefix}', 1 FROM generate_series(1, 25) i;
+
+		INSERT INTO ${t('pause_events')} (scope, name, paused, actor, at)
+		SELECT 'integration', '${prefix}crm', i % 2 = 0, 'maria', now() - interval '400 days' FROM generate_series(1, 25) i
+		UNION ALL SELECT 'integration', '${prefix}crm', true, 'maria', now() FROM generate_series(1, 3) i;
+
+		INSERT INTO ${t('outbox_messages')} (destination, method, url, idempotency_key, fingerprint, status, created_at, completed_at)
+		SELECT 'crm', 'POST', 'https://crm.example/x', '${prefix}gone-' || i, 'f', CASE WHEN i <= 20 THEN 'done' ELSE 'dead' END, now() - interval '41 days', now() - interval '40 days'
+		FROM generate_series(1, 25) i
+		UNION ALL SELECT 'crm', 'POST', 'https://crm.example/x', '${prefix}open-' || i, 'f', CASE WHEN i = 1 THEN 'pending' ELSE 'in_flight' END, now() - interval '41 days', NULL
+		FROM generate_series(1, 2) i
+		UNION ALL SELECT 'crm', 'POST', 'https://crm.example/x', '${prefix}live-' || i, 'f', 'done', now(), now()
+		FROM generate_series(1, 3) i;
+	`);
+}
+
+const prefixed = (prefix: string, kind: 'gone-' | 'open-' | 'live-', column = 'key') =>
+	`${column} LIKE '${prefix}${kind}%'`;
+
+describe('housekeeping', () => {
+	beforeAll(async () => {
+		await store.ready();
+	});
+
+	it('purges every table past its retention in slices and leaves open, held and live rows', async () => {
+		await seed('a-');
+		const result = await purgeExpired(store, { sliceSize: 10 });
+
+		expect(result).toEqual({
+			idempotencyKeys: 25,
+			processedEvents: 25,
+			entityVersions: 25,
+			deadLetters: 25,
+			deadLetterDaily: 25,
+			pauseEvents: 25,
+			outboxMessages: 25,
+		});
+		expect(await count('idempotency_keys', prefixed('a-', 'gone-'))).toBe(0);
+		expect(await count('idempotency_keys', prefixed('a-', 'open-'))).toBe(2);
+		expect(await count('idempotency_keys', prefixed('a-', 'live-'))).toBe(3);
+		expect(await count('processed_events', prefixed('a-', 'gone-', 'event_id'))).toBe(0);
+		expect(await count('processed_events', prefixed('a-', 'open-', 'event_id'))).toBe(2);
+		expect(await count('processed_events', prefixed('a-', 'live-', 'event_id'))).toBe(3);
+		// The versions of in-progress claims stay: releasing them restores the previous version.
+		expect(await count('entity_versions', prefixed('a-', 'gone-', 'entity_key'))).toBe(0);
+		expect(await count('entity_versions', prefixed('a-', 'open-', 'entity_key'))).toBe(2);
+		expect(await count('entity_versions', prefixed('a-', 'live-', 'entity_key'))).toBe(3);
+		expect(await count('dead_letters', prefixed('a-', 'gone-', 'item_key'))).toBe(0);
+		expect(
+			await adminQuery<{ status: string }>(
+				`SELECT status FROM ${t('dead_letters')} WHERE ${prefixed('a-', 'open-', 'item_key')} ORDER BY status`,
+			),
+		).toEqual([{ status: 'held' }, { status: 'new' }]);
+		expect(await count('dead_letters', prefixed('a-', 'live-', 'item_key'))).toBe(3);
+		// Audit events leave with their dead letter, and only then.
+		expect(await count('dead_letter_events')).toBe(5);
+		expect(await count('dead_letter_daily', `reason = 'a-'`)).toBe(0);
+		// The rollup rows the park triggers wrote for today stay.
+		expect(await count('dead_letter_daily', `day >= current_date - 1`)).toBeGreaterThan(0);
+		expect(await count('pause_events', `name = 'a-crm'`)).toBe(3);
+		expect(await count('outbox_messages', prefixed('a-', 'gone-', 'idempotency_key'))).toBe(0);
+		expect(
+			await adminQuery<{ status: string }>(
+				`SELECT status FROM ${t('outbox_messages')} WHERE ${prefixed('a-', 'open-', 'idempotency_key')} ORDER BY status`,
+			),
+		).toEqual([{ status: 'in_flight' }, { status: 'pending' }]);
+		expect(await count('outbox_messages', prefixed('a-', 'live-', 'idempotency_key'))).toBe(3);
+
+		// Nothing left to do: a second run deletes nothing.
+		expect(Object.values(await purgeExpired(store, { sliceSize: 10 }))).toEqual(Array(7).fill(0));
+	});
+
+	it('a row a claim holds is skipped, not waited on, and goes with the next purge', async () => {
+		await seed('b-');
+		const holder = new Client(clientConfig(pgSettingsFromEnv()));
+		await holder.connect();
+		try {
+			await holder.query('BEGIN');
+			await holder.query(
+				`SELECT 1 FROM ${t('processed_events')} WHERE event_id = 'b-gone-1' FOR UPDATE`,
+			);
+			const result = await withinSeconds(10, purgeExpired(store, { sliceSize: 10 }));
+			expect(result.processedEvents).toBe(24);
+			expect(await count('processed_events', `event_id = 'b-gone-1'`)).toBe(1);
+			await holder.query('COMMIT');
+		} finally {
+			await holder.end();
+		}
+		expect((await purgeExpired(store, { sliceSize: 10 })).processedEvents).toBe(1);
+	});
+
+	it('a claim taken while a purge slice is open is not blocked', async () => {
+		await seed('c-');
+		const purger = new Client(clientConfig(pgSettingsFromEnv()));
+		await purger.connect();
+		try {
+			// One slice, its transaction left open: it holds the rows it deleted.
+			await purger.query('BEGIN');
+			const slice = await purger.query(purgeExpiredSql(store), [null, 10]);
+			expect(slice.rowCount).toBe(10);
+
+			const context = {
+				consumer: 'orders',
+				workflowId: 'wf',
+				executionId: 'exec-during-purge',
+				mode: ClaimMode.doneAtClaim,
+				leaseSeconds: 600,
+				retentionDays: 30,
+			};
+			const claims = await withinSeconds(
+				10,
+				claimEvents(store, context, [
+					{ index: 0, eventId: 'c-fresh' },
+					{ index: 1, eventId: 'c-live-1' },
+				]),
+			);
+			expect(claims.map((claim) => claim.outcome)).toEqual(['new', 'duplicate']);
+			await purger.query('COMMIT');
+		} finally {
+			await purger.end();
+		}
+		expect(await count('processed_events', `event_id = 'c-fresh' AND status = 'done'`)).toBe(1);
+	});
+});
