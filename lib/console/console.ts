@@ -606,6 +606,13 @@ async function itemPage(id: string, context: PageContext): Promise<Page> {
 	const open = OPEN_STATUSES.includes(r.status);
 	const history = html`<table class="history"><thead><tr><th>When</th><th>Who</th><th>From</th><th>To</th><th>Why</th></tr></thead><tbody>
 ${r.history.map((e) => html`<tr><td>${e.at}</td><td class="actor">${e.actor}</td><td>${e.fromStatus ?? ''}</td><td>${e.toStatus}</td><td class="reason">${e.reason ?? ''}</td></tr>`)}</tbody></table>`;
+	const attempts = Array.isArray(r.attempt_history)
+		? (r.attempt_history as Array<Record<string, unknown>>)
+		: [];
+	const attemptTable = attempts.length
+		? html`<table class="attempts"><thead><tr><th>When</th><th>Attempt</th><th>Kind</th><th>HTTP</th><th>Class</th><th>Next after</th><th>Message</th></tr></thead><tbody>
+${attempts.map((a) => html`<tr class="attempt"><td>${str(a.at)}</td><td class="num">${str(a.attempt)}</td><td>${str(a.kind)}</td><td class="status">${str(a.status)}</td><td>${str(a.class)}</td><td class="delay">${a.delayMs === undefined || a.delayMs === null ? '–' : `${(Number(a.delayMs) / 1000).toFixed(1)} s`}</td><td class="reason">${str(a.message)}</td></tr>`)}</tbody></table>`
+		: html`<p class="muted">No attempts recorded (parked by Dead Letter Park, or by an older version).</p>`;
 	const content = html`<p><a href="${query({ view: 'list' })}">← Dead letters</a></p>
 <h1>Dead letter ${id} ${statusBadge(r.status)}</h1>
 <dl>
@@ -622,6 +629,7 @@ ${field('Integration', r.integration)}
 ${field('Attempts', `${str(r.attempts)} (failed ${str(r.failure_count)} time${Number(r.failure_count) === 1 ? '' : 's'})`)}
 ${field('Parked', `${duration(ageOf(r.parked_at))} ago (${new Date(r.parked_at as string).toISOString()})`)}
 </dl>
+<h2>Attempts</h2>${attemptTable}
 <h2>Payload</h2><pre class="payload">${payload}</pre>
 ${open ? html`<h2>Actions</h2><div class="actions">${form('replay', 'Replay', false)}${form('being_fixed', 'Mark being fixed', false, 'quiet')}${form('resolve', 'Resolve', true, 'quiet')}${form('abandon', 'Abandon', true, 'danger')}</div>` : html`<p class="muted">Closed: no actions.</p>`}
 <h2>History</h2>${history}`;

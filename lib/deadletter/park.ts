@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
+import type { AttemptEntry } from '../idempotency/types';
 import type { Store } from '../store';
 import { describeValue, plainText } from '../describe';
 import { inRange, LIMITS, optionalInRange } from '../limits';
@@ -56,6 +57,8 @@ export interface ParkRequest {
 	payload: unknown;
 	retryAfter?: Date;
 	retentionDays?: number;
+	/** The attempts the write made for the item, oldest first (masked again when stored). */
+	attemptHistory?: AttemptEntry[];
 }
 
 export interface ParkOptions {
@@ -122,6 +125,7 @@ export async function parkItems(
 			payload,
 			retry_after: request.retryAfter?.toISOString() ?? null,
 			retention_days: request.retentionDays ?? 90,
+			attempt_history: maskValue(request.attemptHistory ?? [], options.maskFields) ?? [],
 		};
 	});
 	const identity = (row: (typeof rows)[number]): string =>

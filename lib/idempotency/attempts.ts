@@ -381,7 +381,7 @@ export class ItemWrite {
 				const status = result.answer.status;
 				const answerClass = classifyStatus(status, policy);
 				if (answerClass === 'success') {
-					this.note({ kind: 'response', status, attempt: owned.attempt });
+					this.note({ kind: 'response', status, class: 'success', attempt: owned.attempt });
 					this.run.streak.success();
 					return this.succeed(owned, result.answer);
 				}
@@ -445,7 +445,12 @@ export class ItemWrite {
 			if (result.kind === 'lost') owned.lostEarlier = true;
 			const strategy = this.context.onUnknown;
 			if (result.kind === 'lost' && strategy !== UnknownOutcomeStrategy.retry) {
-				this.note({ kind: 'lost', message: result.message, attempt: owned.attempt });
+				this.note({
+					kind: 'lost',
+					class: 'unknown_outcome',
+					message: result.message,
+					attempt: owned.attempt,
+				});
 				if (strategy === UnknownOutcomeStrategy.lookup && this.run.deps.lookup) {
 					// The request may still land until its timeout ends; look only after that.
 					const grace = this.context.inFlightGraceMs ?? DEFAULT_IN_FLIGHT_GRACE_MS;
@@ -481,6 +486,7 @@ export class ItemWrite {
 			const decision = this.decide(owned);
 			this.note({
 				kind: result.kind,
+				class: 'transient',
 				message: result.message,
 				delayMs: decision.kind === 'retry' ? decision.delayMs : undefined,
 				attempt: owned.attempt,
@@ -615,6 +621,7 @@ export class ItemWrite {
 			attempts,
 			durationMs: this.run.now() - this.started,
 			failure,
+			history: [...this.history],
 		};
 	}
 

@@ -130,17 +130,22 @@ export interface WriteOutcome {
 	failure?: Failure;
 	/** This execution was superseded by another owner of the key while it wrote. */
 	superseded?: boolean;
+	/** What this item's attempts saw, oldest first: parked with a failure. */
+	history?: AttemptEntry[];
 }
 
-/** One line of a key's attempt history, kept with the record. */
+/** One line of a key's attempt history, kept with the record and parked with a failure. */
 export interface AttemptEntry {
 	at: string;
 	attempt: number;
 	/** response, lost, not_sent, lookup, or observed (a superseded owner's result). */
 	kind: string;
 	status?: number;
+	/** The outcome's class: success, transient, permanent, conflict (or a lookup's answer). */
 	class?: string;
+	/** The delay chosen before the next attempt; absent when none followed. */
 	delayMs?: number;
+	/** Masked, at most 300 characters. */
 	message?: string;
 	execution?: string;
 }

@@ -446,6 +446,7 @@ class Run implements RunState {
 			payload: request.payload,
 			retryAfter: outcome.failure!.retryAt,
 			retentionDays: 90,
+			attemptHistory: outcome.history,
 		}));
 		const results = await parkItems(this.store, requests, { maskFields: this.context.maskFields });
 		results.forEach((result, i) => (failed[i].outcome.failure!.deadLetterId = result.id));
