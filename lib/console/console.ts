@@ -4,6 +4,7 @@ import {
 	countDeadLetters,
 	deadLetterStats,
 	getDeadLetters,
+	newerSourceVersion,
 	heldByIntegration,
 	type ListFilter,
 	listDeadLetters,
@@ -596,6 +597,7 @@ async function itemPage(id: string, context: PageContext): Promise<Page> {
 			notFound: true,
 		};
 	const r = maskValue(record) as Record<string, unknown> & typeof record;
+	const changed = await newerSourceVersion(context.store, record);
 	const payload = JSON.stringify(r.payload, null, 2);
 	const runLink = str(r.run_link);
 	const field = (label: string, value: unknown) =>
@@ -628,7 +630,9 @@ ${field('Integration', r.integration)}
 <dt>Run</dt><dd>${runLink ? html`<a class="run-link" href="${/^https?:\/\//i.test(runLink) ? runLink : '#'}" target="_blank" rel="noopener noreferrer">${runLink}</a>` : '–'}</dd>
 ${field('Attempts', `${str(r.attempts)} (failed ${str(r.failure_count)} time${Number(r.failure_count) === 1 ? '' : 's'})`)}
 ${field('Parked', `${duration(ageOf(r.parked_at))} ago (${new Date(r.parked_at as string).toISOString()})`)}
+<dt>Workflow version</dt><dd><code class="source-version">${str(r.source_version) || '–'}</code></dd>
 </dl>
+${changed ? html`<p class="flash error workflow-changed">The workflow changed since this item was parked: a later failure at this step saw version <code>${changed.sourceVersion}</code> (${new Date(changed.seenAt).toISOString()}). Check that a replay still does what this item needs.</p>` : ''}
 <h2>Attempts</h2>${attemptTable}
 <h2>Payload</h2><pre class="payload">${payload}</pre>
 ${open ? html`<h2>Actions</h2><div class="actions">${form('replay', 'Replay', false)}${form('being_fixed', 'Mark being fixed', false, 'quiet')}${form('resolve', 'Resolve', true, 'quiet')}${form('abandon', 'Abandon', true, 'danger')}</div>` : html`<p class="muted">Closed: no actions.</p>`}

@@ -15,6 +15,7 @@ import {
 	getByKeySql,
 	heldByIntegrationSql,
 	historySql,
+	latestSourceVersionSql,
 	listSql,
 	parkSql,
 	purgeSql,
@@ -57,6 +58,8 @@ export interface ParkRequest {
 	payload: unknown;
 	retryAfter?: Date;
 	retentionDays?: number;
+	/** The workflow's version: a version ID, or a fingerprint (see workflowFingerprint). */
+	sourceVersion?: string;
 	/** The attempts the write made for the item, oldest first (masked again when stored). */
 	attemptHistory?: AttemptEntry[];
 }
@@ -125,6 +128,7 @@ export async function parkItems(
 			payload,
 			retry_after: request.retryAfter?.toISOString() ?? null,
 			retention_days: request.retentionDays ?? 90,
+			source_version: storable(request.sourceVersion),
 			attempt_history: maskValue(request.attemptHistory ?? [], options.maskFields) ?? [],
 		};
 	});
@@ -213,6 +217,24 @@ export async function getDeadLettersByKey(
 		store,
 		await store.query(getByKeySql(store), [keys.map((key) => storableText(plainText(key)))]),
 	);
+}
+
+/**
+ * Whether the workflow changed since a record was parked: the version seen by a later failure
+ * at the same step, when it differs from the record's. Undefined when the record has no version
+ * or nothing later was seen (the store cannot know the workflow's current state otherwise).
+ */
+export async function newerSourceVersion(
+	store: Store,
+	record: DeadLetterRecord,
+): Promise<{ sourceVersion: string; seenAt: Date } | undefined> {
+	if (typeof record.source_version !== 'string' || !record.source_version) return undefined;
+	const [row] = await store.query<{ source_version: string; last_failed_at: Date }>(
+		latestSourceVersionSql(store),
+		[record.workflow_id, record.step, record.last_failed_at],
+	);
+	if (!row || row.source_version === record.source_version) return undefined;
+	return { sourceVersion: row.source_version, seenAt: row.last_failed_at };
 }
 
 export interface ListFilter {

@@ -24,7 +24,7 @@ WITH input AS (
 		item_key text, idempotency_key text, run_link text, integration text, error_class text,
 		error_message text, error_status int, attempts int, already_happened text, impact text,
 		owner text, severity text, status text, hold_reason text, payload json, retry_after timestamptz,
-		retention_days int, attempt_history jsonb)
+		retention_days int, attempt_history jsonb, source_version text)
 ), paused AS (
 	SELECT p.name FROM ${store.table('pauses')} p
 	WHERE p.scope = 'integration' AND p.paused AND p.name IN (SELECT integration FROM input)
@@ -42,12 +42,13 @@ WITH input AS (
 	INSERT INTO ${store.table('dead_letters')} AS d (
 		workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
 		integration, error_class, error_message, error_status, attempts, already_happened, impact, owner,
-		severity, status, hold_reason, payload, retry_after, expires_at, attempt_history)
+		severity, status, hold_reason, payload, retry_after, expires_at, attempt_history, source_version)
 	SELECT workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
 	       integration, error_class, error_message, error_status, coalesce(attempts, 1), already_happened, impact, owner,
 	       coalesce(severity, 'normal'),
 	       CASE WHEN hold IS NOT NULL THEN 'held' WHEN status = 'held' THEN 'replay_requested' ELSE coalesce(status, 'new') END,
-	       hold, payload, retry_after, now() + make_interval(days => retention_days), coalesce(attempt_history, '[]')
+	       hold, payload, retry_after, now() + make_interval(days => retention_days), coalesce(attempt_history, '[]'),
+	       source_version
 	-- In identity order, the same in every park, so overlapping batches never deadlock.
 	FROM decided ORDER BY workflow_id, step, item_key
 	ON CONFLICT (workflow_id, step, item_key) WHERE is_open DO UPDATE SET
@@ -67,6 +68,7 @@ WITH input AS (
 		-- Each delivery's attempts after the earlier ones', the last 50 kept.
 		attempt_history = (SELECT coalesce(jsonb_agg(h.e ORDER BY h.i), '[]') FROM jsonb_array_elements(d.attempt_history || EXCLUDED.attempt_history) WITH ORDINALITY AS h(e, i)
 		                   WHERE h.i > jsonb_array_length(d.attempt_history || EXCLUDED.attempt_history) - 50),
+		source_version = coalesce(EXCLUDED.source_version, d.source_version),
 		-- A new record stays new unless it is now held; any other open record takes the new state.
 		status = CASE WHEN d.status = 'new' AND EXCLUDED.status <> 'held' THEN 'new' ELSE EXCLUDED.status END,
 		hold_reason = CASE WHEN d.status = 'new' AND EXCLUDED.status <> 'held' THEN NULL ELSE EXCLUDED.hold_reason END,
@@ -90,6 +92,15 @@ SELECT * FROM ${store.table('dead_letters')} WHERE id = ANY($1::bigint[])`;
 
 export const getByKeySql = (store: Store): string => `
 SELECT * FROM ${store.table('dead_letters')} WHERE idempotency_key = ANY($1::text[]) ORDER BY parked_at DESC`;
+
+/**
+ * The workflow version seen by the newest failure at a step ($1 workflow, $2 step) parked after
+ * $3: what a record's own version is compared with.
+ */
+export const latestSourceVersionSql = (store: Store): string => `
+SELECT source_version, last_failed_at FROM ${store.table('dead_letters')}
+WHERE workflow_id = $1 AND step = $2 AND source_version IS NOT NULL AND last_failed_at > $3
+ORDER BY last_failed_at DESC LIMIT 1`;
 
 export const historySql = (store: Store): string => `
 SELECT dead_letter_id, at, actor, from_status, to_status, reason

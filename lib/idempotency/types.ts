@@ -88,6 +88,8 @@ export interface WriteContext {
 	owner?: string;
 	impact?: string;
 	alreadyHappened?: string;
+	/** The workflow's version (ID or fingerprint), kept on what is parked. */
+	sourceVersion?: string;
 	breaker?: { threshold: number; coolDownSeconds: number };
 	/** Field names masked in everything stored or output, besides the usual secret names. */
 	maskFields?: string[];

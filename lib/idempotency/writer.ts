@@ -447,6 +447,7 @@ class Run implements RunState {
 			retryAfter: outcome.failure!.retryAt,
 			retentionDays: 90,
 			attemptHistory: outcome.history,
+			sourceVersion: context.sourceVersion,
 		}));
 		const results = await parkItems(this.store, requests, { maskFields: this.context.maskFields });
 		results.forEach((result, i) => (failed[i].outcome.failure!.deadLetterId = result.id));

@@ -198,6 +198,15 @@ export const properties: INodeProperties[] = [
 				],
 				default: 'normal',
 			},
+			{
+				displayName: 'Source Version',
+				name: 'sourceVersion',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. {{ $json.versionId }}',
+				description:
+					"The failed workflow's version, when you know it (n8n does not tell nodes their workflow's version ID). Empty: a fingerprint of the nodes connected to this one, when the item failed in this workflow.",
+			},
 		],
 	},
 

@@ -1,6 +1,6 @@
 import { composeAlert } from '../../lib/alerts';
 import { handleConsoleRequest } from '../../lib/console';
-import { getDeadLetters } from '../../lib/deadletter';
+import { getDeadLetters, workflowFingerprint } from '../../lib/deadletter';
 import {
 	DEFAULT_POLICY,
 	requestFingerprint,
@@ -87,5 +87,46 @@ describe('the complete dead-letter record', () => {
 		});
 		expect(page.body.match(/<tr class="attempt">/g)).toHaveLength(3);
 		expect(page.body).not.toContain('tok_SECRET');
+	});
+
+	it('a fingerprint counts what nodes do, not their names or order', () => {
+		const http = { type: 'n8n-nodes-base.httpRequest', typeVersion: 4, parameters: { url: 'a' } };
+		const set = { type: 'n8n-nodes-base.set', typeVersion: 3, parameters: { x: 1, y: 2 } };
+		const before = workflowFingerprint([http, set]);
+		expect(before).toMatch(/^fingerprint:[0-9a-f]{64}$/);
+		expect(
+			workflowFingerprint([{ ...set, parameters: { y: 2, x: 1 }, name: 'Renamed' } as never, http]),
+		).toBe(before);
+		expect(workflowFingerprint([http, { ...set, parameters: { x: 1, y: 3 } }])).not.toBe(before);
+	});
+
+	it('a record parked before the workflow changed says so in the console; the newer one does not', async () => {
+		target.route('/invoices-refused');
+		target.script('/invoices-refused', { status: 422 }, { status: 422 });
+		const send = { send: fetchSender(target.url('/invoices-refused'), () => ({ amount: 1 })) };
+		const [old] = await runWrites(
+			store,
+			context({ sourceVersion: 'fingerprint:old' }),
+			[write('inv-old', { amount: 1 })],
+			send,
+		);
+		const [fresh] = await runWrites(
+			store,
+			context({ sourceVersion: 'fingerprint:new' }),
+			[write('inv-new', { amount: 1 })],
+			send,
+		);
+		const [oldRecord, newRecord] = await getDeadLetters(store, [
+			old.failure!.deadLetterId!,
+			fresh.failure!.deadLetterId!,
+		]);
+		expect(oldRecord.source_version).toBe('fingerprint:old');
+		expect(newRecord.source_version).toBe('fingerprint:new');
+		const page = async (id: string) =>
+			(await handleConsoleRequest(store, { headers: {}, query: { view: 'item', id } })).body;
+		const oldPage = await page(oldRecord.id);
+		expect(oldPage).toContain('The workflow changed since this item was parked');
+		expect(oldPage).toContain('fingerprint:new');
+		expect(await page(newRecord.id)).not.toContain('workflow changed');
 	});
 });
