@@ -77,6 +77,7 @@ const STATUS_LABELS: Record<string, string> = {
 	resolved: 'resolved',
 	abandoned: 'abandoned',
 	held: 'held',
+	compensated: 'compensated',
 };
 
 /** A request value as text: the first of a repeated one, storable, trimmed. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
+import type { Compensation } from '../idempotency/compensation';
 import type { AttemptEntry } from '../idempotency/types';
 import type { Store } from '../store';
 import { describeValue, plainText } from '../describe';
@@ -11,6 +12,7 @@ import { checkParkRequests, storable } from './validate';
 import {
 	closeSucceededSql,
 	countSql,
+	evidenceSql,
 	getByIdSql,
 	getByKeySql,
 	heldByIntegrationSql,
@@ -62,6 +64,21 @@ export interface ParkRequest {
 	sourceVersion?: string;
 	/** The attempts the write made for the item, oldest first (masked again when stored). */
 	attemptHistory?: AttemptEntry[];
+	/** The steps of the same item that had taken effect, oldest first. */
+	steps?: ItemStep[];
+}
+
+/** A write step that took effect before the item was parked, and how to reverse it. */
+export interface ItemStep {
+	scope: string;
+	key: string;
+	/** The node that wrote it. */
+	step: string | null;
+	completedAt: string | null;
+	responseStatus: number | null;
+	/** The saved response body (masked, as saved), as text. */
+	response: string | null;
+	compensation: Compensation | null;
 }
 
 export interface ParkOptions {
@@ -129,6 +146,7 @@ export async function parkItems(
 			retry_after: request.retryAfter?.toISOString() ?? null,
 			retention_days: request.retentionDays ?? 90,
 			source_version: storable(request.sourceVersion),
+			steps: maskValue(request.steps ?? [], options.maskFields) ?? [],
 			attempt_history: maskValue(request.attemptHistory ?? [], options.maskFields) ?? [],
 		};
 	});
@@ -199,6 +217,16 @@ async function withHistory(
 				reason: e.reason,
 			})),
 	}));
+}
+
+/** Adds evidence (masked) to a record's audit trail without changing its status. */
+export async function appendEvidence(
+	store: Store,
+	id: string,
+	actor: string,
+	evidence: string,
+): Promise<void> {
+	await store.query(evidenceSql(store), [id, storableText(actor), maskText(evidence)]);
 }
 
 /** Records by id, with their audit history; ids not found are simply absent. */
@@ -353,7 +381,7 @@ export async function updateDeadLetterStatus(
 	};
 }
 
-const CLOSED: DeadLetterStatus[] = ['replayed', 'resolved', 'abandoned'];
+const CLOSED: DeadLetterStatus[] = ['replayed', 'resolved', 'abandoned', 'compensated'];
 
 /**
  * Changes many records' status in one statement, each with its audit event; refuses the change

@@ -5,6 +5,7 @@ import type { BreakerStreak } from './breaker';
 import { heldId, type Held, type RunLeases } from './lease';
 import { classifyStatus, decideRetry, readRetryAfter, type RetryDecision } from './policy';
 import { fromSaved, savedResponse, type SavedResponse, targetMessage } from './responses';
+import type { Compensation } from './compensation';
 import { abandonKeySql, claimKeysSql, readKeySql, takeOverSql } from './sql';
 import {
 	type AttemptEntry,
@@ -52,6 +53,8 @@ export interface Settlement extends Partial<SavedResponse> {
 	outcome: 'succeeded' | 'failed' | 'unknown';
 	last_error?: string;
 	history: AttemptEntry[];
+	item_ref: string;
+	compensation: Compensation | null;
 }
 
 /** What the items of one run share. */
@@ -607,6 +610,8 @@ export class ItemWrite {
 			fingerprint: this.request.fingerprint,
 			outcome,
 			history: this.history,
+			item_ref: itemRefOf(this.request, this.context),
+			compensation: this.request.compensation ?? null,
 		};
 	}
 
@@ -642,6 +647,10 @@ export class ItemWrite {
 }
 
 export const keyIdOf = (request: WriteRequest): string => heldId(request.scope, request.key);
+
+/** The item a write is a step of: as given, else this execution's item at this index. */
+export const itemRefOf = (request: WriteRequest, context: WriteContext): string =>
+	request.itemRef ?? `${context.executionId}:${request.index}`;
 
 /**
  * A refused precondition, with both versions: the one the write expected and the one the target

@@ -5,3 +5,5 @@ export * from './responses';
 export * from './types';
 export * from './writer';
 export * from './recovery';
+export * from './compensation';
+export * from './compensate';

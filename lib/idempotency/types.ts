@@ -1,3 +1,4 @@
+import type { Compensation } from './compensation';
 import type { RetryPolicy } from './policy';
 
 /** The values and shapes of one Idempotent HTTP Write run, shared by its modules. */
@@ -51,6 +52,13 @@ export interface WriteRequest {
 	invalid?: string;
 	/** The version the write expects the target to hold (its precondition), for a conflict's record. */
 	precondition?: { header: string; value: string };
+	/**
+	 * The business item this write is a step of: the writes of one item share it, so a later
+	 * step that parks the item finds the steps that took effect. Default: execution and index.
+	 */
+	itemRef?: string;
+	/** How to reverse this step, kept with its record. */
+	compensation?: Compensation;
 }
 
 export interface HttpAnswer {
