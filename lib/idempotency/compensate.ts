@@ -10,7 +10,7 @@ import { maskText } from '../masking';
 import type { Store } from '../store';
 import { type CompensatingRequest, compensatingRequest } from './compensation';
 import { requestFingerprint } from './keys';
-import { DEFAULT_POLICY, type RetryPolicy } from './policy';
+import { DEFAULT_POLICY, NOT_SENT_CODES, type RetryPolicy } from './policy';
 import type { SendResult, WriteOutcome } from './types';
 import { runWrites } from './writer';
 
@@ -54,6 +54,60 @@ export interface CompensateResult {
 	/** Steps without a compensation: nothing was done for them. */
 	none: Array<{ step: string | null; key: string }>;
 	failure?: { step: string | null; key: string; message: string; deadLetterId?: string };
+}
+
+/**
+ * A sender with Node's fetch, for callers outside n8n's HTTP helpers (the console): the derived
+ * key in the Idempotency-Key header; a refused connection is not sent, anything later is lost.
+ */
+export function fetchCompensationSender(timeoutMs = 10_000): CompensateDeps {
+	return {
+		send: async (request) => {
+			try {
+				const json = request.body !== undefined && typeof request.body !== 'string';
+				const response = await fetch(request.url, {
+					method: request.method,
+					headers: {
+						'idempotency-key': request.key,
+						...(json ? { 'content-type': 'application/json' } : {}),
+					},
+					body:
+						request.body === undefined
+							? undefined
+							: json
+								? JSON.stringify(request.body)
+								: String(request.body),
+					signal: AbortSignal.timeout(timeoutMs),
+				});
+				const text = await response.text();
+				let body: unknown = text;
+				try {
+					body = JSON.parse(text);
+				} catch {
+					/* a text body stays text */
+				}
+				return {
+					kind: 'response',
+					answer: {
+						status: response.status,
+						headers: Object.fromEntries(response.headers.entries()),
+						body,
+					},
+				};
+			} catch (error) {
+				const code = String(
+					(error as { cause?: { code?: unknown } }).cause?.code ??
+						(error as { name?: unknown }).name ??
+						'ERROR',
+				);
+				return {
+					kind: NOT_SENT_CODES.has(code) ? 'not_sent' : 'lost',
+					code,
+					message: error instanceof Error ? error.message : String(error),
+				};
+			}
+		},
+	};
 }
 
 const excerpt = (body: unknown): string => {

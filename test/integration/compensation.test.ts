@@ -1,3 +1,4 @@
+import { consoleSecret, formToken, handleConsoleRequest } from '../../lib/console';
 import { getDeadLetters } from '../../lib/deadletter';
 import {
 	compensateDeadLetter,
@@ -229,5 +230,56 @@ describe('Compensate', () => {
 		]);
 		expect(target.requestsTo('/invoices-undo')).toHaveLength(1);
 		expect(target.effectsOf('/orders-undo')).toHaveLength(1);
+	});
+
+	it('the console lists the steps with their compensations and its button compensates once', async () => {
+		for (const path of ['/leads', '/tasks', '/notify', '/leads-undo']) target.route(path);
+		target.script('/notify', { status: 400 });
+		await step(
+			'exec-3',
+			'Create Lead',
+			'/leads',
+			{ name: 'Bo' },
+			{
+				kind: 'request',
+				method: 'DELETE',
+				url: `${target.url('/leads-undo')}?lead={{ $json.id }}`,
+			},
+		);
+		await step(
+			'exec-3',
+			'Create Task',
+			'/tasks',
+			{ name: 'Bo' },
+			{
+				kind: 'manual',
+				plan: 'close the follow-up task by hand',
+			},
+		);
+		const failed = await step('exec-3', 'Notify', '/notify', { name: 'Bo' });
+		const id = failed.failure!.deadLetterId!;
+		const token = formToken(await consoleSecret(store), 'maria');
+		const headers = { authorization: `Basic ${Buffer.from('maria:x').toString('base64')}` };
+
+		const page = await handleConsoleRequest(store, { headers, query: { view: 'item', id } });
+		expect(page.body.match(/<tr class="step">/g)).toHaveLength(2);
+		expect(page.body).toContain('close the follow-up task by hand');
+		expect(page.body).toContain('action-compensate');
+
+		const press = () =>
+			handleConsoleRequest(store, {
+				headers,
+				query: { view: 'item', id },
+				body: { action: 'compensate', id, token, note: 'signup abandoned' },
+			});
+		expect((await press()).statusCode).toBe(303);
+		expect((await press()).statusCode).toBe(422);
+		expect(target.requestsTo('/leads-undo')).toHaveLength(1);
+		const [record] = await getDeadLetters(store, [id]);
+		expect(record.status).toBe('compensated');
+		expect(record.history.at(-1)).toMatchObject({ actor: 'maria', toStatus: 'compensated' });
+		expect(record.history.at(-1)!.reason).toContain(
+			'[ ] Create Task: close the follow-up task by hand',
+		);
 	});
 });
