@@ -78,7 +78,8 @@ function compensationOf(context: IExecuteFunctions): WriteSettings['compensation
 		return typeof value === 'string' ? value.replace(/^=/, '').trim() : '';
 	};
 	const url = raw('compensationUrl');
-	if (!/^https?:\/\/\S+$/i.test(url))
+	// Only the start is checked: placeholders ({{ $json.id }}) may hold spaces until filled in.
+	if (!/^https?:\/\/[^\s/{}]/i.test(url))
 		throw new ConfigurationError(
 			`Compensation URL "${url.slice(0, 200)}" is not an http:// or https:// address`,
 			"Set it to the URL that reverses this step; {{ $json.id }} takes the id from the step's saved response.",
