@@ -3,9 +3,10 @@ import { maskText } from '../masking';
 /**
  * One outcome alert from whatever the caller hands over: a dead-letter record (List, Get), an
  * item out of Park (`_deadLetter`), a Failed item of the write node, or a heartbeat change. The
- * first line names the workflow, the item and the business impact; then why, what already
- * happened, the run link, the record and one next action with its owner. Every part is masked:
- * a message quoting a response body or a header never reaches Slack or a pager.
+ * first line names the workflow, the item and the business impact; then why, the last three
+ * attempts (when the record has them), what already happened, the run link, the record and one
+ * next action with its owner. Every part is masked: a message quoting a response body or a
+ * header never reaches Slack or a pager.
  */
 export interface Alert {
 	/** Stable per workflow and item (PagerDuty style), so a re-park updates the same alert. */
@@ -58,6 +59,30 @@ export function isHeld(input: unknown): boolean {
 	);
 }
 
+/** One attempt as an alert line reads it: "#2 HTTP 503 transient, next in 1.2 s (message)". */
+function attemptLine(entry: Record<string, unknown>): string {
+	const parts = [
+		`#${textOf(entry.attempt) || '?'}`,
+		entry.status !== undefined && entry.status !== null ? `HTTP ${textOf(entry.status)}` : '',
+		textOf(entry.class) || textOf(entry.kind),
+	].filter(Boolean);
+	const delay = Number(entry.delayMs);
+	const next = Number.isFinite(delay) && entry.delayMs !== undefined && entry.delayMs !== null;
+	const message = textOf(entry.message).slice(0, 80);
+	return `${parts.join(' ')}${next ? `, next in ${(delay / 1000).toFixed(1)} s` : ''}${message ? ` (${message})` : ''}`;
+}
+
+/** The last three attempts of a record (attempt_history) or an item carrying them, oldest first. */
+function lastAttempts(r: Record<string, unknown>): string {
+	const history = r.attempt_history ?? r.attemptHistory;
+	if (!Array.isArray(history)) return '';
+	return history
+		.filter((e): e is Record<string, unknown> => e !== null && typeof e === 'object')
+		.slice(-3)
+		.map(attemptLine)
+		.join('; ');
+}
+
 export function composeAlert(input: unknown, options: { maskFields?: string[] } = {}): Alert {
 	const json =
 		input !== null && typeof input === 'object' && !Array.isArray(input)
@@ -82,9 +107,11 @@ export function composeAlert(input: unknown, options: { maskFields?: string[] } 
 		(rateLimited
 			? `Nothing to fix: it can be replayed after ${first(r, 'retryAt', 'retry_after')}`
 			: `Fix the cause (${message}), then set the record to replay_requested`);
+	const attempts = lastAttempts(r);
 	const text = [
 		`${workflow}: ${impact} (${item})`,
 		`Why: ${message}`,
+		...(attempts ? [`Last attempts: ${attempts}`] : []),
 		`Already happened: ${first(r, 'alreadyHappened', 'already_happened') || 'unknown'}`,
 		`Run: ${first(r, 'runLink', 'run_link') || 'n/a'}`,
 		`Dead letter: ${first(r, 'deadLetterId', 'id') || 'n/a'}`,

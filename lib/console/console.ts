@@ -4,7 +4,9 @@ import {
 	countDeadLetters,
 	deadLetterStats,
 	getDeadLetters,
+	newerSourceVersion,
 	heldByIntegration,
+	type ItemStep,
 	type ListFilter,
 	listDeadLetters,
 	updateDeadLetterStatus,
@@ -17,6 +19,7 @@ import {
 	OPEN_STATUSES,
 } from '../deadletter/statuses';
 import { plainText } from '../describe';
+import { compensateDeadLetter, fetchCompensationSender } from '../idempotency/compensate';
 import { ConfigurationError, ReliabilityError } from '../errors';
 import { inRange, LIMITS } from '../limits';
 import { maskText, maskValue } from '../masking';
@@ -79,6 +82,7 @@ const STATUS_LABELS: Record<string, string> = {
 	resolved: 'resolved',
 	abandoned: 'abandoned',
 	held: 'held',
+	compensated: 'compensated',
 };
 
 /** A request value as text: the first of a repeated one, storable, trimmed. */
@@ -324,6 +328,7 @@ function doneMessage(q: Record<string, unknown>, operator: string | null): Flash
 		being_fixed: `Dead letter ${id} marked as being fixed${by}.`,
 		resolve: `Dead letter ${id} resolved${by}.`,
 		abandon: `Dead letter ${id} abandoned${by}.`,
+		compensate: `Dead letter ${id} compensated${by}: ${n} step${n === 1 ? '' : 's'} reversed; see its history for the answers.`,
 		batch_replay: `${n} dead letter${n === 1 ? '' : 's'} set to replay${by}.`,
 		pause: `Paused${by}: its writes are held.`,
 		resume: `Resumed${by}; ${n} held item${n === 1 ? '' : 's'} set to replay.`,
@@ -367,6 +372,38 @@ async function runAction(
 		};
 	};
 	switch (action) {
+		case 'compensate': {
+			if (!/^\d+$/.test(id))
+				throw new ActionRefused(
+					'No dead letter chosen to compensate',
+					'Open an item and use its buttons.',
+				);
+			const result = await compensateDeadLetter(
+				store,
+				{
+					id,
+					actor: operator,
+					reason: note || undefined,
+					executionId: `console:${id}:${Date.now()}`,
+				},
+				fetchCompensationSender(),
+			);
+			if (result.result === 'already')
+				throw new ActionRefused(
+					`Dead letter ${id} is already compensated`,
+					'Nothing was sent again; its history holds the answers.',
+				);
+			if (result.result === 'failed')
+				throw new ActionRefused(
+					`Compensating dead letter ${id} stopped: ${result.failure!.message}`,
+					`The failed compensation is parked${result.failure!.deadLetterId ? ` as dead letter ${result.failure!.deadLetterId}` : ''}; fix it, then press Compensate again (what was reversed is not sent again).`,
+				);
+			return {
+				message: `Dead letter ${id} compensated (by ${operator}).`,
+				replayRequested: 0,
+				count: result.sent.length,
+			};
+		}
 		case 'replay':
 			return await statusChange('replay_requested', 'replay');
 		case 'being_fixed':
@@ -611,6 +648,7 @@ async function itemPage(id: string, context: PageContext): Promise<Page> {
 			notFound: true,
 		};
 	const r = maskValue(record) as Record<string, unknown> & typeof record;
+	const changed = await newerSourceVersion(context.store, record);
 	const payload = JSON.stringify(r.payload, null, 2);
 	const runLink = str(r.run_link);
 	const field = (label: string, value: unknown) =>
@@ -621,6 +659,25 @@ async function itemPage(id: string, context: PageContext): Promise<Page> {
 	const open = OPEN_STATUSES.includes(r.status);
 	const history = html`<table class="history"><thead><tr><th>When</th><th>Who</th><th>From</th><th>To</th><th>Why</th></tr></thead><tbody>
 ${r.history.map((e) => html`<tr><td>${e.at}</td><td class="actor">${e.actor}</td><td>${e.fromStatus ?? ''}</td><td>${e.toStatus}</td><td class="reason">${e.reason ?? ''}</td></tr>`)}</tbody></table>`;
+	const attempts = Array.isArray(r.attempt_history)
+		? (r.attempt_history as Array<Record<string, unknown>>)
+		: [];
+	const attemptTable = attempts.length
+		? html`<table class="attempts"><thead><tr><th>When</th><th>Attempt</th><th>Kind</th><th>HTTP</th><th>Class</th><th>Next after</th><th>Message</th></tr></thead><tbody>
+${attempts.map((a) => html`<tr class="attempt"><td>${str(a.at)}</td><td class="num">${str(a.attempt)}</td><td>${str(a.kind)}</td><td class="status">${str(a.status)}</td><td>${str(a.class)}</td><td class="delay">${a.delayMs === undefined || a.delayMs === null ? '–' : `${(Number(a.delayMs) / 1000).toFixed(1)} s`}</td><td class="reason">${str(a.message)}</td></tr>`)}</tbody></table>`
+		: html`<p class="muted">No attempts recorded (parked by Dead Letter Park, or by an older version).</p>`;
+	const steps = Array.isArray(r.steps) ? (r.steps as ItemStep[]) : [];
+	const compensationOf = (s: ItemStep) =>
+		s.compensation?.kind === 'request'
+			? html`<code>${s.compensation.method} ${s.compensation.url}</code>${s.compensation.body ? html` <code>${s.compensation.body}</code>` : ''}`
+			: s.compensation?.kind === 'manual'
+				? html`<label class="manual"><input type="checkbox"> ${s.compensation.plan}</label>`
+				: html`<span class="muted">none declared</span>`;
+	const stepTable = steps.length
+		? html`<table class="steps"><thead><tr><th>Step</th><th>Key</th><th>Done</th><th>HTTP</th><th>Saved response</th><th>Compensation</th></tr></thead><tbody>
+${steps.map((s) => html`<tr class="step"><td>${s.step ?? ''}</td><td><code>${s.key}</code></td><td>${s.completedAt ?? ''}</td><td>${str(s.responseStatus)}</td><td class="reason">${(s.response ?? '').slice(0, 300)}</td><td class="compensation">${compensationOf(s)}</td></tr>`)}</tbody></table>
+${open && steps.some((s) => s.compensation?.kind === 'request') ? html`<div class="actions">${form('compensate', 'Compensate (newest step first)', false, 'danger')}</div>` : ''}`
+		: html`<p class="muted">No earlier steps of this item are recorded.</p>`;
 	const content = html`<p><a href="${query({ view: 'list' })}">← Dead letters</a></p>
 <h1>Dead letter ${id} ${statusBadge(r.status)}</h1>
 <dl>
@@ -636,7 +693,11 @@ ${field('Integration', r.integration)}
 <dt>Run</dt><dd>${runLink ? html`<a class="run-link" href="${/^https?:\/\//i.test(runLink) ? runLink : '#'}" target="_blank" rel="noopener noreferrer">${runLink}</a>` : '–'}</dd>
 ${field('Attempts', `${str(r.attempts)} (failed ${str(r.failure_count)} time${Number(r.failure_count) === 1 ? '' : 's'})`)}
 ${field('Parked', `${duration(ageOf(r.parked_at))} ago (${new Date(r.parked_at as string).toISOString()})`)}
+<dt>Workflow version</dt><dd><code class="source-version">${str(r.source_version) || '–'}</code></dd>
 </dl>
+${changed ? html`<p class="flash error workflow-changed">The workflow changed since this item was parked: a later failure at this step saw version <code>${changed.sourceVersion}</code> (${new Date(changed.seenAt).toISOString()}). Check that a replay still does what this item needs.</p>` : ''}
+<h2>Attempts</h2>${attemptTable}
+<h2>Steps already taken</h2>${stepTable}
 <h2>Payload</h2><pre class="payload">${payload}</pre>
 ${open ? html`<h2>Actions</h2><div class="actions">${form('replay', 'Replay', false)}${form('being_fixed', 'Mark being fixed', false, 'quiet')}${form('resolve', 'Resolve', true, 'quiet')}${form('abandon', 'Abandon', true, 'danger')}</div>` : html`<p class="muted">Closed: no actions.</p>`}
 <h2>History</h2>${history}`;

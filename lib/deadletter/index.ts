@@ -1,2 +1,3 @@
 export * from './park';
 export * from './statuses';
+export * from './sourceVersion';

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ReliabilityError } from '../errors';
+import type { Compensation } from '../idempotency/compensation';
+import type { AttemptEntry } from '../idempotency/types';
 import { deleteInSlices, type Store } from '../store';
 import { describeValue, plainText } from '../describe';
 import { inRange, LIMITS, optionalInRange } from '../limits';
@@ -10,10 +12,12 @@ import { checkParkRequests, storable } from './validate';
 import {
 	closeSucceededSql,
 	countSql,
+	evidenceSql,
 	getByIdSql,
 	getByKeySql,
 	heldByIntegrationSql,
 	historySql,
+	latestSourceVersionSql,
 	listSql,
 	parkSql,
 	purgeDailyStatsSql,
@@ -57,6 +61,25 @@ export interface ParkRequest {
 	payload: unknown;
 	retryAfter?: Date;
 	retentionDays?: number;
+	/** The workflow's version: a version ID, or a fingerprint (see workflowFingerprint). */
+	sourceVersion?: string;
+	/** The attempts the write made for the item, oldest first (masked again when stored). */
+	attemptHistory?: AttemptEntry[];
+	/** The steps of the same item that had taken effect, oldest first. */
+	steps?: ItemStep[];
+}
+
+/** A write step that took effect before the item was parked, and how to reverse it. */
+export interface ItemStep {
+	scope: string;
+	key: string;
+	/** The node that wrote it. */
+	step: string | null;
+	completedAt: string | null;
+	responseStatus: number | null;
+	/** The saved response body (masked, as saved), as text. */
+	response: string | null;
+	compensation: Compensation | null;
 }
 
 export interface ParkOptions {
@@ -125,6 +148,9 @@ export async function parkItems(
 			payload,
 			retry_after: request.retryAfter?.toISOString() ?? null,
 			retention_days: request.retentionDays ?? 90,
+			source_version: storable(request.sourceVersion),
+			steps: maskValue(request.steps ?? [], options.maskFields) ?? [],
+			attempt_history: maskValue(request.attemptHistory ?? [], options.maskFields) ?? [],
 		};
 	});
 	const identity = (row: (typeof rows)[number]): string =>
@@ -196,6 +222,16 @@ async function withHistory(
 	}));
 }
 
+/** Adds evidence (masked) to a record's audit trail without changing its status. */
+export async function appendEvidence(
+	store: Store,
+	id: string,
+	actor: string,
+	evidence: string,
+): Promise<void> {
+	await store.query(evidenceSql(store), [id, storableText(actor), maskText(evidence)]);
+}
+
 /** Records by id, with their audit history; ids not found are simply absent. */
 export async function getDeadLetters(store: Store, ids: string[]): Promise<DeadLetterRecord[]> {
 	const valid = ids.filter(isDeadLetterId);
@@ -212,6 +248,24 @@ export async function getDeadLettersByKey(
 		store,
 		await store.query(getByKeySql(store), [keys.map((key) => storableText(plainText(key)))]),
 	);
+}
+
+/**
+ * Whether the workflow changed since a record was parked: the version seen by a later failure
+ * at the same step, when it differs from the record's. Undefined when the record has no version
+ * or nothing later was seen (the store cannot know the workflow's current state otherwise).
+ */
+export async function newerSourceVersion(
+	store: Store,
+	record: DeadLetterRecord,
+): Promise<{ sourceVersion: string; seenAt: Date } | undefined> {
+	if (typeof record.source_version !== 'string' || !record.source_version) return undefined;
+	const [row] = await store.query<{ source_version: string; last_failed_at: Date }>(
+		latestSourceVersionSql(store),
+		[record.workflow_id, record.step, record.last_failed_at],
+	);
+	if (!row || row.source_version === record.source_version) return undefined;
+	return { sourceVersion: row.source_version, seenAt: row.last_failed_at };
 }
 
 export interface ListFilter {
@@ -330,7 +384,7 @@ export async function updateDeadLetterStatus(
 	};
 }
 
-const CLOSED: DeadLetterStatus[] = ['replayed', 'resolved', 'abandoned'];
+const CLOSED: DeadLetterStatus[] = ['replayed', 'resolved', 'abandoned', 'compensated'];
 
 /**
  * Changes many records' status in one statement, each with its audit event; refuses the change

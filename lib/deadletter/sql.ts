@@ -24,7 +24,7 @@ WITH input AS (
 		item_key text, idempotency_key text, run_link text, integration text, error_class text,
 		error_message text, error_status int, attempts int, already_happened text, impact text,
 		owner text, severity text, status text, hold_reason text, payload json, retry_after timestamptz,
-		retention_days int)
+		retention_days int, attempt_history jsonb, source_version text, steps jsonb)
 ), paused AS (
 	SELECT p.name FROM ${store.table('pauses')} p
 	WHERE p.scope = 'integration' AND p.paused AND p.name IN (SELECT integration FROM input)
@@ -42,12 +42,13 @@ WITH input AS (
 	INSERT INTO ${store.table('dead_letters')} AS d (
 		workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
 		integration, error_class, error_message, error_status, attempts, already_happened, impact, owner,
-		severity, status, hold_reason, payload, retry_after, expires_at)
+		severity, status, hold_reason, payload, retry_after, expires_at, attempt_history, source_version, steps)
 	SELECT workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
 	       integration, error_class, error_message, error_status, coalesce(attempts, 1), already_happened, impact, owner,
 	       coalesce(severity, 'normal'),
 	       CASE WHEN hold IS NOT NULL THEN 'held' WHEN status = 'held' THEN 'replay_requested' ELSE coalesce(status, 'new') END,
-	       hold, payload, retry_after, now() + make_interval(days => retention_days)
+	       hold, payload, retry_after, now() + make_interval(days => retention_days), coalesce(attempt_history, '[]'),
+	       source_version, coalesce(steps, '[]')
 	-- In identity order, the same in every park, so overlapping batches never deadlock.
 	FROM decided ORDER BY workflow_id, step, item_key
 	ON CONFLICT (workflow_id, step, item_key) WHERE is_open DO UPDATE SET
@@ -64,6 +65,12 @@ WITH input AS (
 		already_happened = coalesce(EXCLUDED.already_happened, d.already_happened),
 		payload = EXCLUDED.payload,
 		retry_after = EXCLUDED.retry_after,
+		-- Each delivery's attempts after the earlier ones', the last 50 kept.
+		attempt_history = (SELECT coalesce(jsonb_agg(h.e ORDER BY h.i), '[]') FROM jsonb_array_elements(d.attempt_history || EXCLUDED.attempt_history) WITH ORDINALITY AS h(e, i)
+		                   WHERE h.i > jsonb_array_length(d.attempt_history || EXCLUDED.attempt_history) - 50),
+		source_version = coalesce(EXCLUDED.source_version, d.source_version),
+		-- The steps found by the latest park; a park that found none keeps the earlier list.
+		steps = CASE WHEN jsonb_array_length(EXCLUDED.steps) > 0 THEN EXCLUDED.steps ELSE d.steps END,
 		-- A new record stays new unless it is now held; any other open record takes the new state.
 		status = CASE WHEN d.status = 'new' AND EXCLUDED.status <> 'held' THEN 'new' ELSE EXCLUDED.status END,
 		hold_reason = CASE WHEN d.status = 'new' AND EXCLUDED.status <> 'held' THEN NULL ELSE EXCLUDED.hold_reason END,
@@ -87,6 +94,23 @@ SELECT * FROM ${store.table('dead_letters')} WHERE id = ANY($1::bigint[])`;
 
 export const getByKeySql = (store: Store): string => `
 SELECT * FROM ${store.table('dead_letters')} WHERE idempotency_key = ANY($1::text[]) ORDER BY parked_at DESC`;
+
+/**
+ * The workflow version seen by the newest failure at a step ($1 workflow, $2 step) parked after
+ * $3: what a record's own version is compared with.
+ */
+export const latestSourceVersionSql = (store: Store): string => `
+SELECT source_version, last_failed_at FROM ${store.table('dead_letters')}
+WHERE workflow_id = $1 AND step = $2 AND source_version IS NOT NULL AND last_failed_at > $3
+ORDER BY last_failed_at DESC LIMIT 1`;
+
+/**
+ * Evidence in the audit trail ($1 record, $2 actor, $3 what happened): an event that leaves the
+ * status as it is (from = to), such as the answer to a compensating request.
+ */
+export const evidenceSql = (store: Store): string => `
+INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
+SELECT id, $2, status, status, $3 FROM ${store.table('dead_letters')} WHERE id = $1`;
 
 export const historySql = (store: Store): string => `
 SELECT dead_letter_id, at, actor, from_status, to_status, reason
@@ -131,7 +155,7 @@ WITH target AS (
 	SET status = $1, updated_at = now(), generation = d.generation + 1,
 	    taken_by = NULL,
 	    hold_reason = CASE WHEN $1 = 'held' THEN d.hold_reason END,
-	    closed_at = CASE WHEN $1 IN ('replayed', 'resolved', 'abandoned') THEN now() ELSE NULL END
+	    closed_at = CASE WHEN $1 IN ('replayed', 'resolved', 'abandoned', 'compensated') THEN now() ELSE NULL END
 	FROM target t
 	WHERE d.id = t.id AND t.status = ANY($4::text[]) AND ($5::bigint IS NULL OR t.generation = $5)
 	RETURNING d.id, t.status AS from_status, d.status AS to_status, d.generation

@@ -7,6 +7,8 @@ export const DeadLetterStatus = {
 	resolved: 'resolved',
 	abandoned: 'abandoned',
 	held: 'held',
+	/** Closed by Compensate: the steps that had taken effect were reversed (or listed as manual). */
+	compensated: 'compensated',
 } as const;
 export type DeadLetterStatus = (typeof DeadLetterStatus)[keyof typeof DeadLetterStatus];
 
@@ -25,10 +27,11 @@ export const ALLOWED_FROM: Record<DeadLetterStatus, DeadLetterStatus[]> = {
 	replayed: ['new', 'held', 'being_fixed', 'replay_requested'],
 	resolved: ['new', 'held', 'being_fixed', 'replay_requested'],
 	abandoned: ['new', 'held', 'being_fixed', 'replay_requested'],
+	compensated: ['new', 'held', 'being_fixed', 'replay_requested'],
 };
 
 /** Closing for good needs a reason in the audit trail, not just an actor. */
-export const STATUSES_NEEDING_REASON: DeadLetterStatus[] = ['resolved', 'abandoned'];
+export const STATUSES_NEEDING_REASON: DeadLetterStatus[] = ['resolved', 'abandoned', 'compensated'];
 
 /** Why an item was parked. */
 export const ErrorClass = {

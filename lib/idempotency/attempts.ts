@@ -5,6 +5,7 @@ import type { BreakerStreak } from './breaker';
 import { heldId, type Held, type RunLeases } from './lease';
 import { classifyStatus, decideRetry, readRetryAfter, type RetryDecision } from './policy';
 import { fromSaved, savedResponse, type SavedResponse, targetMessage } from './responses';
+import type { Compensation } from './compensation';
 import { abandonKeySql, claimKeysSql, readKeySql, takeOverSql } from './sql';
 import {
 	type AttemptEntry,
@@ -52,6 +53,8 @@ export interface Settlement extends Partial<SavedResponse> {
 	outcome: 'succeeded' | 'failed' | 'unknown';
 	last_error?: string;
 	history: AttemptEntry[];
+	item_ref: string;
+	compensation: Compensation | null;
 }
 
 /** What the items of one run share. */
@@ -381,7 +384,7 @@ export class ItemWrite {
 				const status = result.answer.status;
 				const answerClass = classifyStatus(status, policy);
 				if (answerClass === 'success') {
-					this.note({ kind: 'response', status, attempt: owned.attempt });
+					this.note({ kind: 'response', status, class: 'success', attempt: owned.attempt });
 					this.run.streak.success();
 					return this.succeed(owned, result.answer);
 				}
@@ -445,7 +448,12 @@ export class ItemWrite {
 			if (result.kind === 'lost') owned.lostEarlier = true;
 			const strategy = this.context.onUnknown;
 			if (result.kind === 'lost' && strategy !== UnknownOutcomeStrategy.retry) {
-				this.note({ kind: 'lost', message: result.message, attempt: owned.attempt });
+				this.note({
+					kind: 'lost',
+					class: 'unknown_outcome',
+					message: result.message,
+					attempt: owned.attempt,
+				});
 				if (strategy === UnknownOutcomeStrategy.lookup && this.run.deps.lookup) {
 					// The request may still land until its timeout ends; look only after that.
 					const grace = this.context.inFlightGraceMs ?? DEFAULT_IN_FLIGHT_GRACE_MS;
@@ -481,6 +489,7 @@ export class ItemWrite {
 			const decision = this.decide(owned);
 			this.note({
 				kind: result.kind,
+				class: 'transient',
 				message: result.message,
 				delayMs: decision.kind === 'retry' ? decision.delayMs : undefined,
 				attempt: owned.attempt,
@@ -601,6 +610,8 @@ export class ItemWrite {
 			fingerprint: this.request.fingerprint,
 			outcome,
 			history: this.history,
+			item_ref: itemRefOf(this.request, this.context),
+			compensation: this.request.compensation ?? null,
 		};
 	}
 
@@ -615,6 +626,7 @@ export class ItemWrite {
 			attempts,
 			durationMs: this.run.now() - this.started,
 			failure,
+			history: [...this.history],
 		};
 	}
 
@@ -635,6 +647,10 @@ export class ItemWrite {
 }
 
 export const keyIdOf = (request: WriteRequest): string => heldId(request.scope, request.key);
+
+/** The item a write is a step of: as given, else this execution's item at this index. */
+export const itemRefOf = (request: WriteRequest, context: WriteContext): string =>
+	request.itemRef ?? `${context.executionId}:${request.index}`;
 
 /**
  * A refused precondition, with both versions: the one the write expected and the one the target

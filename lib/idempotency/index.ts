@@ -6,3 +6,5 @@ export * from './types';
 export * from './writer';
 export * from './recovery';
 export * from './purge';
+export * from './compensation';
+export * from './compensate';

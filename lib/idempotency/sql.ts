@@ -117,7 +117,7 @@ export const settleKeysSql = (store: Store): string => `
 WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, generation bigint, fingerprint text,
 		outcome text, response_status int, response_headers json, response_body text, response_truncated boolean,
-		last_error text, history jsonb)
+		last_error text, history jsonb, item_ref text, compensation jsonb)
 ), ${lockedInKeyOrder(store)}, settled AS (
 	UPDATE ${store.table('idempotency_keys')} k SET
 		status = CASE input.outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'failed' THEN 'failed' ELSE 'unknown' END,
@@ -127,6 +127,8 @@ WITH input AS (
 		response_body = input.response_body,
 		response_truncated = coalesce(input.response_truncated, false),
 		last_error = input.last_error,
+		item_ref = input.item_ref,
+		compensation = input.compensation,
 		completed_at = CASE WHEN input.outcome = 'succeeded' THEN now() END,
 		expires_at = greatest(k.expires_at, now() + make_interval(days => $2)),
 		updated_at = now(),
@@ -200,3 +202,18 @@ WITH input AS (
 SELECT k.scope, k.key, k.attempts, k.response_status, k.response_headers, k.response_body, k.response_truncated
 FROM ${store.table('idempotency_keys')} k JOIN input i ON i.scope = k.scope AND i.key = k.key
 WHERE k.status = 'succeeded' AND k.fingerprint = i.fingerprint`;
+
+/**
+ * The steps that took effect before an item was parked: succeeded records of the same workflow
+ * and item ($1: ord, workflow_id, item_ref, scope, key of each parked item), other than the
+ * parked key itself, oldest first.
+ */
+export const stepsOfItemsSql = (store: Store): string => `
+WITH input AS (
+	SELECT * FROM json_to_recordset($1::json) AS t(ord int, workflow_id text, item_ref text, scope text, key text)
+)
+SELECT i.ord, k.scope, k.key, k.node, k.completed_at, k.response_status, k.response_body, k.compensation
+FROM input i JOIN ${store.table('idempotency_keys')} k
+  ON k.workflow_id = i.workflow_id AND k.item_ref = i.item_ref AND k.status = 'succeeded'
+ AND NOT (k.scope = i.scope AND k.key = i.key)
+ORDER BY i.ord, k.completed_at, k.key`;

@@ -1,3 +1,4 @@
+import type { Compensation } from './compensation';
 import type { RetryPolicy } from './policy';
 
 /** The values and shapes of one Idempotent HTTP Write run, shared by its modules. */
@@ -51,6 +52,13 @@ export interface WriteRequest {
 	invalid?: string;
 	/** The version the write expects the target to hold (its precondition), for a conflict's record. */
 	precondition?: { header: string; value: string };
+	/**
+	 * The business item this write is a step of: the writes of one item share it, so a later
+	 * step that parks the item finds the steps that took effect. Default: execution and index.
+	 */
+	itemRef?: string;
+	/** How to reverse this step, kept with its record. */
+	compensation?: Compensation;
 }
 
 export interface HttpAnswer {
@@ -88,6 +96,8 @@ export interface WriteContext {
 	owner?: string;
 	impact?: string;
 	alreadyHappened?: string;
+	/** The workflow's version (ID or fingerprint), kept on what is parked. */
+	sourceVersion?: string;
 	breaker?: { threshold: number; coolDownSeconds: number };
 	/** Field names masked in everything stored or output, besides the usual secret names. */
 	maskFields?: string[];
@@ -130,17 +140,22 @@ export interface WriteOutcome {
 	failure?: Failure;
 	/** This execution was superseded by another owner of the key while it wrote. */
 	superseded?: boolean;
+	/** What this item's attempts saw, oldest first: parked with a failure. */
+	history?: AttemptEntry[];
 }
 
-/** One line of a key's attempt history, kept with the record. */
+/** One line of a key's attempt history, kept with the record and parked with a failure. */
 export interface AttemptEntry {
 	at: string;
 	attempt: number;
 	/** response, lost, not_sent, lookup, or observed (a superseded owner's result). */
 	kind: string;
 	status?: number;
+	/** The outcome's class: success, transient, permanent, conflict (or a lookup's answer). */
 	class?: string;
+	/** The delay chosen before the next attempt; absent when none followed. */
 	delayMs?: number;
+	/** Masked, at most 300 characters. */
 	message?: string;
 	execution?: string;
 }

@@ -1,5 +1,6 @@
 import {
 	closeSucceededDeadLetters,
+	type ItemStep,
 	type ParkRequest,
 	parkItems,
 	releaseBreakerHolds,
@@ -12,6 +13,7 @@ import { storableValue } from '../store/storable';
 import type { Store } from '../store';
 import {
 	ItemWrite,
+	itemRefOf,
 	keyIdOf,
 	type KeyRow,
 	leaseOf,
@@ -20,10 +22,11 @@ import {
 	timeoutOf,
 } from './attempts';
 import { BreakerStreak, breakerOpenUntil, recordBreaker } from './breaker';
+import type { Compensation } from './compensation';
 import { checkedKey, MAX_KEY_LENGTH } from './keys';
 import { RunLeases } from './lease';
 import { fromSaved } from './responses';
-import { claimKeysSql, settleKeysSql, succeededKeysSql } from './sql';
+import { claimKeysSql, settleKeysSql, stepsOfItemsSql, succeededKeysSql } from './sql';
 import {
 	FailureClass,
 	type WriteContext,
@@ -421,7 +424,8 @@ class Run implements RunState {
 		hold?: 'pause' | 'breaker',
 	): Promise<void> {
 		const context = this.context;
-		const requests: ParkRequest[] = failed.map(({ outcome, request }) => ({
+		const steps = await this.stepsOf(failed.map(({ request }) => request));
+		const requests: ParkRequest[] = failed.map(({ outcome, request }, ord) => ({
 			workflowId: context.workflowId ?? 'unsaved',
 			workflowName: context.workflowName,
 			executionId: context.executionId,
@@ -452,9 +456,51 @@ class Run implements RunState {
 			payload: request.payload,
 			retryAfter: outcome.failure!.retryAt,
 			retentionDays: 90,
+			attemptHistory: outcome.history,
+			sourceVersion: context.sourceVersion,
+			steps: steps.get(ord),
 		}));
 		const results = await parkItems(this.store, requests, { maskFields: this.context.maskFields });
 		results.forEach((result, i) => (failed[i].outcome.failure!.deadLetterId = result.id));
+	}
+
+	/** The earlier steps of each failed item (by its position), from the keys its steps recorded. */
+	private async stepsOf(requests: WriteRequest[]): Promise<Map<number, ItemStep[]>> {
+		const rows = await this.store.query<{
+			ord: number;
+			scope: string;
+			key: string;
+			node: string | null;
+			completed_at: Date | null;
+			response_status: number | null;
+			response_body: string | null;
+			compensation: Compensation | null;
+		}>(stepsOfItemsSql(this.store), [
+			JSON.stringify(
+				requests.map((request, ord) => ({
+					ord,
+					workflow_id: this.context.workflowId ?? null,
+					item_ref: itemRefOf(request, this.context),
+					scope: request.scope,
+					key: request.key,
+				})),
+			),
+		]);
+		const steps = new Map<number, ItemStep[]>();
+		for (const row of rows) {
+			const list = steps.get(row.ord) ?? [];
+			list.push({
+				scope: row.scope,
+				key: row.key,
+				step: row.node,
+				completedAt: row.completed_at ? new Date(row.completed_at).toISOString() : null,
+				responseStatus: row.response_status,
+				response: row.response_body,
+				compensation: row.compensation,
+			});
+			steps.set(row.ord, list);
+		}
+		return steps;
 	}
 
 	/**

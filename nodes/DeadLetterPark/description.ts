@@ -7,6 +7,7 @@ const show = (...operations: string[]) => ({ show: { operation: operations } });
 const statusOptions = [
 	{ name: 'Abandoned', value: 'abandoned' },
 	{ name: 'Being Fixed', value: 'being_fixed' },
+	{ name: 'Compensated', value: 'compensated' },
 	{ name: 'Held', value: 'held' },
 	{ name: 'New', value: 'new' },
 	{ name: 'Replay Requested', value: 'replay_requested' },
@@ -21,6 +22,13 @@ export const properties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		options: [
+			{
+				name: 'Compensate',
+				value: 'compensate',
+				action: 'Compensate a dead letter',
+				description:
+					'Reverse the steps the item had already taken, newest first, each compensating request sent once, with the answers in the audit trail',
+			},
 			{
 				name: 'Get',
 				value: 'get',
@@ -198,6 +206,15 @@ export const properties: INodeProperties[] = [
 				],
 				default: 'normal',
 			},
+			{
+				displayName: 'Source Version',
+				name: 'sourceVersion',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. {{ $json.versionId }}',
+				description:
+					"The failed workflow's version, when you know it (n8n does not tell nodes their workflow's version ID). Empty: a fingerprint of the nodes connected to this one, when the item failed in this workflow.",
+			},
 		],
 	},
 
@@ -232,7 +249,7 @@ export const properties: INodeProperties[] = [
 		name: 'targetId',
 		type: 'string',
 		default: '={{ $json.id }}',
-		displayOptions: show('updateStatus', 'replay'),
+		displayOptions: show('updateStatus', 'replay', 'compensate'),
 	},
 	{
 		displayName: 'New Status',
@@ -249,7 +266,7 @@ export const properties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. maria@example.com',
 		description: 'Who makes the change; recorded in the audit trail. Required.',
-		displayOptions: show('updateStatus', 'replay'),
+		displayOptions: show('updateStatus', 'replay', 'compensate'),
 	},
 	{
 		displayName: 'Reason',
@@ -257,7 +274,7 @@ export const properties: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		description: 'Why; required to resolve or abandon',
-		displayOptions: show('updateStatus', 'replay'),
+		displayOptions: show('updateStatus', 'replay', 'compensate'),
 	},
 
 	{

@@ -254,6 +254,15 @@ export const properties: INodeProperties[] = [
 				default: 'plain',
 			},
 			{
+				displayName: 'Item Reference',
+				name: 'itemReference',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. {{ $json.orderId }}',
+				description:
+					"What the writes of one business item share, so a later step that parks the item lists this step (and its compensation) in the dead letter. Empty: this execution's item index.",
+			},
+			{
 				displayName: 'Mask Fields',
 				name: 'maskFields',
 				type: 'string',
@@ -507,6 +516,70 @@ export const properties: INodeProperties[] = [
 			},
 			{ displayName: 'Owner', name: 'owner', type: 'string', default: '' },
 		],
+	},
+	{
+		displayName: 'Compensation',
+		name: 'compensation',
+		type: 'options',
+		options: [
+			{ name: 'None', value: 'none' },
+			{
+				name: 'Request',
+				value: 'request',
+				description: "A request that reverses this step, filled in from the step's saved response",
+			},
+			{
+				name: 'Manual Repair Plan',
+				value: 'manual',
+				description: 'What a person does to reverse this step, shown as a checklist',
+			},
+		],
+		default: 'none',
+		description:
+			"How Dead Letter Park's Compensate reverses this step when a later step of the same item is parked",
+	},
+	{
+		displayName: 'Compensation Method',
+		name: 'compensationMethod',
+		type: 'options',
+		options: [
+			{ name: 'DELETE', value: 'DELETE' },
+			{ name: 'PATCH', value: 'PATCH' },
+			{ name: 'POST', value: 'POST' },
+			{ name: 'PUT', value: 'PUT' },
+		],
+		default: 'DELETE',
+		displayOptions: { show: { compensation: ['request'] } },
+	},
+	{
+		displayName: 'Compensation URL',
+		name: 'compensationUrl',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. https://crm.example.com/contacts/{{ $json.contactKey }}',
+		description:
+			"A placeholder in double curly braces names a value of this step's saved response body; it is filled in when Compensate runs, not when this node runs",
+		displayOptions: { show: { compensation: ['request'] } },
+	},
+	{
+		displayName: 'Compensation Body',
+		name: 'compensationBody',
+		type: 'string',
+		typeOptions: { rows: 3 },
+		default: '',
+		placeholder: 'e.g. {"status": "cancelled", "contact": "{{ $json.contactKey }}"}',
+		description:
+			"JSON (or text) sent with the compensating request; placeholders name values of this step's saved response body",
+		displayOptions: { show: { compensation: ['request'] } },
+	},
+	{
+		displayName: 'Repair Plan',
+		name: 'compensationPlan',
+		type: 'string',
+		typeOptions: { rows: 2 },
+		default: '',
+		placeholder: 'e.g. Refund the payment in the Stripe dashboard',
+		displayOptions: { show: { compensation: ['manual'] } },
 	},
 	{
 		displayName: 'Response',

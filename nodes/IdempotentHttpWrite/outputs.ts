@@ -53,6 +53,8 @@ export function toOutputs(
 					status: f.status ?? null,
 					message: f.message,
 					attempts: outcome.attempts,
+					// The last three attempts (masked), so an alert fed from Failed can name them.
+					attemptHistory: (outcome.history ?? []).slice(-3) as unknown as IDataObject[],
 					key: outcome.key,
 					deadLetterId: f.deadLetterId ?? null,
 					retryAt: f.retryAt?.toISOString() ?? null,

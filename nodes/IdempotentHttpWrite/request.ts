@@ -8,6 +8,7 @@ import type {
 import {
 	businessKey,
 	checkedKey,
+	type Compensation,
 	inRange,
 	LIMITS,
 	headerValue,
@@ -64,6 +65,11 @@ export async function requestBuilder(
 		timeout: itemValueReader(context, items, 'timeout', 10_000),
 		lookupUrl:
 			settings.onUnknown === 'lookup' ? itemValueReader(context, items, 'lookupUrl') : undefined,
+		itemReference: itemValueReader(context, items, 'idempotency', {}),
+		plan:
+			settings.compensation === 'manual'
+				? itemValueReader(context, items, 'compensationPlan')
+				: undefined,
 		precondition: settings.preconditionHeader
 			? itemValueReader(context, items, 'preconditionValue')
 			: undefined,
@@ -183,6 +189,20 @@ export async function requestBuilder(
 		return body;
 	};
 
+	/** How this item's step is reversed, as kept with its record. */
+	const compensationOf = (index: number): Compensation | undefined => {
+		if (settings.compensation === 'none') return undefined;
+		if (settings.compensation !== 'manual') return settings.compensation;
+		const plan = text(read.plan?.(index));
+		if (!plan)
+			throw new ItemError(
+				`Item ${index} has no repair plan`,
+				index,
+				'Set Repair Plan to what a person does to reverse this step; nothing was sent.',
+			);
+		return { kind: 'manual', plan };
+	};
+
 	/** One item's request, or an ItemError saying what to fix. */
 	return (index: number): PreparedRequest => {
 		const url = text(read.url(index));
@@ -235,6 +255,8 @@ export async function requestBuilder(
 			payload: items[index].json,
 			options,
 			lookupUrl: read.lookupUrl ? text(read.lookupUrl(index)) || undefined : undefined,
+			itemRef: text((read.itemReference(index) as IDataObject)?.itemReference) || undefined,
+			compensation: compensationOf(index),
 		};
 	};
 }

@@ -8,6 +8,7 @@ import {
 	DEFAULT_POLICY,
 	type RetryPolicy,
 	UnknownOutcomeStrategy,
+	type Compensation,
 } from '../../lib';
 
 /** The node-level settings of a run (parameters read once, at item 0), checked before anything is sent. */
@@ -30,6 +31,8 @@ export interface WriteSettings {
 	maskFields: string[];
 	/** The header carrying the expected version, when the write is conditional. */
 	preconditionHeader?: string;
+	/** The compensating request's template (filled in at Compensate time), or manual (read per item). */
+	compensation: 'none' | 'manual' | Extract<Compensation, { kind: 'request' }>;
 }
 
 const statusList = (text: unknown, fallback: number[]): number[] => {
@@ -59,6 +62,35 @@ function preconditionHeaderOf(context: IExecuteFunctions): string | undefined {
 		);
 	}
 	return name;
+}
+
+/**
+ * The compensating request as written: its URL and body are templates over the step's saved
+ * response, filled in when Compensate runs, so they are read as the node holds them and never
+ * evaluated against the input item (an expression's leading "=" is dropped).
+ */
+function compensationOf(context: IExecuteFunctions): WriteSettings['compensation'] {
+	const mode = context.getNodeParameter('compensation', 0, 'none') as string;
+	if (mode === 'manual') return 'manual';
+	if (mode !== 'request') return 'none';
+	const raw = (name: string): string => {
+		const value = context.getNode().parameters[name];
+		return typeof value === 'string' ? value.replace(/^=/, '').trim() : '';
+	};
+	const url = raw('compensationUrl');
+	// Only the start is checked: placeholders ({{ $json.id }}) may hold spaces until filled in.
+	if (!/^https?:\/\/[^\s/{}]/i.test(url))
+		throw new ConfigurationError(
+			`Compensation URL "${url.slice(0, 200)}" is not an http:// or https:// address`,
+			"Set it to the URL that reverses this step; {{ $json.id }} takes the id from the step's saved response.",
+		);
+	const body = raw('compensationBody');
+	return {
+		kind: 'request',
+		method: context.getNodeParameter('compensationMethod', 0, 'DELETE') as string,
+		url,
+		...(body ? { body } : {}),
+	};
 }
 
 export function readSettings(context: IExecuteFunctions): WriteSettings {
@@ -134,6 +166,7 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 				: undefined,
 		maskFields: parseMaskFields(idempotency.maskFields ?? ''),
 		preconditionHeader: preconditionHeaderOf(context),
+		compensation: compensationOf(context),
 		responseFormat: context.getNodeParameter(
 			'responseFormat',
 			0,

@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { runWrites, type WriteRequest } from '../../lib';
+import { sourceVersionOf } from '../shared/sourceVersion';
 import { storeFor, toNodeError } from '../shared/store';
 import { toOutputs } from './outputs';
 import { type PreparedRequest, requestBuilder } from './request';
@@ -74,6 +75,7 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 			park: settings.onFailure !== 'route',
 			...settings.park,
 			breaker: settings.breaker,
+			sourceVersion: sourceVersionOf(this),
 			maskFields: settings.maskFields,
 		},
 		requests,

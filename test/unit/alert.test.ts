@@ -111,4 +111,25 @@ describe('alerts from the shapes that feed them', () => {
 		expect(isHeld({ class: 'permanent' })).toBe(false);
 		expect(isHeld({ _deadLetter: { status: 'new', class: 'permanent' } })).toBe(false);
 	});
+
+	it('names the last three attempts of a Failed item, with their delays', () => {
+		const attempt = (n: number, delayMs?: number) => ({
+			at: '2026-01-01T10:00:00.000Z',
+			attempt: n,
+			kind: 'response',
+			status: 503,
+			class: 'transient',
+			delayMs,
+			message: 'Service Unavailable',
+		});
+		const alert = composeAlert({
+			workflowName: 'Billing',
+			key: 'inv-1',
+			message: 'Service Unavailable (gave up after 4 attempts)',
+			attemptHistory: [attempt(2, 1200), attempt(3, 2500), attempt(4)],
+		});
+		expect(alert.text.split('\n')[2]).toBe(
+			'Last attempts: #2 HTTP 503 transient, next in 1.2 s (Service Unavailable); #3 HTTP 503 transient, next in 2.5 s (Service Unavailable); #4 HTTP 503 transient (Service Unavailable)',
+		);
+	});
 });

@@ -337,3 +337,39 @@ describe('the transport', () => {
 		expect(await sendWith(reset)).toMatchObject({ kind: 'lost', code: 'ECONNRESET' });
 	});
 });
+
+describe('the compensation of a step', () => {
+	it('keeps a request template as written, placeholders unfilled, even in an expression', async () => {
+		const ctx = context({
+			...base,
+			compensation: 'request',
+			compensationMethod: 'DELETE',
+			compensationUrl: '=https://billing.example.com/invoices/{{ $json.id }}',
+			compensationBody: '{"reason": "{{ $json.status }}"}',
+			idempotency: { itemReference: 'order-9' },
+		});
+		const request = (await requestBuilder(ctx, [invoice('inv-1')], readSettings(ctx)))(0);
+		expect(request.compensation).toEqual({
+			kind: 'request',
+			method: 'DELETE',
+			url: 'https://billing.example.com/invoices/{{ $json.id }}',
+			body: '{"reason": "{{ $json.status }}"}',
+		});
+		expect(request.itemRef).toBe('order-9');
+	});
+
+	it('a manual plan is read per item, and an empty one names the item', async () => {
+		const ctx = context({ ...base, compensation: 'manual', compensationPlan: 'refund by hand' });
+		const build = await requestBuilder(ctx, [invoice('inv-1')], readSettings(ctx));
+		expect(build(0).compensation).toEqual({ kind: 'manual', plan: 'refund by hand' });
+		const empty = context({ ...base, compensation: 'manual', compensationPlan: '' });
+		const refuse = await requestBuilder(empty, [invoice('inv-1')], readSettings(empty));
+		expect(() => refuse(0)).toThrow('Item 0 has no repair plan');
+	});
+
+	it('a compensation URL that is not http(s) is refused before anything is sent', () => {
+		expect(() =>
+			readSettings(context({ ...base, compensation: 'request', compensationUrl: '/undo' })),
+		).toThrow('Compensation URL "/undo" is not an http:// or https:// address');
+	});
+});

@@ -10,6 +10,7 @@ import {
 	type Store,
 } from '../../../lib';
 import { itemValueReader } from '../../shared/itemValues';
+import { sourceVersionOf } from '../../shared/sourceVersion';
 import { toNodeError } from '../../shared/store';
 import { classifyStatus, splitErrorItem } from './errorInput';
 
@@ -35,6 +36,8 @@ export async function execute(
 	} catch {
 		/* no input source (first node): the Step parameter must say it */
 	}
+	// This workflow's fingerprint: the version of items that failed here, not in another workflow.
+	const fingerprint = sourceVersionOf(this);
 	const options = this.getNodeParameter('parkOptions', 0, {}) as IDataObject;
 	const optionsOf = itemValueReader(this, items, 'parkOptions', {});
 	const stepOf = itemValueReader(this, items, 'step');
@@ -93,6 +96,9 @@ export async function execute(
 				payload: failed.payload,
 				retentionDays:
 					optionalInRange(itemOptions.retentionDays, LIMITS.retentionDays, index) ?? 90,
+				sourceVersion:
+					text(itemOptions.sourceVersion) ??
+					(failedWorkflowId && failedWorkflowId !== workflow.id ? undefined : fingerprint),
 			};
 			requestOf.set(index, requests.push(request) - 1);
 		} catch (error) {

@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { routeOperation } from '../../shared/router';
+import * as compensate from './compensate.operation';
 import * as get from './get.operation';
 import * as list from './list.operation';
 import * as park from './park.operation';
@@ -19,5 +20,6 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		take,
 		stats,
 		purge,
+		compensate,
 	});
 }

@@ -1,0 +1,254 @@
+import {
+	appendEvidence,
+	getDeadLetters,
+	type ItemStep,
+	StatusChangeRefused,
+	updateDeadLetterStatus,
+} from '../deadletter';
+import { OPEN_STATUSES } from '../deadletter/statuses';
+import { maskText } from '../masking';
+import type { Store } from '../store';
+import { type CompensatingRequest, compensatingRequest } from './compensation';
+import { requestFingerprint } from './keys';
+import { DEFAULT_POLICY, NOT_SENT_CODES, type RetryPolicy } from './policy';
+import type { SendResult, WriteOutcome } from './types';
+import { runWrites } from './writer';
+
+/**
+ * Compensate: reverses the steps a parked item had already taken, newest first. Each
+ * compensating request is an idempotent write of its own (key `<step key>:compensate`), so
+ * pressing Compensate twice sends it once. Every answer is evidence in the record's audit
+ * trail; the record ends `compensated`, or stays open with the compensation that failed parked.
+ */
+
+export interface CompensateInput {
+	id: string;
+	actor: string;
+	executionId: string;
+	/** Notes for the audit trail, e.g. why the operator compensates. */
+	reason?: string;
+	policy?: RetryPolicy;
+}
+
+export interface CompensateDeps {
+	send(request: CompensatingRequest & { key: string }): Promise<SendResult>;
+}
+
+interface CompensatedStep {
+	step: string | null;
+	key: string;
+	method: string;
+	url: string;
+	status?: number;
+	/** Answered from the compensation's saved response: it had been sent before. */
+	replayed: boolean;
+}
+
+export interface CompensateResult {
+	id: string;
+	/** compensated: done now; already: it was compensated before (nothing sent); failed: see failure. */
+	result: 'compensated' | 'already' | 'failed';
+	sent: CompensatedStep[];
+	/** Repair plans of steps that cannot be reversed by a request: a checklist for a person. */
+	manual: Array<{ step: string | null; key: string; plan: string }>;
+	/** Steps without a compensation: nothing was done for them. */
+	none: Array<{ step: string | null; key: string }>;
+	failure?: { step: string | null; key: string; message: string; deadLetterId?: string };
+}
+
+/**
+ * A sender with Node's fetch, for callers outside n8n's HTTP helpers (the console): the derived
+ * key in the Idempotency-Key header; a refused connection is not sent, anything later is lost.
+ */
+export function fetchCompensationSender(timeoutMs = 10_000): CompensateDeps {
+	return {
+		send: async (request) => {
+			try {
+				const json = request.body !== undefined && typeof request.body !== 'string';
+				const response = await fetch(request.url, {
+					method: request.method,
+					headers: {
+						'idempotency-key': request.key,
+						...(json ? { 'content-type': 'application/json' } : {}),
+					},
+					body:
+						request.body === undefined
+							? undefined
+							: json
+								? JSON.stringify(request.body)
+								: String(request.body),
+					signal: AbortSignal.timeout(timeoutMs),
+				});
+				const text = await response.text();
+				let body: unknown = text;
+				try {
+					body = JSON.parse(text);
+				} catch {
+					/* a text body stays text */
+				}
+				return {
+					kind: 'response',
+					answer: {
+						status: response.status,
+						headers: Object.fromEntries(response.headers.entries()),
+						body,
+					},
+				};
+			} catch (error) {
+				const code = String(
+					(error as { cause?: { code?: unknown } }).cause?.code ??
+						(error as { name?: unknown }).name ??
+						'ERROR',
+				);
+				return {
+					kind: NOT_SENT_CODES.has(code) ? 'not_sent' : 'lost',
+					code,
+					message: error instanceof Error ? error.message : String(error),
+				};
+			}
+		},
+	};
+}
+
+const excerpt = (body: unknown): string => {
+	const text = typeof body === 'string' ? body : (JSON.stringify(body) ?? '');
+	return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+};
+
+export async function compensateDeadLetter(
+	store: Store,
+	input: CompensateInput,
+	deps: CompensateDeps,
+): Promise<CompensateResult> {
+	const [record] = await getDeadLetters(store, [input.id]);
+	if (!record)
+		throw new StatusChangeRefused(
+			`Dead letter ${input.id} does not exist`,
+			'Check the ID (Get or List shows the IDs that exist).',
+		);
+	const steps = (Array.isArray(record.steps) ? record.steps : []) as ItemStep[];
+	const newestFirst = [...steps].reverse();
+	const result: CompensateResult = {
+		id: record.id,
+		result: 'compensated',
+		sent: [],
+		manual: [],
+		none: [],
+	};
+	for (const step of newestFirst) {
+		if (step.compensation?.kind === 'manual')
+			result.manual.push({ step: step.step, key: step.key, plan: step.compensation.plan });
+		else if (!step.compensation) result.none.push({ step: step.step, key: step.key });
+	}
+	if (record.status === 'compensated') return { ...result, result: 'already' };
+	if (!OPEN_STATUSES.includes(record.status))
+		throw new StatusChangeRefused(
+			`Dead letter ${record.id} is ${record.status} (closed): it cannot be compensated`,
+			'A closed record stays closed; if the item fails again, it is parked as a new record.',
+		);
+
+	for (const step of newestFirst) {
+		if (step.compensation?.kind !== 'request') continue;
+		const key = `${step.key}:compensate`;
+		let request: CompensatingRequest;
+		let saved: unknown = step.response;
+		try {
+			saved = JSON.parse(step.response ?? 'null');
+		} catch {
+			/* a text response stays text */
+		}
+		try {
+			request = compensatingRequest(step.compensation, saved);
+		} catch (error) {
+			const message = `the compensation of ${step.step ?? step.key} cannot be built: ${error instanceof Error ? error.message : String(error)}`;
+			await appendEvidence(store, record.id, input.actor, message);
+			return { ...result, result: 'failed', failure: { step: step.step, key, message } };
+		}
+		const [outcome]: WriteOutcome[] = await runWrites(
+			store,
+			{
+				workflowId: String(record.workflow_id),
+				workflowName: typeof record.workflow_name === 'string' ? record.workflow_name : undefined,
+				executionId: input.executionId,
+				node: `${step.step ?? 'step'} (compensation)`,
+				retentionDays: 30,
+				policy: input.policy ?? DEFAULT_POLICY,
+				onUnknown: 'retry',
+				concurrency: 1,
+				maxSavedBodyChars: 65_536,
+				park: true,
+				owner: typeof record.owner === 'string' ? record.owner : undefined,
+				alreadyHappened: `compensating dead letter ${record.id}; newer steps were reversed: ${
+					result.sent.map((s) => s.step ?? s.key).join(', ') || 'none'
+				}`,
+			},
+			[
+				{
+					index: 0,
+					scope: step.scope,
+					key,
+					fingerprint: requestFingerprint(request),
+					payload: { deadLetterId: record.id, step: step.step, ...request },
+					itemRef: `compensation:${record.id}`,
+				},
+			],
+			{ send: (write) => deps.send({ ...request, key: write.key }) },
+		);
+		const line = `compensation of ${step.step ?? step.key} (key ${key}): ${request.method} ${request.url}`;
+		if (!outcome.ok) {
+			const message = `${line} failed: ${outcome.failure!.message}`;
+			await appendEvidence(store, record.id, input.actor, message);
+			return {
+				...result,
+				result: 'failed',
+				failure: {
+					step: step.step,
+					key,
+					message: maskText(message),
+					deadLetterId: outcome.failure!.deadLetterId,
+				},
+			};
+		}
+		const answer = outcome.answer!;
+		await appendEvidence(
+			store,
+			record.id,
+			input.actor,
+			`${line} -> HTTP ${answer.status}${outcome.replayed ? ' (answered from its saved response: sent before)' : ''} ${excerpt(answer.body)}`,
+		);
+		result.sent.push({
+			step: step.step,
+			key,
+			method: request.method,
+			url: request.url,
+			status: answer.status,
+			replayed: outcome.replayed,
+		});
+	}
+	const checklist = result.manual.map((m) => `[ ] ${m.step ?? m.key}: ${m.plan}`).join('; ');
+	const reason = [
+		input.reason,
+		`${result.sent.length} step${result.sent.length === 1 ? '' : 's'} reversed`,
+		checklist ? `manual repair to do: ${checklist}` : '',
+		result.none.length
+			? `no compensation declared for: ${result.none.map((n) => n.step ?? n.key).join(', ')}`
+			: '',
+	]
+		.filter(Boolean)
+		.join('; ');
+	try {
+		await updateDeadLetterStatus(store, {
+			id: record.id,
+			to: 'compensated',
+			actor: input.actor,
+			reason,
+		});
+	} catch (error) {
+		// Pressed twice at once: the other press closed it; its compensations were the same ones.
+		if (!(error instanceof StatusChangeRefused)) throw error;
+		const [now] = await getDeadLetters(store, [record.id]);
+		if (now?.status !== 'compensated') throw error;
+		return { ...result, result: 'already' };
+	}
+	return result;
+}
