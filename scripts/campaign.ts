@@ -54,7 +54,7 @@ export interface CampaignOptions {
 	maxBacklog?: number;
 	/** Seed of the leads and the fault draws. */
 	seed?: number;
-	/** Give up waiting when no execution has finished for this long. */
+	/** Give up waiting when no execution has finished for this long (5 min; 13 with crashes). */
 	stallMs?: number;
 	/**
 	 * A canary secret: every delivery carries it in its headers (Authorization, Cookie, X-Api-Key)
@@ -226,8 +226,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 	const n8nConcurrency = options.n8nConcurrency ?? 50;
 	const maxBacklog = options.maxBacklog ?? 300;
 	const seed = options.seed ?? randomBytes(4).readUInt32LE(0);
-	const stallMs = options.stallMs ?? 300_000;
 	const crashes = options.crashes ?? 0;
+	// A crash can kill a Recover run while it holds the items it took: they are taken again once
+	// its hold (the bundled Recover's 600 s) ends, so a campaign with crashes waits past that.
+	const stallMs = options.stallMs ?? (crashes > 0 ? 780_000 : 300_000);
 	const random = seeded(seed);
 	const tag = randomBytes(3).toString('hex');
 	const schema = `campaign_${tag}_${process.pid}`;
@@ -568,7 +570,8 @@ async function count(input: {
 /** The submission a failed execution was processing, from its webhook's output. */
 async function submissionOfExecution(n8n: N8nProcess, id: string): Promise<string | undefined> {
 	const execution = await n8n.api.execution(id).catch(() => undefined);
-	const run = execution?.data.resultData.runData['Lead Form']?.[0];
+	// A crashed execution may have no run data at all.
+	const run = execution?.data?.resultData?.runData?.['Lead Form']?.[0];
 	const body = run?.data?.main[0]?.[0]?.json.body as { submissionId?: string } | undefined;
 	return body?.submissionId;
 }
