@@ -49,14 +49,26 @@ CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.migrations (
 	applied_at timestamptz NOT NULL DEFAULT now()
 );`;
 
-/** The migration level of a schema: 0 when the schema or its migrations table does not exist. */
+/**
+ * The migration level of a schema: 0 when the schema or its migrations table does not exist.
+ *
+ * The table is looked for in the catalogs by a query, not by `to_regclass`: a name lookup goes
+ * through the connection's catalog cache, which keeps "no such table" from an earlier look and
+ * is refreshed only when the connection locks a relation. A worker that waited on the advisory
+ * lock while another created the schema would still be told it is missing, and migrate it again
+ * ("relation processed_events already exists"). Reading pg_class locks it, which refreshes the
+ * cache, and reads with the statement's own snapshot, which sees the other worker's commit.
+ */
 export async function appliedMigrationId(
 	db: Pool | PoolClient | Client,
 	schema: string,
 ): Promise<number> {
 	const { rows } = await db.query<{ exists: boolean }>(
-		`SELECT to_regclass($1) IS NOT NULL AS exists`,
-		[`${quoteIdent(schema)}.migrations`],
+		`SELECT EXISTS (
+			SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname = $1 AND c.relname = 'migrations' AND c.relkind IN ('r', 'p')
+		) AS exists`,
+		[schema],
 	);
 	if (!rows[0].exists) return 0;
 	const result = await db.query<{ id: number | null }>(

@@ -56,6 +56,27 @@ describe('first use', () => {
 		);
 	});
 
+	it('a worker that waited for the lock while another migrated sees its work, round after round', async () => {
+		// Each worker looks for the schema before it takes the lock, on the same connection: a
+		// catalog cache that remembered "no such table" made the waiting ones migrate again.
+		for (let round = 0; round < 10; round++) {
+			const schema = newSchema(`migrate_race${round}`);
+			const stores = Array.from(
+				{ length: 8 },
+				() => new Store({ ...storeConfig(schema), maxConnections: 1 }),
+			);
+			let runs: Array<PromiseSettledResult<number[]>>;
+			try {
+				runs = await Promise.allSettled(stores.map((store) => migrate(store.pool, schema)));
+			} finally {
+				await Promise.all(stores.map((store) => store.close()));
+			}
+			expect(runs.filter((run) => run.status === 'rejected')).toEqual([]);
+			const applied = runs.map((run) => (run.status === 'fulfilled' ? run.value : []));
+			expect(applied.filter((ids) => ids.length > 0)).toHaveLength(1);
+		}
+	});
+
 	it('a later start finds the schema up to date and applies nothing', async () => {
 		const schema = newSchema('migrate_again');
 		const first = new Store(storeConfig(schema));
