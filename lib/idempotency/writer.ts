@@ -476,14 +476,17 @@ class Run implements RunState {
 			response_body: string | null;
 			compensation: Compensation | null;
 		}>(stepsOfItemsSql(this.store), [
+			// Storable as the claims stored them: a key with an unpaired surrogate matches its record.
 			JSON.stringify(
-				requests.map((request, ord) => ({
-					ord,
-					workflow_id: this.context.workflowId ?? null,
-					item_ref: itemRefOf(request, this.context),
-					scope: request.scope,
-					key: request.key,
-				})),
+				storableValue(
+					requests.map((request, ord) => ({
+						ord,
+						workflow_id: this.context.workflowId ?? null,
+						item_ref: itemRefOf(request, this.context),
+						scope: request.scope,
+						key: request.key,
+					})),
+				),
 			),
 		]);
 		const steps = new Map<number, ItemStep[]>();

@@ -336,6 +336,17 @@ describe('a parked item that later succeeds', () => {
 	});
 });
 
+describe('hostile keys', () => {
+	it('an item whose key has an unpaired surrogate is parked, not a failed run (found by the fuzz campaign)', async () => {
+		target.route('/surrogate', { honoursKey: true });
+		const [outcome] = await run('/surrogate', context(), [write('lead-\ud800', { name: 'Ivo' })]);
+		expect(outcome.ok).toBe(false);
+		const [record] = await getDeadLetters(store, [outcome.failure!.deadLetterId!]);
+		expect(record.idempotency_key).toBe('lead-\ufffd');
+		expect(target.effectsOf('/surrogate')).toHaveLength(0);
+	});
+});
+
 describe('a run whose earlier attempt lost its response', () => {
 	it('ends unknown_outcome, not failed, when a later attempt fails: the effect may exist', async () => {
 		target.route('/lost-then-down', { honoursKey: true });
