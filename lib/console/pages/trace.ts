@@ -1,5 +1,5 @@
-import { ConfigurationError } from '../errors';
-import type { Store } from '../store';
+import { ConfigurationError } from '../../errors';
+import type { Store } from '../../store';
 import {
 	type ClaimEntry,
 	type DeadLetterEntry,
@@ -9,8 +9,8 @@ import {
 	type TraceResult,
 	TraceState,
 	type WriteEntry,
-} from '../trace';
-import { type Html, html, query } from './html';
+} from '../../trace';
+import { type Html, html, query } from '../html';
 
 /**
  * The console's "Find an item" page: one search box, and the item's timeline (claims, write
