@@ -4,7 +4,7 @@ import {
 	listDeadLetters,
 	updateDeadLetterStatus,
 	updateDeadLetterStatuses,
-} from '../deadletter/park';
+} from '../deadletter';
 import { type DeadLetterStatus, OPEN_STATUSES } from '../deadletter/statuses';
 import { ReliabilityError } from '../errors';
 import { compensateDeadLetter, fetchCompensationSender } from '../idempotency/compensate';

@@ -1,6 +1,6 @@
 import type { DeadLetterStatus } from '../deadletter/statuses';
 import { OPEN_STATUSES } from '../deadletter/statuses';
-import type { ListFilter } from '../deadletter/park';
+import type { ListFilter } from '../deadletter';
 import { LIMITS } from '../limits';
 import { str } from './values';
 

@@ -1,5 +1,5 @@
 import { listHeartbeats, listPauses } from '../control';
-import { heldByIntegration } from '../deadletter/park';
+import { heldByIntegration } from '../deadletter';
 import { maskText } from '../masking';
 import type { Store } from '../store';
 

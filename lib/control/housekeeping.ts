@@ -1,4 +1,4 @@
-import { purgeDeadLetters, purgeDeadLetterStats } from '../deadletter/park';
+import { purgeDeadLetters, purgeDeadLetterStats } from '../deadletter';
 import { purgeEntityVersions, purgeExpiredEvents } from '../dedupe/claims';
 import { purgeExpiredKeys } from '../idempotency/purge';
 import { inRange, LIMITS } from '../limits';

@@ -1,3 +1,7 @@
 export * from './park';
+export * from './read';
+export * from './status';
+export * from './purge';
+export * from './stats';
 export * from './statuses';
 export * from './sourceVersion';

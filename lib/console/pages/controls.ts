@@ -1,5 +1,5 @@
 import { listHeartbeats, listPauses } from '../../control';
-import { heldByIntegration } from '../../deadletter/park';
+import { heldByIntegration } from '../../deadletter';
 import { maskValue } from '../../masking';
 import { duration, html, query } from '../html';
 import { ageOf, hidden, layout } from '../layout';

@@ -1,4 +1,4 @@
-import { getDeadLetters, type ItemStep, newerSourceVersion } from '../../deadletter/park';
+import { getDeadLetters, type ItemStep, newerSourceVersion } from '../../deadletter';
 import { OPEN_STATUSES } from '../../deadletter/statuses';
 import { maskValue } from '../../masking';
 import { duration, html, query } from '../html';

@@ -1,4 +1,4 @@
-import { countDeadLetters, deadLetterStats, listDeadLetters } from '../../deadletter/park';
+import { countDeadLetters, deadLetterStats, listDeadLetters } from '../../deadletter';
 import {
 	ALL_STATUSES,
 	type DeadLetterStatus,

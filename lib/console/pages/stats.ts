@@ -1,4 +1,4 @@
-import { deadLetterStats } from '../../deadletter/park';
+import { deadLetterStats } from '../../deadletter';
 import { parkedPerDayChart } from '../chart';
 import { duration, html } from '../html';
 import { layout } from '../layout';

@@ -1,0 +1,238 @@
+import { ReliabilityError } from '../errors';
+import { type Store } from '../store';
+import { describeValue } from '../describe';
+import { maskText } from '../masking';
+import { storableText } from '../store/storable';
+import {
+	closeSucceededSql,
+	evidenceSql,
+	releaseBreakerHoldsSql,
+	takeForReplaySql,
+	updateStatusSql,
+} from './sql';
+import {
+	ALL_STATUSES,
+	ALLOWED_FROM,
+	type DeadLetterStatus,
+	STATUSES_NEEDING_REASON,
+} from './statuses';
+import { isDeadLetterId } from './park';
+import { type DeadLetterRecord, withHistory } from './read';
+
+/**
+ * Status changes of dead letters, each guarded by the statuses it may come from and recorded in
+ * the audit trail: by a person, by the Replay workflow, by a later success, by a resume.
+ */
+
+/** Adds evidence (masked) to a record's audit trail without changing its status. */
+export async function appendEvidence(
+	store: Store,
+	id: string,
+	actor: string,
+	evidence: string,
+): Promise<void> {
+	await store.query(evidenceSql(store), [id, storableText(actor), maskText(evidence)]);
+}
+
+/** A status change refused before anything was written (no actor, no reason, unknown status). */
+export class StatusChangeRefused extends ReliabilityError {}
+
+export interface StatusChange {
+	id: string;
+	to: DeadLetterStatus;
+	actor: string;
+	reason?: string;
+}
+
+export interface StatusChangeResult {
+	id: string;
+	from: DeadLetterStatus;
+	to: DeadLetterStatus;
+	/** The record's generation after the change: a take presents it to settle the record. */
+	generation: string;
+}
+
+type StatusChangeRow = {
+	id: string;
+	status: DeadLetterStatus;
+	from_status: DeadLetterStatus;
+	changed: boolean;
+	generation: string;
+};
+
+/**
+ * Changes a record's status and appends the audit event; refuses changes without who (and why),
+ * from a status that does not lead there (a closed record is never reopened), and, with
+ * `expectedGeneration`, changes that an older take would make after someone else moved it on.
+ */
+export async function updateDeadLetterStatus(
+	store: Store,
+	change: StatusChange & { expectedGeneration?: string | number },
+): Promise<StatusChangeResult> {
+	const [row] = await changeStatuses(store, [change.id], change);
+	if (!row)
+		throw new StatusChangeRefused(
+			`Dead letter ${change.id} does not exist`,
+			'Check the ID (Get or List shows the IDs that exist).',
+		);
+	if (!row.changed) {
+		const closed = ALLOWED_FROM[row.status].length === 0 || CLOSED.includes(row.status);
+		throw new StatusChangeRefused(
+			row.status === change.to
+				? `Dead letter ${change.id} is already ${change.to}`
+				: !ALLOWED_FROM[change.to].includes(row.status)
+					? `Dead letter ${change.id} is ${row.status}${closed ? ' (closed)' : ''}: it cannot move to ${change.to}`
+					: `Dead letter ${change.id} was changed meanwhile (now ${row.status}); this change was made for an older state`,
+			closed
+				? 'A closed record stays closed; if the item fails again, it is parked as a new record.'
+				: 'Get the record to see its current status and history, then decide again.',
+		);
+	}
+	return {
+		id: String(row.id),
+		from: row.from_status,
+		to: row.status,
+		generation: String(row.generation),
+	};
+}
+
+const CLOSED: DeadLetterStatus[] = ['replayed', 'resolved', 'abandoned', 'compensated'];
+
+/**
+ * Changes many records' status in one statement, each with its audit event; refuses the change
+ * without who (and why). Returns the records that changed: ids that do not exist, and records
+ * whose status does not lead to the new one, are left out.
+ */
+export async function updateDeadLetterStatuses(
+	store: Store,
+	ids: string[],
+	change: Omit<StatusChange, 'id'>,
+): Promise<StatusChangeResult[]> {
+	const rows = await changeStatuses(store, ids, change);
+	return rows
+		.filter((row) => row.changed)
+		.map((row) => ({
+			id: String(row.id),
+			from: row.from_status,
+			to: row.status,
+			generation: String(row.generation),
+		}));
+}
+
+async function changeStatuses(
+	store: Store,
+	ids: string[],
+	change: Omit<StatusChange, 'id'> & { expectedGeneration?: string | number },
+): Promise<StatusChangeRow[]> {
+	if (!Array.isArray(ids))
+		throw new StatusChangeRefused(
+			`Dead letter IDs must be a list, got ${describeValue(ids)}`,
+			'Pass the IDs that Park and List output as id.',
+		);
+	const notAnId = ids.findIndex((id) => !isDeadLetterId(id));
+	if (notAnId >= 0)
+		throw new StatusChangeRefused(
+			`Dead letter ID ${describeValue(ids[notAnId])} is not a number`,
+			'Dead letter IDs are the numbers Park and List output as id.',
+		);
+	const which = ids.length === 1 ? `dead letter ${ids[0]}` : `${ids.length} dead letters`;
+	if (!ALL_STATUSES.includes(change.to)) {
+		throw new StatusChangeRefused(
+			`Status ${describeValue(change.to)} is unknown`,
+			`Use one of ${ALL_STATUSES.join(', ')}.`,
+		);
+	}
+	const actor = typeof change.actor === 'string' ? storableText(change.actor.trim()) : '';
+	const reason = typeof change.reason === 'string' ? change.reason.trim() : '';
+	if (!actor) {
+		throw new StatusChangeRefused(
+			`Changing ${which} to ${change.to} needs an actor`,
+			'Say who makes the change (a name or e-mail), so the audit trail records it.',
+		);
+	}
+	if (STATUSES_NEEDING_REASON.includes(change.to) && !reason) {
+		throw new StatusChangeRefused(
+			`Marking ${which} ${change.to} needs a reason`,
+			'Say why (what was done, or why it is given up), so the audit trail records it.',
+		);
+	}
+	if (ids.length === 0) return [];
+	return await store.query<StatusChangeRow>(updateStatusSql(store), [
+		change.to,
+		actor,
+		// An operator's note may quote what they were sent: masked like any text from outside.
+		reason ? maskText(reason) : null,
+		ALLOWED_FROM[change.to],
+		change.expectedGeneration ?? null,
+		ids.map((id) => String(id).trim()),
+	]);
+}
+
+/**
+ * Closes the open records (new or held) of items whose key has since succeeded at the same step
+ * of the same workflow, so the review queue does not show work that is done. Returns how many.
+ */
+export async function closeSucceededDeadLetters(
+	store: Store,
+	done: { workflowId: string; step: string; keys: string[]; actor: string; reason: string },
+): Promise<number> {
+	if (done.keys.length === 0) return 0;
+	const rows = await store.query<StatusChangeRow>(closeSucceededSql(store), [
+		'replayed',
+		done.actor,
+		done.reason,
+		ALLOWED_FROM.replayed,
+		null,
+		done.keys,
+		done.workflowId,
+		done.step,
+	]);
+	return rows.filter((row) => row.changed).length;
+}
+
+/**
+ * Sends held records whose breaker no longer holds them (closed, or its cool-down over, and the
+ * integration not paused) to replay; of one integration, or of all. Returns how many.
+ */
+export async function releaseBreakerHolds(
+	store: Store,
+	release: { integration?: string; actor: string; reason: string },
+): Promise<number> {
+	const rows = await store.query<StatusChangeRow>(releaseBreakerHoldsSql(store), [
+		'replay_requested',
+		release.actor,
+		release.reason,
+		ALLOWED_FROM.replay_requested,
+		null,
+		release.integration ?? null,
+	]);
+	return rows.filter((row) => row.changed).length;
+}
+
+/**
+ * Takes records asked to be replayed for one replay run, atomically (two overlapping runs never
+ * take one record): each is being fixed, at a new generation the run presents when it marks the
+ * record replayed. Held records whose breaker cool-down is over are released to replay first.
+ */
+export async function takeForReplay(
+	store: Store,
+	take: { taker: string; limit: number; workflowId?: string; staleAfterMinutes?: number },
+): Promise<Array<DeadLetterRecord & { generation: string }>> {
+	await releaseBreakerHolds(store, { actor: take.taker, reason: 'circuit breaker cool-down over' });
+	const rows = await store.query<Record<string, unknown>>(takeForReplaySql(store), [
+		take.taker,
+		'taken for replay',
+		take.limit,
+		take.workflowId ?? null,
+		take.staleAfterMinutes ?? 30,
+	]);
+	const records = await withHistory(
+		store,
+		rows.map((row) => {
+			const record = { ...row };
+			delete record.from_status;
+			return record;
+		}),
+	);
+	return records.map((record) => ({ ...record, generation: String(record.generation) }));
+}
