@@ -1,0 +1,158 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+/** What happens to unknown outcomes and failures, and what the Success output carries. */
+export const outcomesProperties: INodeProperties[] = [
+	{
+		displayName: 'On Unknown Outcome',
+		name: 'onUnknown',
+		type: 'options',
+		options: [
+			{
+				name: 'Automatic',
+				value: 'auto',
+				description: 'Retry with the same key when the key is sent, else park for review',
+			},
+			{ name: 'Park for Review', value: 'park' },
+			{
+				name: 'Reconcile by Lookup',
+				value: 'lookup',
+				description:
+					'Ask the target whether the effect exists (GET the lookup URL: 2xx exists, 404 absent, else conflict)',
+			},
+			{
+				name: 'Retry With the Same Key',
+				value: 'retry',
+				description: 'Safe when the target honours idempotency keys',
+			},
+		],
+		default: 'auto',
+		description: 'A lost response or an expired lease means the effect may or may not exist',
+	},
+	{
+		displayName: 'Lookup URL',
+		name: 'lookupUrl',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. https://api.example.com/contacts?externalId={{ $json.ID }}',
+		displayOptions: { show: { onUnknown: ['lookup'] } },
+	},
+	{
+		displayName: 'On Failure',
+		name: 'onFailure',
+		type: 'options',
+		options: [
+			{ name: 'Park and Route to Failed', value: 'parkAndRoute' },
+			{
+				name: 'Park and Fail the Execution',
+				value: 'parkAndFail',
+				description: "So n8n's error workflow runs",
+			},
+			{ name: 'Route to Failed Only', value: 'route' },
+		],
+		default: 'parkAndRoute',
+	},
+	{
+		displayName: 'Park Options',
+		name: 'parkOptions',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show: { onFailure: ['parkAndRoute', 'parkAndFail'] } },
+		options: [
+			{
+				displayName: 'Already Happened',
+				name: 'alreadyHappened',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. enriched, not in CRM',
+			},
+			{
+				displayName: 'Business Impact',
+				name: 'impact',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. lead not in CRM',
+			},
+			{ displayName: 'Owner', name: 'owner', type: 'string', default: '' },
+		],
+	},
+	{
+		displayName: 'Compensation',
+		name: 'compensation',
+		type: 'options',
+		options: [
+			{ name: 'None', value: 'none' },
+			{
+				name: 'Request',
+				value: 'request',
+				description: "A request that reverses this step, filled in from the step's saved response",
+			},
+			{
+				name: 'Manual Repair Plan',
+				value: 'manual',
+				description: 'What a person does to reverse this step, shown as a checklist',
+			},
+		],
+		default: 'none',
+		description:
+			"How Dead Letter Park's Compensate reverses this step when a later step of the same item is parked",
+	},
+	{
+		displayName: 'Compensation Method',
+		name: 'compensationMethod',
+		type: 'options',
+		options: [
+			{ name: 'DELETE', value: 'DELETE' },
+			{ name: 'PATCH', value: 'PATCH' },
+			{ name: 'POST', value: 'POST' },
+			{ name: 'PUT', value: 'PUT' },
+		],
+		default: 'DELETE',
+		displayOptions: { show: { compensation: ['request'] } },
+	},
+	{
+		displayName: 'Compensation URL',
+		name: 'compensationUrl',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. https://crm.example.com/contacts/{{ $json.contactKey }}',
+		description:
+			"A placeholder in double curly braces names a value of this step's saved response body; it is filled in when Compensate runs, not when this node runs",
+		displayOptions: { show: { compensation: ['request'] } },
+	},
+	{
+		displayName: 'Compensation Body',
+		name: 'compensationBody',
+		type: 'string',
+		typeOptions: { rows: 3 },
+		default: '',
+		placeholder: 'e.g. {"status": "cancelled", "contact": "{{ $json.contactKey }}"}',
+		description:
+			"JSON (or text) sent with the compensating request; placeholders name values of this step's saved response body",
+		displayOptions: { show: { compensation: ['request'] } },
+	},
+	{
+		displayName: 'Repair Plan',
+		name: 'compensationPlan',
+		type: 'string',
+		typeOptions: { rows: 2 },
+		default: '',
+		placeholder: 'e.g. Refund the payment in the Stripe dashboard',
+		displayOptions: { show: { compensation: ['manual'] } },
+	},
+	{
+		displayName: 'Response',
+		name: 'responseFormat',
+		type: 'options',
+		options: [
+			{ name: 'Body', value: 'body' },
+			{ name: 'Full Response', value: 'full', description: 'Status code, headers and body' },
+			{
+				name: 'Input Item With Response',
+				value: 'inputAndResponse',
+				description: 'The input item, with the response body under "response"',
+			},
+		],
+		default: 'body',
+	},
+];
