@@ -1,0 +1,143 @@
+import type { INodeProperties } from 'n8n-workflow';
+import { LIMITS } from '../../../lib';
+import { range } from '../../shared/range';
+import { show } from './shared';
+
+/** Park: what failed, why, what it means, and how the record is kept. */
+export const parkProperties: INodeProperties[] = [
+	// Park
+	{
+		displayName: 'Step',
+		name: 'step',
+		type: 'string',
+		default: '',
+		placeholder: 'the node this node is connected to',
+		description:
+			'The step the item failed at. Empty: the node whose output feeds this one (its error output, typically).',
+		displayOptions: show('park'),
+	},
+	{
+		displayName: 'Error Class',
+		name: 'errorClass',
+		type: 'options',
+		options: [
+			{
+				name: 'Conflict',
+				value: 'conflict',
+			},
+			{
+				name: 'Detect From the Error',
+				value: 'auto',
+				description: '4xx is permanent, 408/425/429/5xx exhausted, anything else execution',
+			},
+			{
+				name: 'Exhausted',
+				value: 'exhausted',
+			},
+			{
+				name: 'Invalid',
+				value: 'invalid',
+			},
+			{
+				name: 'Permanent',
+				value: 'permanent',
+			},
+			{
+				name: 'Rate Limited',
+				value: 'rate_limited',
+			},
+			{
+				name: 'Unknown Outcome',
+				value: 'unknown_outcome',
+			},
+		],
+		default: 'auto',
+		displayOptions: show('park'),
+	},
+	{
+		displayName: 'Idempotency Key',
+		name: 'idempotencyKey',
+		type: 'string',
+		default: '',
+		description:
+			'The key of the write that failed, so a replay is recognised as the same operation. Empty: the item is identified by its payload.',
+		displayOptions: show('park'),
+	},
+	{
+		displayName: 'Park Options',
+		name: 'parkOptions',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: show('park'),
+		options: [
+			{
+				displayName: 'Already Happened',
+				name: 'alreadyHappened',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. enriched, not in CRM',
+				description: 'What succeeded before the failure',
+			},
+			{
+				displayName: 'Business Impact',
+				name: 'impact',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. lead not in CRM',
+			},
+			{
+				displayName: 'Integration',
+				name: 'integration',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. crm',
+				description: 'The system the step talks to. While it is paused, items are parked as held.',
+			},
+			{
+				displayName: 'Mask Fields',
+				name: 'maskFields',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. apiKey, ssn',
+				description:
+					'Comma-separated field names to mask, in any spelling (ssn matches SSN and s-s-n), besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
+			},
+			{
+				displayName: 'Owner',
+				name: 'owner',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. sales-ops',
+				description: 'Who fixes items parked here',
+			},
+			{
+				displayName: 'Retention (Days)',
+				name: 'retentionDays',
+				type: 'number',
+				typeOptions: range(LIMITS.retentionDays),
+				default: 90,
+				description: 'How long a closed record is kept after it was parked',
+			},
+			{
+				displayName: 'Severity',
+				name: 'severity',
+				type: 'options',
+				options: [
+					{ name: 'Page Now', value: 'page', description: 'Money or customer-facing' },
+					{ name: 'Normal', value: 'normal', description: 'Goes into the daily digest' },
+				],
+				default: 'normal',
+			},
+			{
+				displayName: 'Source Version',
+				name: 'sourceVersion',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. {{ $json.versionId }}',
+				description:
+					"The failed workflow's version, when you know it (n8n does not tell nodes their workflow's version ID). Empty: a fingerprint of the nodes connected to this one, when the item failed in this workflow.",
+			},
+		],
+	},
+];
