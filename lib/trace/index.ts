@@ -1,1 +1,2 @@
 export * from './trace';
+export * from './types';
