@@ -1,0 +1,48 @@
+import type { Store } from '../../store';
+
+export const getByIdSql = (store: Store): string => `
+SELECT * FROM ${store.table('dead_letters')} WHERE id = ANY($1::bigint[])`;
+
+export const getByKeySql = (store: Store): string => `
+SELECT * FROM ${store.table('dead_letters')} WHERE idempotency_key = ANY($1::text[]) ORDER BY parked_at DESC`;
+
+/**
+ * The workflow version seen by the newest failure at a step ($1 workflow, $2 step) parked after
+ * $3: what a record's own version is compared with.
+ */
+export const latestSourceVersionSql = (store: Store): string => `
+SELECT source_version, last_failed_at FROM ${store.table('dead_letters')}
+WHERE workflow_id = $1 AND step = $2 AND source_version IS NOT NULL AND last_failed_at > $3
+ORDER BY last_failed_at DESC LIMIT 1`;
+
+export const historySql = (store: Store): string => `
+SELECT dead_letter_id, at, actor, from_status, to_status, reason
+FROM ${store.table('dead_letter_events')} WHERE dead_letter_id = ANY($1::bigint[]) ORDER BY dead_letter_id, id`;
+
+/** Filters are all optional; each NULL parameter switches its condition off. */
+const filterWhere = `
+WHERE ($1::text[] IS NULL OR status = ANY($1))
+  AND ($2::text IS NULL OR workflow_id = $2)
+  AND ($3::text IS NULL OR step = $3)
+  AND ($4::text IS NULL OR error_class = $4)
+  AND ($5::text IS NULL OR owner = $5)
+  AND ($6::text IS NULL OR integration = $6)
+  AND ($7::timestamptz IS NULL OR parked_at <= $7)
+  AND ($8::text IS NULL OR error_message ILIKE '%' || $8 || '%')`;
+
+export const listSql = (store: Store): string => `
+SELECT id, workflow_id, workflow_name, execution_id, step, item_index, idempotency_key, run_link, integration,
+       error_class, error_message, error_status, attempts, failure_count, already_happened, impact, owner,
+       severity, status, first_failed_at, last_failed_at, parked_at, closed_at, retry_after
+FROM ${store.table('dead_letters')}${filterWhere}
+ORDER BY parked_at DESC, id DESC
+LIMIT $9`;
+
+/** How many records match the same filters as List, without a limit. */
+export const countSql = (store: Store): string => `
+SELECT count(*)::int AS n FROM ${store.table('dead_letters')}${filterWhere}`;
+
+/** Held records (their integration paused or its breaker open), counted per integration. */
+export const heldByIntegrationSql = (store: Store): string => `
+SELECT coalesce(integration, '') AS integration, count(*)::int AS held
+FROM ${store.table('dead_letters')} WHERE status = 'held' GROUP BY 1 ORDER BY 1`;

@@ -1,0 +1,35 @@
+import type { Store } from '../../store';
+
+/**
+ * Stats in one statement: the open queue from the covering partial index (one pass with
+ * grouping sets), history from the daily rollup kept by triggers. Never loads closed rows.
+ */
+export const statsSql = (store: Store): string => `
+WITH open_groups AS (
+	SELECT status, workflow_id, step, coalesce(owner, '(no owner)') AS owner, count(*)::int AS n,
+	       GROUPING(status, workflow_id, step, coalesce(owner, '(no owner)')) AS grouping_id
+	FROM ${store.table('dead_letters')}
+	WHERE is_open AND ($2::text IS NULL OR workflow_id = $2)
+	GROUP BY GROUPING SETS ((status), (workflow_id), (step), (coalesce(owner, '(no owner)')))
+), waits AS (
+	SELECT extract(epoch FROM now() - min(parked_at))::float8 AS oldest,
+	       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM now() - parked_at))::float8 AS median
+	FROM ${store.table('dead_letters')}
+	WHERE is_open AND status <> 'held' AND ($2::text IS NULL OR workflow_id = $2)
+), history AS (
+	SELECT * FROM ${store.table('dead_letter_daily')}
+	WHERE day > (now() AT TIME ZONE 'UTC')::date - $1::int AND ($2::text IS NULL OR workflow_id = $2)
+)
+SELECT
+	(SELECT coalesce(json_agg(json_build_object('day', to_char(day, 'YYYY-MM-DD'), 'parked', n) ORDER BY day), '[]'::json)
+	   FROM (SELECT day, sum(parked)::int AS n FROM history GROUP BY day HAVING sum(parked) > 0) d) AS parked_per_day,
+	(SELECT coalesce(json_object_agg(status, n), '{}'::json) FROM open_groups WHERE grouping_id = 7) AS open_by_status,
+	(SELECT coalesce(sum(n), 0)::int FROM open_groups WHERE grouping_id = 7) AS open_count,
+	(SELECT oldest FROM waits) AS oldest_wait_seconds,
+	(SELECT median FROM waits) AS median_wait_seconds,
+	(SELECT CASE WHEN sum(closed) > 0 THEN (sum(closed_seconds) / sum(closed))::float8 END FROM history) AS average_resolution_seconds,
+	(SELECT coalesce(json_agg(r ORDER BY r.count DESC, r.reason), '[]'::json) FROM (
+		SELECT reason, sum(parked)::int AS count FROM history GROUP BY reason HAVING sum(parked) > 0 ORDER BY 2 DESC, 1 LIMIT $3) r) AS top_reasons,
+	(SELECT coalesce(json_agg(json_build_object('workflow_id', workflow_id, 'open', n) ORDER BY n DESC, workflow_id), '[]'::json) FROM open_groups WHERE grouping_id = 11) AS open_by_workflow,
+	(SELECT coalesce(json_agg(json_build_object('step', step, 'open', n) ORDER BY n DESC, step), '[]'::json) FROM open_groups WHERE grouping_id = 13) AS open_by_step,
+	(SELECT coalesce(json_agg(json_build_object('owner', owner, 'open', n) ORDER BY n DESC, owner), '[]'::json) FROM open_groups WHERE grouping_id = 14) AS open_by_owner`;

@@ -1,0 +1,95 @@
+import type { Store } from '../../store';
+
+/**
+ * Evidence in the audit trail ($1 record, $2 actor, $3 what happened): an event that leaves the
+ * status as it is (from = to), such as the answer to a compensating request.
+ */
+export const evidenceSql = (store: Store): string => `
+INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
+SELECT id, $2, status, status, $3 FROM ${store.table('dead_letters')} WHERE id = $1`;
+
+/**
+ * Moves the records that `where` selects to status $1 and writes each one's audit event (actor
+ * $2, reason $3) in the same statement; the selection's own parameters start at $6. A record
+ * moves only from a status in $4 (the allowed transitions into $1) and, when $5 is set, only
+ * while it is still at that generation (a take's fence). Every change increments the
+ * generation, so an older take can no longer settle it. Returns one row per selected record:
+ * its status now and whether it changed.
+ */
+const statusChangeSql = (store: Store, where: string): string => `
+WITH target AS (
+	SELECT id, status, generation FROM ${store.table('dead_letters')} WHERE ${where} ORDER BY id FOR UPDATE
+), changed AS (
+	UPDATE ${store.table('dead_letters')} d
+	SET status = $1, updated_at = now(), generation = d.generation + 1,
+	    taken_by = NULL,
+	    hold_reason = CASE WHEN $1 = 'held' THEN d.hold_reason END,
+	    closed_at = CASE WHEN $1 IN ('replayed', 'resolved', 'abandoned', 'compensated') THEN now() ELSE NULL END
+	FROM target t
+	WHERE d.id = t.id AND t.status = ANY($4::text[]) AND ($5::bigint IS NULL OR t.generation = $5)
+	RETURNING d.id, t.status AS from_status, d.status AS to_status, d.generation
+), audited AS (
+	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
+	SELECT id, $2, from_status, to_status, $3 FROM changed
+)
+SELECT t.id, coalesce(c.to_status, t.status) AS status, t.status AS from_status, c.id IS NOT NULL AS changed,
+       coalesce(c.generation, t.generation) AS generation
+FROM target t LEFT JOIN changed c ON c.id = t.id`;
+
+/** Records by id ($6); ids that do not exist are simply not in the result. */
+export const updateStatusSql = (store: Store): string =>
+	statusChangeSql(store, 'id = ANY($6::bigint[])');
+
+/**
+ * The open records of items that have now succeeded (a later delivery of key $6, at step $8 of
+ * workflow $7). Only records waiting for a person or a resume: one taken by the Replay workflow or
+ * an operator is theirs to close. A conflict stays open: the key succeeded with another request
+ * (or against another version) than the parked one, and only a person can say which is right.
+ */
+export const closeSucceededSql = (store: Store): string =>
+	statusChangeSql(
+		store,
+		"idempotency_key = ANY($6::text[]) AND workflow_id = $7 AND step = $8 AND status IN ('new', 'held') AND error_class <> 'conflict'",
+	);
+
+/**
+ * Held records whose breaker no longer holds them: their integration's breaker is closed (or its
+ * cool-down over) and the integration is not paused. Of one integration ($6), or of all (null).
+ */
+export const releaseBreakerHoldsSql = (store: Store): string =>
+	statusChangeSql(
+		store,
+		`status = 'held' AND hold_reason = 'breaker' AND ($6::text IS NULL OR integration = $6)
+	AND NOT EXISTS (SELECT 1 FROM ${store.table('breakers')} b WHERE b.integration = dead_letters.integration AND b.open_until > now())
+	AND NOT EXISTS (SELECT 1 FROM ${store.table('pauses')} p WHERE p.scope = 'integration' AND p.name = dead_letters.integration AND p.paused)`,
+	);
+
+/**
+ * Takes up to $3 records asked to be replayed for one replay run ($1, the taker; $2 the reason;
+ * $4 an optional workflow), atomically: two overlapping runs never take one record. A record
+ * another run took more than $5 minutes ago without settling it (that run died) is taken again.
+ * Each taken record is being fixed, at a new generation that the run's later status change must
+ * present, so a late settle of the dead run changes nothing.
+ */
+export const takeForReplaySql = (store: Store): string => `
+WITH target AS (
+	SELECT id, status FROM ${store.table('dead_letters')}
+	WHERE (status = 'replay_requested'
+	       OR (status = 'being_fixed' AND taken_by IS NOT NULL AND updated_at < now() - make_interval(mins => $5)))
+	  AND ($4::text IS NULL OR workflow_id = $4)
+	ORDER BY updated_at, id
+	LIMIT $3
+	FOR UPDATE SKIP LOCKED
+), changed AS (
+	UPDATE ${store.table('dead_letters')} d
+	SET status = 'being_fixed', updated_at = now(), generation = d.generation + 1, taken_by = $1
+	FROM target t
+	WHERE d.id = t.id
+	RETURNING d.*, t.status AS from_status
+), audited AS (
+	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
+	SELECT id, $1, from_status, 'being_fixed',
+	       CASE WHEN from_status = 'being_fixed' THEN $2 || ' (an earlier replay run did not finish)' ELSE $2 END
+	FROM changed
+)
+SELECT * FROM changed ORDER BY updated_at, id`;
