@@ -33,7 +33,11 @@ export const ALLOWED_FROM: Record<DeadLetterStatus, DeadLetterStatus[]> = {
 /** Closing for good needs a reason in the audit trail, not just an actor. */
 export const STATUSES_NEEDING_REASON: DeadLetterStatus[] = ['resolved', 'abandoned', 'compensated'];
 
-/** Why an item was parked. */
+/**
+ * Why an item failed: the one list of classes, for dead letters, Failed outputs, alerts, the
+ * console's filter and metrics labels. Each engine names the subset it can produce (the write's
+ * `FailureClass`, for one).
+ */
 export const ErrorClass = {
 	permanent: 'permanent',
 	transient: 'transient',
@@ -44,5 +48,9 @@ export const ErrorClass = {
 	invalid: 'invalid',
 	paused: 'paused',
 	execution: 'execution',
+	/** Its execution died and Recover gave the item up. */
+	crashed: 'crashed',
+	/** Another execution took the write's key over: its result decides (a Failed output only). */
+	superseded: 'superseded',
 } as const;
 export type ErrorClass = (typeof ErrorClass)[keyof typeof ErrorClass];

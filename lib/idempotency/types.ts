@@ -1,3 +1,4 @@
+import { ErrorClass } from '../deadletter/statuses';
 import type { Compensation } from './compensation';
 import type { RetryPolicy } from './policy';
 
@@ -24,18 +25,18 @@ export const UnknownOutcomeStrategy = {
 export type UnknownOutcomeStrategy =
 	(typeof UnknownOutcomeStrategy)[keyof typeof UnknownOutcomeStrategy];
 
-/** Why an item ended on the Failed output (and in the dead-letter store). */
+/** Why an item ended on the Failed output (and in the dead-letter store): the write's classes. */
 export const FailureClass = {
-	permanent: 'permanent',
-	exhausted: 'exhausted',
-	rateLimited: 'rate_limited',
-	conflict: 'conflict',
-	unknownOutcome: 'unknown_outcome',
-	paused: 'paused',
+	permanent: ErrorClass.permanent,
+	exhausted: ErrorClass.exhausted,
+	rateLimited: ErrorClass.rateLimited,
+	conflict: ErrorClass.conflict,
+	unknownOutcome: ErrorClass.unknownOutcome,
+	paused: ErrorClass.paused,
 	/** The item could not become a request (bad input): nothing was claimed or sent. */
-	invalid: 'invalid',
+	invalid: ErrorClass.invalid,
 	/** Another execution took the key over while this one wrote; the new owner's result decides. */
-	superseded: 'superseded',
+	superseded: ErrorClass.superseded,
 } as const;
 export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass];
 

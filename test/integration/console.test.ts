@@ -99,6 +99,9 @@ describe('console pages', () => {
 			request({ reason: 'exhausted', owner: 'finance' }),
 		);
 		expect(byReason.body).toMatch(/<b class="matching">1<\/b> matching/);
+		// Items Recover gave up can be found by their reason; no record is ever superseded.
+		expect(byReason.body).toContain('<option value="crashed">crashed</option>');
+		expect(byReason.body).not.toContain('<option value="superseded">');
 		const none = await handleConsoleRequest(store, request({ step: 'nothing here' }));
 		expect(none.body).toContain('No dead letters match.');
 	});

@@ -7,6 +7,7 @@ import {
 } from 'n8n-workflow';
 import {
 	completeEvents,
+	ErrorClass,
 	inRange,
 	KeyStatus,
 	LIMITS,
@@ -148,7 +149,7 @@ export async function execute(
 				step: 'crashed',
 				idempotencyKey: `event:${item.consumer}:${item.eventId}`,
 				runLink: linkOf(item),
-				errorClass: 'crashed',
+				errorClass: ErrorClass.crashed,
 				errorMessage: `${item.reason ?? 'its execution died'} (event ${item.eventId} of ${item.consumer})`,
 				attempts: item.attempt,
 				alreadyHappened: happened(item),
