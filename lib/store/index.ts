@@ -6,3 +6,5 @@ export * from './sqlstate';
 export * from './store';
 export * from './storable';
 export * from './slices';
+export * from './failures';
+export * from './registry';

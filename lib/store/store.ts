@@ -1,15 +1,15 @@
 import { Pool } from 'pg';
 import type { PoolClient, QueryResultRow } from 'pg';
-import { StoreUnavailableError } from '../errors';
-import { type StoreConfig, storeKey, toPoolConfig } from './config';
+import { type StoreConfig, toPoolConfig } from './config';
+import { toStoreError } from './failures';
 import { quoteIdent } from './identifiers';
 import { migrate } from './migrations';
-import { NETWORK_ERROR_CODES, NETWORK_ERROR_WORDS, SqlState, sqlStateOf } from './sqlstate';
+import { SqlState, sqlStateOf } from './sqlstate';
 
 /**
  * The store of one credential: a pg.Pool reused across executions (never one per execution),
  * the schema it lives in, and a once-per-process migration check. Stores are cached by a hash
- * of the credential's fields and closed after they sit idle.
+ * of the credential's fields and closed after they sit idle (registry.ts).
  */
 export class Store {
 	pool: Pool;
@@ -166,96 +166,4 @@ function createPool(config: StoreConfig, tlsFallback: boolean): Pool {
 	// An idle client that loses its server (Postgres restart) must not crash the n8n process.
 	pool.on('error', () => undefined);
 	return pool;
-}
-
-/**
- * Connection-level failures become StoreUnavailableError; SQL errors pass through unchanged.
- * Whether anything was sent before the store failed is for the caller to say (the writer does).
- */
-export function toStoreError(error: unknown, config: StoreConfig): unknown {
-	const code = sqlStateOf(error);
-	const where = `${config.host}:${config.port}`;
-	if (code && NETWORK_ERROR_CODES.has(code)) {
-		// The socket code stays out of the message: n8n replaces messages that contain one with its
-		// own generic text, and this one must say which store failed.
-		return new StoreUnavailableError(
-			`Reliability store unreachable at ${where}: ${NETWORK_ERROR_WORDS[code] ?? 'network error'}`,
-			`Check that Postgres is running and that host and port in the Reliability Store credential are right (${code}).`,
-			{ cause: error },
-		);
-	}
-	if (code === SqlState.invalidPassword || code === SqlState.invalidAuthorization) {
-		return new StoreUnavailableError(
-			`Reliability store refused the login of "${config.user}" at ${where}`,
-			'Check user and password in the Reliability Store credential.',
-			{ cause: error },
-		);
-	}
-	if (
-		code === SqlState.cannotConnectNow ||
-		code === SqlState.adminShutdown ||
-		code === SqlState.invalidCatalogName
-	) {
-		return new StoreUnavailableError(
-			`Reliability store at ${where} is not available (SQLSTATE ${code})`,
-			'Postgres is starting, stopping, or the database does not exist.',
-			{ cause: error },
-		);
-	}
-	if (error instanceof Error && /timeout|Connection terminated/i.test(error.message) && !code) {
-		return new StoreUnavailableError(
-			`Reliability store at ${where} did not answer: ${error.message}`,
-			'Check that Postgres is reachable from n8n.',
-			{ cause: error },
-		);
-	}
-	return error;
-}
-
-const IDLE_CLOSE_MS = 5 * 60_000;
-const stores = new Map<string, Store>();
-let sweeper: NodeJS.Timeout | undefined;
-
-/**
- * Closes stores nobody used for a while, so an n8n that stops using a credential frees its
- * connections. A store held by a run (a write in flight) is never closed.
- */
-export function sweepIdleStores(now = Date.now()): void {
-	for (const [key, store] of stores) {
-		if (
-			!store.held &&
-			now - store.lastUsed > IDLE_CLOSE_MS &&
-			store.pool.totalCount === store.pool.idleCount
-		) {
-			stores.delete(key);
-			void store.close().catch(() => undefined);
-		}
-	}
-	if (stores.size === 0 && sweeper) {
-		clearInterval(sweeper);
-		sweeper = undefined;
-	}
-}
-
-/** The cached store for a credential: the same pool for every execution that uses it. */
-export function getStore(config: StoreConfig): Store {
-	const key = storeKey(config);
-	let store = stores.get(key);
-	if (!store) {
-		store = new Store(config);
-		stores.set(key, store);
-		if (!sweeper) {
-			sweeper = setInterval(sweepIdleStores, 60_000);
-			sweeper.unref();
-		}
-	}
-	store.lastUsed = Date.now();
-	return store;
-}
-
-/** Closes every cached store (tests, shutdown). */
-export async function closeAllStores(): Promise<void> {
-	const all = [...stores.values()];
-	stores.clear();
-	await Promise.all(all.map((store) => store.close().catch(() => undefined)));
 }
