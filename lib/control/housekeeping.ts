@@ -1,5 +1,5 @@
 import { purgeDeadLetters, purgeDeadLetterStats } from '../deadletter';
-import { purgeEntityVersions, purgeExpiredEvents } from '../dedupe/claims';
+import { purgeEntityVersions, purgeExpiredEvents } from '../dedupe';
 import { purgeExpiredKeys } from '../idempotency/purge';
 import { inRange, LIMITS } from '../limits';
 import { purgeMessages } from '../outbox/purge';

@@ -1,5 +1,5 @@
 import { ConfigurationError, ItemError } from '../errors';
-import { deleteInSlices, type Store, type Transaction } from '../store';
+import { type Store, type Transaction } from '../store';
 import { checkedEventId } from './eventIds';
 import { storableValue } from '../store/storable';
 import {
@@ -8,20 +8,8 @@ import {
 	type ClaimRequest,
 	type ClaimResult,
 	DuplicateReason,
-	type SettleResult,
 } from './outcomes';
-import {
-	advanceVersionsSql,
-	claimEventsSql,
-	completeEventsSql,
-	completeExecutionSql,
-	dropClaimsSql,
-	failExecutionClaimsSql,
-	purgeEntityVersionsSql,
-	purgeExpiredSql,
-	releaseEventsSql,
-	releaseExecutionSql,
-} from './sql';
+import { advanceVersionsSql, claimEventsSql, dropClaimsSql } from './sql';
 import { compareVersions } from './version';
 
 /** Identifiers the store would change (control characters, half surrogates) are refused, never altered. */
@@ -193,82 +181,4 @@ async function applyOrdering(
 			reject(request, current.get(request.entityKey!)!);
 	}
 	return rejected;
-}
-
-/**
- * Marks events done for good, if `executionId` holds their claims (after a takeover the old
- * owner completes nothing). One result per event: done now, or why not (its owner, its status).
- */
-export async function completeEvents(
-	store: Store,
-	consumer: string,
-	eventIds: string[],
-	executionId: string,
-): Promise<SettleResult[]> {
-	const rows = await store.query<{
-		event_id: string;
-		changed: boolean;
-		owner: string | null;
-		status: string;
-	}>(completeEventsSql(store), [consumer, eventIds, executionId]);
-	const byId = new Map(rows.map((row) => [row.event_id, row]));
-	return eventIds.map((eventId) => {
-		const row = byId.get(eventId);
-		return {
-			eventId,
-			changed: row?.changed ?? false,
-			owner: row?.owner ?? null,
-			status: row?.status ?? null,
-		};
-	});
-}
-
-/** Marks every claim of one execution done for good; returns how many. */
-export async function completeExecution(store: Store, executionId: string): Promise<number> {
-	return (await store.execute(completeExecutionSql(store), [executionId])).rowCount;
-}
-
-/**
- * Frees the claims a (failed) execution made, so a redelivery or a replay is new again. Events
- * the execution had completed stay done: their work finished. Inbox claims keep their items:
- * they are failed, which a redelivery claims again just the same.
- */
-export async function releaseExecutionClaims(store: Store, executionId: string): Promise<number> {
-	const failed = await store.execute(failExecutionClaimsSql(store), [executionId, null]);
-	const rows = await store.query<{ released: number }>(releaseExecutionSql(store), [executionId]);
-	return rows[0].released + failed.rowCount;
-}
-
-/** Frees the claims of given events (never a completed one); returns the IDs released. */
-export async function releaseEvents(
-	store: Store,
-	consumer: string,
-	eventIds: string[],
-): Promise<string[]> {
-	const rows = await store.query<{ event_id: string }>(releaseEventsSql(store), [
-		consumer,
-		eventIds,
-	]);
-	return rows.map((row) => row.event_id);
-}
-
-/** Deletes done events past retention (one consumer, or all when null); returns how many. */
-export async function purgeExpiredEvents(
-	store: Store,
-	consumer: string | null,
-	sliceSize = 10_000,
-): Promise<number> {
-	return await deleteInSlices(store, purgeExpiredSql(store), [consumer], sliceSize);
-}
-
-/**
- * Deletes the ordering versions of entities untouched for `olderThanDays`, except those whose
- * claim is still in progress; returns how many.
- */
-export async function purgeEntityVersions(
-	store: Store,
-	olderThanDays: number,
-	sliceSize = 10_000,
-): Promise<number> {
-	return await deleteInSlices(store, purgeEntityVersionsSql(store), [olderThanDays], sliceSize);
 }

@@ -6,3 +6,5 @@ export * from './version';
 export * from './inbox';
 export * from './keeper';
 export * from './withWork';
+export * from './settle';
+export * from './purge';
