@@ -2,7 +2,7 @@ import { ReliabilityError } from '../errors';
 import { type Store } from '../store';
 import { describeValue } from '../describe';
 import { maskText } from '../masking';
-import { storableText } from '../store/storable';
+import { storableText, storableValue } from '../store/storable';
 import {
 	closeSucceededSql,
 	evidenceSql,
@@ -174,7 +174,13 @@ async function changeStatuses(
  */
 export async function closeSucceededDeadLetters(
 	store: Store,
-	done: { workflowId: string; step: string; keys: string[]; actor: string; reason: string },
+	done: {
+		workflowId: string;
+		step: string;
+		keys: Array<{ scope: string; key: string }>;
+		actor: string;
+		reason: string;
+	},
 ): Promise<number> {
 	if (done.keys.length === 0) return 0;
 	const rows = await store.query<StatusChangeRow>(closeSucceededSql(store), [
@@ -183,7 +189,7 @@ export async function closeSucceededDeadLetters(
 		done.reason,
 		ALLOWED_FROM.replayed,
 		null,
-		done.keys,
+		JSON.stringify(storableValue(done.keys)),
 		done.workflowId,
 		done.step,
 	]);

@@ -75,7 +75,7 @@ class Run implements RunState {
 	readonly random: () => number;
 	private settlements: Array<{ settlement: Settlement; outcome: WriteOutcome }> = [];
 	private toPark: Array<{ outcome: WriteOutcome; request: WriteRequest }> = [];
-	private succeededKeys = new Set<string>();
+	private succeededKeys = new Map<string, { scope: string; key: string }>();
 	/** Keys whose settle found another owner: their success is not this run's to report. */
 	private readonly supersededKeys = new Set<string>();
 	private fatal: unknown;
@@ -224,7 +224,7 @@ class Run implements RunState {
 		return requests.map((r) => {
 			const saved = done.get(keyIdOf(r));
 			if (!saved) return heldOutcomes[held.indexOf(r)];
-			this.succeededKeys.add(r.key);
+			this.succeededKeys.set(keyIdOf(r), { scope: r.scope, key: r.key });
 			return {
 				index: r.index,
 				key: r.key,
@@ -299,7 +299,8 @@ class Run implements RunState {
 	/** One item to its outcome; anything unexpected ends this item, never the run (but a store failure does). */
 	private async writeItem(request: WriteRequest, row: KeyRow): Promise<WriteOutcome> {
 		const outcome = await new ItemWrite(this, request).write(row);
-		if (outcome.ok) this.succeededKeys.add(outcome.key);
+		if (outcome.ok)
+			this.succeededKeys.set(keyIdOf(request), { scope: request.scope, key: request.key });
 		else this.toPark.push({ outcome, request });
 		return outcome;
 	}
@@ -355,10 +356,10 @@ class Run implements RunState {
 			// What has finished so far; items finishing meanwhile go to the next wave.
 			const settlements = this.settlements;
 			const toPark = this.toPark;
-			const succeeded = [...this.succeededKeys];
+			const succeeded = [...this.succeededKeys.values()];
 			this.settlements = [];
 			this.toPark = [];
-			this.succeededKeys = new Set();
+			this.succeededKeys = new Map();
 			try {
 				await this.settleWave(settlements);
 				// A superseded owner parks nothing: the new owner's result decides the item.
@@ -367,7 +368,7 @@ class Run implements RunState {
 				// Only a success this owner recorded closes records: a superseded owner's 201 is an
 				// observation, and the record (perhaps unknown to the new owner) is what a person reads.
 				// A key's settle is in the same wave as its success or an earlier one.
-				await this.closeSucceeded(succeeded.filter((key) => !this.supersededKeys.has(key)));
+				await this.closeSucceeded(succeeded.filter(({ key }) => !this.supersededKeys.has(key)));
 				// An owner that lost a record learns it at its next attempt start or settle.
 				await this.leases.renew();
 			} catch (error) {
@@ -407,8 +408,13 @@ class Run implements RunState {
 		}
 	}
 
-	/** An item parked by an earlier delivery that has now succeeded is done: close its record. */
-	private async closeSucceeded(keys: string[]): Promise<void> {
+	/**
+	 * An item parked by an earlier delivery that has now succeeded is done: close its record. Only
+	 * while the key's record still says succeeded: a success replayed from a record that has since
+	 * passed its retention and been claimed again speaks of the earlier operation, and the letters
+	 * of the new one are the new one's.
+	 */
+	private async closeSucceeded(keys: Array<{ scope: string; key: string }>): Promise<void> {
 		if (keys.length === 0) return;
 		await closeSucceededDeadLetters(this.store, {
 			workflowId: this.context.workflowId ?? 'unsaved',

@@ -1,4 +1,4 @@
-import { getDeadLetters } from '../../lib/deadletter';
+import { closeSucceededDeadLetters, getDeadLetters } from '../../lib/deadletter';
 import {
 	DEFAULT_POLICY,
 	requestFingerprint,
@@ -333,6 +333,38 @@ describe('a parked item that later succeeds', () => {
 		const [record] = await getDeadLetters(store, [conflicting[0].failure!.deadLetterId!]);
 		expect(record).toMatchObject({ status: 'new', error_class: 'conflict' });
 		expect(target.effectsOf('/later-conflict')).toHaveLength(1);
+	});
+
+	it('a success of a key closes nothing once the key was claimed again by a new operation', async () => {
+		// The key succeeded long ago, passed its retention and was claimed again; the new
+		// operation failed and parked its item. A run that answered the old success from the record
+		// just before the renewal closes its keys' letters only while the record still says succeeded.
+		target.route('/renewed', { honoursKey: false });
+		const [old] = await run('/renewed', context(), [write('lead-renewed', { name: 'Gus' })]);
+		expect(old.ok).toBe(true);
+		await adminQuery(
+			`UPDATE "${schema}".idempotency_keys SET expires_at = now() - interval '1 day' WHERE key = $1`,
+			['lead-renewed'],
+		);
+		target.script('/renewed', { status: 422 });
+		const [renewed] = await run('/renewed', context(), [write('lead-renewed', { name: 'Gus' })]);
+		expect(renewed.failure?.class).toBe('permanent');
+		const closed = await closeSucceededDeadLetters(store, {
+			workflowId: 'wf-leads',
+			step: 'Create Contact',
+			keys: [{ scope: 'crm', key: 'lead-renewed' }],
+			actor: 'Idempotent HTTP Write',
+			reason: 'succeeded on a later delivery (execution of the old operation)',
+		});
+		expect(closed).toBe(0);
+		const [letter] = await getDeadLetters(store, [renewed.failure!.deadLetterId!]);
+		expect(letter.status).toBe('new');
+		const [record] = await adminQuery<{ status: string; generation: string }>(
+			`SELECT status, generation FROM "${schema}".idempotency_keys WHERE key = $1`,
+			['lead-renewed'],
+		);
+		expect(record).toEqual({ status: 'failed', generation: '2' });
+		expect(target.effectsOf('/renewed')).toHaveLength(1);
 	});
 });
 

@@ -11,15 +11,21 @@ import type { Schedule } from './schedule';
 const budget = Number(process.env.PROTOCOL_SCHEDULES ?? 300);
 
 describe('the write, claim and dead-letter protocols', () => {
-	it.each(regressions.map((r) => [r.name, r.schedule] as const))(
-		'holds on a schedule that once broke it: %s',
-		async (_name, schedule) => {
-			const violations = await withModelEnv((env) =>
-				runSchedule(env, schedule as Schedule, `reg${Date.now() % 100000}`),
-			);
-			expect(violations).toEqual([]);
-		},
-	);
+	// A schedule whose break depended on timing is run several times (its `repeat`).
+	it.each(
+		regressions.map((r) => [r.name, r.schedule, (r as { repeat?: number }).repeat ?? 1] as const),
+	)('holds on a schedule that once broke it: %s', async (_name, schedule, repeat) => {
+		const violations = await withModelEnv(async (env) => {
+			const found: string[] = [];
+			for (let n = 0; n < repeat && found.length === 0; n++) {
+				found.push(
+					...(await runSchedule(env, schedule as Schedule, `reg${Date.now() % 100000}n${n}`)),
+				);
+			}
+			return found;
+		});
+		expect(violations).toEqual([]);
+	});
 
 	it(
 		`holds on ${budget} random schedules of executions, crashes, leases, operators and replays`,

@@ -41,15 +41,22 @@ export const updateStatusSql = (store: Store): string =>
 	statusChangeSql(store, 'id = ANY($6::bigint[])');
 
 /**
- * The open records of items that have now succeeded (a later delivery of key $6, at step $8 of
- * workflow $7). Only records waiting for a person or a resume: one taken by the Replay workflow or
- * an operator is theirs to close. A conflict stays open: the key succeeded with another request
- * (or against another version) than the parked one, and only a person can say which is right.
+ * The open records of items that have now succeeded (a later delivery of the keys $6, a JSON list
+ * of {scope, key}, at step $8 of workflow $7), while each key's record still says succeeded: once
+ * a key passed its retention and was claimed again, its letters belong to the new operation, and
+ * a success of the old one says nothing of them. Only records waiting for a person or a resume:
+ * one taken by the Replay workflow or an operator is theirs to close. A conflict stays open: the
+ * key succeeded with another request (or against another version) than the parked one, and only
+ * a person can say which is right.
  */
 export const closeSucceededSql = (store: Store): string =>
 	statusChangeSql(
 		store,
-		"idempotency_key = ANY($6::text[]) AND workflow_id = $7 AND step = $8 AND status IN ('new', 'held') AND error_class <> 'conflict'",
+		`idempotency_key IN (
+		SELECT s.key FROM json_to_recordset($6::json) AS s(scope text, key text)
+		JOIN ${store.table('idempotency_keys')} k ON k.scope = s.scope AND k.key = s.key
+		WHERE k.status = 'succeeded')
+	AND workflow_id = $7 AND step = $8 AND status IN ('new', 'held') AND error_class <> 'conflict'`,
 	);
 
 /**
