@@ -38,6 +38,27 @@ describe.each(n8nVersionsUnderTest())(
 			await stopAndClean(ctx);
 		});
 
+		/** What the store and n8n say of a record that did not end replayed: for a failing run's log. */
+		const whyNotReplayed = async (id: string, replayRun: string): Promise<string> => {
+			const letters = await adminQuery<Record<string, unknown>>(
+				`SELECT id, status, step, error_class, error_message, execution_id FROM "${ctx!.schema}".dead_letters ORDER BY id`,
+			);
+			const events = await adminQuery<Record<string, unknown>>(
+				`SELECT actor, from_status, to_status, reason FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id`,
+				[id],
+			);
+			const runs = await Promise.all(
+				[replayRun, ...(await ctx!.n8n.api.executions(EXAMPLE)).slice(0, 2).map((e) => e.id)].map(
+					async (run) => {
+						const { status, data } = await ctx!.n8n.api.execution(run);
+						const result = data.resultData;
+						return { run, status, last: result.lastNodeExecuted, error: result.error?.message };
+					},
+				),
+			);
+			return JSON.stringify({ letters, events, runs });
+		};
+
 		it('every bundled workflow imports', async () => {
 			const listed = await ctx!.n8n.api.rest<Array<{ id: string; name: string }>>(
 				'GET',
@@ -162,7 +183,7 @@ describe.each(n8nVersionsUnderTest())(
 			 INSERT INTO "${ctx!.schema}".dead_letter_events (dead_letter_id, actor, from_status, to_status, reason) SELECT id, 'maria@sales-ops', 'new', 'replay_requested', 'country code added to the mapping' FROM changed`,
 				[record.id],
 			);
-			await trigger(ctx!.n8n, REPLAY, 'reliability-replay', {});
+			const replay = await trigger(ctx!.n8n, REPLAY, 'reliability-replay', {});
 			await waitFor(
 				'the record replayed',
 				async () =>
@@ -175,7 +196,9 @@ describe.each(n8nVersionsUnderTest())(
 						? true
 						: undefined,
 				60_000,
-			);
+			).catch(async (error: unknown) => {
+				throw new Error(`${String(error)}; ${await whyNotReplayed(record.id, replay.id)}`);
+			});
 			expect(demo.contacts).toHaveLength(1);
 			// The contact is routed to its desk by a conditional write on the version the upsert made.
 			expect(demo.contacts[0]).toMatchObject({
