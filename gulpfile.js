@@ -2,9 +2,9 @@
 // links, which n8n reads when it loads the package), and bundles the engine so that the
 // published package needs nothing from node_modules and reads nothing from disk at run time.
 // tsc emits dist/; then esbuild turns dist/lib/index.js (the one module every node requires)
-// into a single file with the Postgres driver and the store's numbered SQL migrations inside,
-// the rest of dist/lib goes, and a check fails the build when any file in dist/ requires what
-// the package does not ship.
+// into a single file with the Postgres driver, the store's numbered SQL migrations and the
+// console's stylesheet inside, the rest of dist/lib goes, and a check fails the build when any
+// file in dist/ requires what the package does not ship.
 const { builtinModules } = require('node:module');
 const { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const { dirname, join, relative, resolve } = require('node:path');
@@ -39,14 +39,25 @@ function readMigrations() {
 	);
 }
 
-/** Replaces lib/store/migrationFiles with the migration files' text, read at build time. */
-const embedMigrations = {
-	name: 'embed-migrations',
+const STYLE_SHEET = resolve(__dirname, 'lib', 'console', 'console.css');
+
+/**
+ * Replaces the modules that read the source tree with the text they read, at build time:
+ * lib/store/migrationFiles (the numbered migrations) and lib/console/styleSheet (the console's
+ * stylesheet).
+ */
+const embedFiles = {
+	name: 'embed-files',
 	setup(build) {
 		build.onLoad({ filter: /[\\/]lib[\\/]store[\\/]migrationFiles\.js$/ }, () => ({
 			contents: `exports.migrationFiles = () => (${JSON.stringify(readMigrations())});`,
 			loader: 'js',
 			watchFiles: readdirSync(MIGRATIONS).map((file) => join(MIGRATIONS, file)),
+		}));
+		build.onLoad({ filter: /[\\/]lib[\\/]console[\\/]styleSheet\.js$/ }, () => ({
+			contents: `exports.styleSheet = () => ${JSON.stringify(readFileSync(STYLE_SHEET, 'utf8'))};`,
+			loader: 'js',
+			watchFiles: [STYLE_SHEET],
 		}));
 	},
 };
@@ -84,7 +95,7 @@ async function bundleEngine() {
 		format: 'cjs',
 		target: 'node20',
 		external: [...PROVIDED, ...OPTIONAL],
-		plugins: [embedMigrations],
+		plugins: [embedFiles],
 		sourcemap: true,
 		sourcesContent: false,
 		metafile: true,
@@ -132,6 +143,8 @@ async function checkDist() {
 			problems.push(`${where} requires ${request}, which the package does not ship`);
 		}
 	}
+	if (readFileSync(ENGINE, 'utf8').includes('console.css'))
+		problems.push('dist/lib/index.js reads console.css from disk instead of carrying it');
 	const expected = Object.keys(readMigrations()).filter((f) => /^\d{6}_.*\.sql$/.test(f)).length;
 	const bundled = require(ENGINE).latestMigrationId();
 	if (bundled !== expected)
