@@ -10,6 +10,7 @@ import { ReliabilityError } from '../errors';
 import { compensateDeadLetter, fetchCompensationSender } from '../idempotency/compensate';
 import type { Store } from '../store';
 import { filtersOf, listFilter } from './filters';
+import { controlRefusal, refusalFor, teamsOf } from './permissions';
 import { STATUS_LABELS } from './layout';
 import type { ConsoleOptions, Flash } from './types';
 import { str } from './values';
@@ -49,6 +50,17 @@ export async function runAction(
 ): Promise<{ message: string; replayRequested: number; count: number }> {
 	const note = str(body.note);
 	const id = str(body.id);
+	const teams = teamsOf(options);
+	const refuseOutsider = (owner: unknown, verb: string) => {
+		const why = refusalFor(teams, operator, owner);
+		if (why)
+			throw new ActionRefused(
+				`You may not ${verb} dead letter ${id}: ${why}`,
+				typeof owner === 'string' && owner
+					? `Ask someone in team ${owner} to do it, or ask an administrator to add you to that team in the console's Teams option.`
+					: "Ask an administrator to add you to the console's Teams option.",
+			);
+	};
 	const statusChange = async (to: DeadLetterStatus, verb: string) => {
 		if (!/^\d+$/.test(id))
 			throw new ActionRefused(
@@ -58,6 +70,7 @@ export async function runAction(
 		const [current] = await getDeadLetters(store, [id]);
 		if (!current)
 			throw new ActionRefused(`Dead letter ${id} does not exist`, 'Go back to the list.');
+		refuseOutsider(current.owner, verb);
 		if (!OPEN_STATUSES.includes(current.status))
 			throw new ActionRefused(
 				`Dead letter ${id} is already ${STATUS_LABELS[current.status]}`,
@@ -82,6 +95,8 @@ export async function runAction(
 					'No dead letter chosen to compensate',
 					'Open an item and use its buttons.',
 				);
+			const [record] = await getDeadLetters(store, [id]);
+			if (record) refuseOutsider(record.owner, 'compensate');
 			const result = await compensateDeadLetter(
 				store,
 				{
@@ -127,7 +142,16 @@ export async function runAction(
 					`Items in status "${filters.status}" cannot be replayed in a batch`,
 					'Filter on new or being fixed (held items are released by resuming their integration).',
 				);
-			const rows = await listDeadLetters(store, { ...listFilter(filters, limit), statuses });
+			const outsider = controlRefusal(teams, operator);
+			if (outsider)
+				throw new ActionRefused(
+					`You may not replay items: ${outsider}`,
+					"Ask an administrator to add you to the console's Teams option.",
+				);
+			// With teams, a batch takes only the items of the operator's teams (and unowned ones).
+			const rows = (
+				await listDeadLetters(store, { ...listFilter(filters, limit), statuses })
+			).filter((row) => !refusalFor(teams, operator, row.owner));
 			const changed = await updateDeadLetterStatuses(
 				store,
 				rows.map((row) => String(row.id)),
@@ -147,6 +171,12 @@ export async function runAction(
 		case 'resume': {
 			const scope = str(body.scope) || PauseScope.integration;
 			const name = str(body.name);
+			const outsider = controlRefusal(teams, operator);
+			if (outsider)
+				throw new ActionRefused(
+					`You may not ${action} ${scope} ${name}: ${outsider}`,
+					"Ask an administrator to add you to the console's Teams option.",
+				);
 			if (action === 'pause') {
 				await pause(store, scope as PauseScope, name, operator, note);
 				return {

@@ -5,6 +5,7 @@ import { storableText } from '../store/storable';
 import type { Store } from '../store';
 import { ActionRefused, doneMessage, runAction } from './actions';
 import { operatorOf } from './auth';
+import { checkedTeams } from './permissions';
 import { filtersOf } from './filters';
 import { html, query } from './html';
 import { layout, policyMeta, SECURITY_HEADERS } from './layout';
@@ -56,6 +57,7 @@ function checkedOptions(options: ConsoleOptions | undefined): ConsoleOptions {
 			given.days === undefined || given.days === null
 				? undefined
 				: inRange(given.days, LIMITS.chartDays),
+		teams: checkedTeams(given.teams),
 		batchLimit:
 			given.batchLimit === undefined
 				? undefined

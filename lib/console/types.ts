@@ -1,5 +1,6 @@
 import type { Store } from '../store';
 import type { Html } from './html';
+import type { Teams } from './permissions';
 
 /** What a console request brings and what it answers, and what every page is drawn with. */
 export interface ConsoleRequest {
@@ -19,6 +20,11 @@ export interface ConsoleOptions {
 	batchLimit?: number;
 	/** n8n's base URL, for links to executions (the find-an-item page). */
 	baseUrl?: string;
+	/**
+	 * Operator → teams (JSON text or parsed): who may act on which owner's items
+	 * (./permissions.ts). Empty: every signed-in operator may act on every item.
+	 */
+	teams?: Teams | string;
 }
 
 export interface ConsoleResponse {

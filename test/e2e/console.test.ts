@@ -419,4 +419,57 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 			500,
 		);
 	});
+
+	it("with Teams set, an operator of another team sees an item read-only; the owner's team acts on it", async () => {
+		demo.faults = { ...demo.faults, rejectLocalPhones: true };
+		const id = await parkLead('console-teams', 'Tea Team');
+		// Behind a signing-in proxy that names the operator; maria is in sales-ops (the example's owner).
+		await ctx!.n8n.api.updateWorkflow(CONSOLE, (workflow) => {
+			const serve = workflow.nodes.find((n) => n.name === 'Serve Console')!;
+			(serve.parameters as Record<string, unknown>).consoleOptions = {
+				operatorHeader: 'x-forwarded-user',
+				teams: JSON.stringify({ maria: ['sales-ops'], lee: ['finance'] }),
+			};
+		});
+		const outsider = await browser.newContext({
+			httpCredentials: OPERATOR,
+			extraHTTPHeaders: { 'x-forwarded-user': 'lee' },
+			viewport: { width: 1280, height: 900 },
+		});
+		try {
+			const theirs = await outsider.newPage();
+			await waitFor(
+				'the console to name lee',
+				async () => {
+					await theirs.goto(consoleUrl(`?view=item&id=${id}`));
+					return (await theirs.locator('b.operator').textContent()) === 'lee' ? true : undefined;
+				},
+				60_000,
+				1_000,
+			);
+			expect(await theirs.locator('p.read-only').textContent()).toContain(
+				'this item belongs to team sales-ops, and lee is in finance',
+			);
+			expect(await theirs.locator('form.action-replay').count()).toBe(0);
+			expect(await theirs.locator('form.action-abandon').count()).toBe(0);
+			await theirs.screenshot({ path: join(artifacts, '07-read-only.png'), fullPage: true });
+		} finally {
+			await outsider.close();
+		}
+		expect((await deadLetters(`id = ${Number(id)}`))[0].status).toBe('new');
+
+		// Maria (sales-ops) replays it from the same page, once the CRM takes local numbers.
+		demo.faults = { ...demo.faults, rejectLocalPhones: false };
+		await page.goto(consoleUrl(`?view=item&id=${id}`));
+		await page.waitForSelector('form.action-replay');
+		await page.click('form.action-replay button');
+		await page.waitForSelector('.flash.ok');
+		await waitForStatus(id, 'replayed');
+		const events = await adminQuery<{ actor: string; to_status: string }>(
+			`SELECT actor, to_status FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id`,
+			[id],
+		);
+		expect(events.map((e) => e.to_status)).toContain('replay_requested');
+		expect(events.find((e) => e.to_status === 'replay_requested')!.actor).toBe('maria');
+	});
 });

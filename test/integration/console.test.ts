@@ -505,3 +505,101 @@ describe('hostile requests and options', () => {
 		}
 	});
 });
+
+describe('who may act on which item (Teams)', () => {
+	const teams = JSON.stringify({ maria: ['sales-ops'], lee: ['finance'], olga: ['*'] });
+	const as = (
+		user: string,
+		query: Record<string, string>,
+		body?: Record<string, string>,
+	): Promise<ConsoleResponse> => handleConsoleRequest(store, request(query, body, user), { teams });
+	const statusOf = async (id: string) => (await getDeadLetters(store, [id]))[0].status;
+
+	it("an operator of another team sees the item read-only and cannot replay it; the owner's team can", async () => {
+		const id = await park({ lead: 'teams-1' }, { owner: 'sales-ops', integration: 'teams-api' });
+		const page = await as('lee', { view: 'item', id });
+		expect(page.body).toContain(
+			'Read-only: this item belongs to team sales-ops, and lee is in finance',
+		);
+		expect(page.body).not.toContain('class="action-replay"');
+
+		const refused = await as('lee', { view: 'item', id }, { action: 'replay', id });
+		expect(refused.statusCode).toBe(422);
+		expect(refused.body).toContain(`You may not replay dead letter ${id}`);
+		expect(refused.body).toContain('Ask someone in team sales-ops to do it');
+		expect(await statusOf(id)).toBe('new');
+
+		const owner = await as('maria', { view: 'item', id });
+		expect(owner.body).toContain('class="action-replay"');
+		await follow(await as('maria', { view: 'item', id }, { action: 'replay', id }));
+		expect(await statusOf(id)).toBe('replay_requested');
+		const [record] = await getDeadLetters(store, [id]);
+		expect(record.history.at(-1)).toMatchObject({ actor: 'maria', toStatus: 'replay_requested' });
+	});
+
+	it('an operator in no team is read-only everywhere; * acts on every team; unowned items are anyone listed', async () => {
+		const owned = await park({ lead: 'teams-2' }, { owner: 'finance', integration: 'teams-api' });
+		const unowned = await park({ lead: 'teams-3' }, { owner: undefined, integration: 'teams-api' });
+		const stranger = await as(
+			'sam',
+			{ view: 'item', id: owned },
+			{ action: 'abandon', id: owned, note: 'no' },
+		);
+		expect(stranger.statusCode).toBe(422);
+		expect(stranger.body).toContain('sam is in no team of this console');
+		const pauseRefused = await as(
+			'sam',
+			{ view: 'controls' },
+			{ action: 'pause', scope: 'integration', name: 'crm-teams' },
+		);
+		expect(pauseRefused.statusCode).toBe(422);
+		const [paused] = await adminQuery<{ n: string }>(
+			`SELECT count(*) AS n FROM "${schema}".pauses WHERE name = 'crm-teams' AND paused`,
+		);
+		expect(paused.n).toBe('0');
+		expect(await statusOf(owned)).toBe('new');
+
+		await follow(
+			await as(
+				'olga',
+				{ view: 'item', id: owned },
+				{ action: 'resolve', id: owned, note: 'fixed by hand' },
+			),
+			'olga',
+		);
+		expect(await statusOf(owned)).toBe('resolved');
+		await follow(
+			await as('lee', { view: 'item', id: unowned }, { action: 'being_fixed', id: unowned }),
+			'lee',
+		);
+		expect(await statusOf(unowned)).toBe('being_fixed');
+	});
+
+	it("a batch replay takes only the items of the operator's teams", async () => {
+		const mine = await park(
+			{ lead: 'teams-4' },
+			{ owner: 'finance', workflowId: 'wfTeams', integration: 'teams-api' },
+		);
+		const theirs = await park(
+			{ lead: 'teams-5' },
+			{ owner: 'sales-ops', workflowId: 'wfTeams', integration: 'teams-api' },
+		);
+		const done = await as(
+			'lee',
+			{ view: 'list' },
+			{ action: 'batch_replay', status: 'new', workflow: 'wfTeams' },
+		);
+		expect(done.statusCode).toBe(303);
+		expect(done.replayRequested).toBe(1);
+		expect(await statusOf(mine)).toBe('replay_requested');
+		expect(await statusOf(theirs)).toBe('new');
+	});
+
+	it('a Teams option that is not an object of lists is refused, saying what to write', async () => {
+		for (const bad of ['{maria:', '["maria"]', '{"maria": [1]}']) {
+			await expect(handleConsoleRequest(store, request({}), { teams: bad })).rejects.toThrow(
+				/Teams/,
+			);
+		}
+	});
+});

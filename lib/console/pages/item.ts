@@ -3,6 +3,7 @@ import { OPEN_STATUSES } from '../../deadletter/statuses';
 import { maskValue } from '../../masking';
 import { duration, html, query } from '../html';
 import { ageOf, hidden, layout, statusBadge } from '../layout';
+import { refusalFor, teamsOf } from '../permissions';
 import type { Page, PageContext } from '../types';
 import { str } from '../values';
 
@@ -28,7 +29,10 @@ export async function itemPage(id: string, context: PageContext): Promise<Page> 
 	const form = (action: string, label: string, noteRequired: boolean, cls = '') =>
 		html`<form method="post" action="${query({ view: 'item', id })}" class="action-${action}">${hidden('action', action)}${hidden('id', id)}${hidden('token', context.token)}
 <textarea name="note" rows="2" placeholder="${noteRequired ? 'note (required)' : 'note (optional)'}"${noteRequired ? html` required` : ''}></textarea><button type="submit" class="${cls}">${label}</button></form>`;
-	const open = OPEN_STATUSES.includes(r.status);
+	const readOnly = context.operator
+		? refusalFor(teamsOf(context.options), context.operator, record.owner)
+		: undefined;
+	const open = OPEN_STATUSES.includes(r.status) && !readOnly;
 	const history = html`<table class="history"><thead><tr><th>When</th><th>Who</th><th>From</th><th>To</th><th>Why</th></tr></thead><tbody>
 ${r.history.map((e) => html`<tr><td>${e.at}</td><td class="actor">${e.actor}</td><td>${e.fromStatus ?? ''}</td><td>${e.toStatus}</td><td class="reason">${e.reason ?? ''}</td></tr>`)}</tbody></table>`;
 	const attempts = Array.isArray(r.attempt_history)
@@ -71,7 +75,7 @@ ${changed ? html`<p class="flash error workflow-changed">The workflow changed si
 <h2>Attempts</h2>${attemptTable}
 <h2>Steps already taken</h2>${stepTable}
 <h2>Payload</h2><pre class="payload">${payload}</pre>
-${open ? html`<h2>Actions</h2><div class="actions">${form('replay', 'Replay', false)}${form('being_fixed', 'Mark being fixed', false, 'quiet')}${form('resolve', 'Resolve', true, 'quiet')}${form('abandon', 'Abandon', true, 'danger')}</div>` : html`<p class="muted">Closed: no actions.</p>`}
+${open ? html`<h2>Actions</h2><div class="actions">${form('replay', 'Replay', false)}${form('being_fixed', 'Mark being fixed', false, 'quiet')}${form('resolve', 'Resolve', true, 'quiet')}${form('abandon', 'Abandon', true, 'danger')}</div>` : readOnly && OPEN_STATUSES.includes(r.status) ? html`<h2>Actions</h2><p class="muted read-only">Read-only: ${readOnly}.${r.owner ? ` Team ${str(r.owner)} can replay, resolve or abandon it.` : ''}</p>` : html`<p class="muted">Closed: no actions.</p>`}
 <h2>History</h2>${history}`;
 	return { html: layout(context, `Dead letter ${id}`, 'list', content) };
 }

@@ -34,12 +34,14 @@ export async function serve(
 			operatorHeader?: string;
 			title?: string;
 			days?: number;
+			teams?: string | Record<string, string[]>;
 		};
 		try {
 			const response = await handleConsoleRequest(store, request as ConsoleRequest, {
 				operatorHeader: options.operatorHeader?.trim() || undefined,
 				title: options.title?.trim() || undefined,
 				days: options.days,
+				teams: options.teams,
 				baseUrl: this.getInstanceBaseUrl(),
 			});
 			out.push({ json: response as unknown as IDataObject, pairedItem: { item: index } });

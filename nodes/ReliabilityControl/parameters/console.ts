@@ -38,6 +38,15 @@ export const consoleProperties: INodeProperties[] = [
 				description:
 					'A header set by a signing-in proxy that names the operator; without it the Basic auth user name is the operator',
 			},
+			{
+				displayName: 'Teams',
+				name: 'teams',
+				type: 'json',
+				default: '',
+				placeholder: '{"maria": ["sales-ops"], "ops-lead": ["*"]}',
+				description:
+					'Who may act on which items: operator → the teams they are in. An operator acts on the items whose owner is one of their teams (* for all) and on items without an owner; anyone not listed sees the console read-only. Empty: every signed-in operator may act on everything.',
+			},
 			{ displayName: 'Title', name: 'title', type: 'string', default: 'Reliability console' },
 		],
 	},
