@@ -49,9 +49,6 @@ ON CONFLICT (integration) DO UPDATE SET
 	updated_at = now()
 RETURNING open_until`;
 
-const breakerOpenSql = (store: Store): string => `
-SELECT open_until FROM ${store.table('breakers')} WHERE integration = $1 AND open_until > now()`;
-
 export async function recordBreaker(
 	store: Store,
 	integration: string,
@@ -67,13 +64,4 @@ export async function recordBreaker(
 		settings.threshold,
 		settings.coolDownSeconds,
 	]);
-}
-
-/** Until when the integration's breaker is open, or undefined when it is closed. */
-export async function breakerOpenUntil(
-	store: Store,
-	integration: string,
-): Promise<Date | undefined> {
-	const [row] = await store.query<{ open_until: Date }>(breakerOpenSql(store), [integration]);
-	return row?.open_until;
 }

@@ -5,11 +5,11 @@ import {
 	parkItems,
 	releaseBreakerHolds,
 } from '../deadletter';
-import { isPaused } from '../control/pauses';
 import { StoreUnavailableError } from '../errors';
 import { maskText } from '../masking';
 import { inRange, LIMITS } from '../limits';
-import { storableValue } from '../store/storable';
+import { storableText, storableValue } from '../store/storable';
+import { plainText } from '../describe';
 import type { Store } from '../store';
 import {
 	ItemWrite,
@@ -21,12 +21,12 @@ import {
 	type Settlement,
 	timeoutOf,
 } from './attempts';
-import { BreakerStreak, breakerOpenUntil, recordBreaker } from './breaker';
+import { BreakerStreak, recordBreaker } from './breaker';
 import type { Compensation } from './compensation';
 import { checkedKey, MAX_KEY_LENGTH } from './keys';
 import { RunLeases } from './lease';
 import { fromSaved } from './responses';
-import { claimKeysSql, settleKeysSql, stepsOfItemsSql, succeededKeysSql } from './sql';
+import { claimKeysSql, gateSql, settleKeysSql, stepsOfItemsSql, succeededKeysSql } from './sql';
 import {
 	FailureClass,
 	type WriteContext,
@@ -172,10 +172,19 @@ class Run implements RunState {
 	private async gate(requests: WriteRequest[]): Promise<WriteOutcome[] | undefined> {
 		const integration = this.context.integration;
 		if (!integration) return undefined;
-		const pause = await isPaused(this.store, 'integration', integration);
-		const openUntil = pause ? undefined : await breakerOpenUntil(this.store, integration);
+		const [gate] = await this.store.query<{
+			paused: boolean;
+			paused_by: string | null;
+			pause_reason: string | null;
+			open_until: Date | null;
+			breaker_holds: boolean;
+		}>(gateSql(this.store), [integration, storableText(plainText(integration))]);
+		const pause = gate.paused
+			? { changedBy: gate.paused_by ?? '', reason: gate.pause_reason }
+			: undefined;
+		const openUntil = pause ? undefined : (gate.open_until ?? undefined);
 		if (!pause && !openUntil) {
-			if (this.context.breaker) {
+			if (this.context.breaker && gate.breaker_holds) {
 				await releaseBreakerHolds(this.store, {
 					integration,
 					actor: 'Idempotent HTTP Write',

@@ -241,6 +241,34 @@ describe('the record state machine on real Postgres', () => {
 		expect(rows[0].n).toBe(50);
 	});
 
+	it('one live write to an integration with a breaker costs six statements, a replay of it three', async () => {
+		// The single-event path (one item per execution) pays every round trip alone: the gate
+		// (pause, breaker and held items in one), the claim, the attempt start, the settle, the
+		// close of the key's open dead letters and the breaker's streak.
+		target.route('/one');
+		const statements: string[] = [];
+		const counted = new Proxy(store, {
+			get(target, prop, receiver) {
+				const value = Reflect.get(target, prop, receiver);
+				if (prop !== 'query' && prop !== 'execute' && prop !== 'transaction') return value;
+				return (sql: unknown, ...rest: unknown[]) => {
+					statements.push(typeof sql === 'string' ? sql.trim().split('\n')[0] : String(prop));
+					return (value as (...a: unknown[]) => unknown).call(target, sql, ...rest);
+				};
+			},
+		});
+		const oneContext = () =>
+			context({ integration: 'one-api', breaker: { threshold: 3, coolDownSeconds: 60 } });
+		const [live] = await run('/one', oneContext(), [write('one-1', { n: 1 })], counted);
+		expect(live).toMatchObject({ ok: true, replayed: false });
+		expect(statements).toHaveLength(6);
+		statements.length = 0;
+		const [again] = await run('/one', oneContext(), [write('one-1', { n: 1 })], counted);
+		expect(again).toMatchObject({ ok: true, replayed: true });
+		expect(statements).toHaveLength(3);
+		expect(target.effectsOf('/one')).toHaveLength(1);
+	});
+
 	it('the circuit breaker opens after a streak of transient failures and holds the next writes without calling', async () => {
 		target.route('/breaker');
 		target.script('/breaker', { status: 503 }, { status: 503 }, { status: 503 });
