@@ -10,7 +10,8 @@ import { maskText } from '../masking';
 import type { Store } from '../store';
 import { type CompensatingRequest, compensatingRequest } from './compensation';
 import { requestFingerprint } from './keys';
-import { DEFAULT_POLICY, NOT_SENT_CODES, type RetryPolicy } from './policy';
+import { fetchSend } from './fetchSend';
+import { DEFAULT_POLICY, type RetryPolicy } from './policy';
 import type { SendResult, WriteOutcome } from './types';
 import { runWrites } from './writer';
 
@@ -61,53 +62,7 @@ export interface CompensateResult {
  * key in the Idempotency-Key header; a refused connection is not sent, anything later is lost.
  */
 export function fetchCompensationSender(timeoutMs = 10_000): CompensateDeps {
-	return {
-		send: async (request) => {
-			try {
-				const json = request.body !== undefined && typeof request.body !== 'string';
-				const response = await fetch(request.url, {
-					method: request.method,
-					headers: {
-						'idempotency-key': request.key,
-						...(json ? { 'content-type': 'application/json' } : {}),
-					},
-					body:
-						request.body === undefined
-							? undefined
-							: json
-								? JSON.stringify(request.body)
-								: String(request.body),
-					signal: AbortSignal.timeout(timeoutMs),
-				});
-				const text = await response.text();
-				let body: unknown = text;
-				try {
-					body = JSON.parse(text);
-				} catch {
-					/* a text body stays text */
-				}
-				return {
-					kind: 'response',
-					answer: {
-						status: response.status,
-						headers: Object.fromEntries(response.headers.entries()),
-						body,
-					},
-				};
-			} catch (error) {
-				const code = String(
-					(error as { cause?: { code?: unknown } }).cause?.code ??
-						(error as { name?: unknown }).name ??
-						'ERROR',
-				);
-				return {
-					kind: NOT_SENT_CODES.has(code) ? 'not_sent' : 'lost',
-					code,
-					message: error instanceof Error ? error.message : String(error),
-				};
-			}
-		},
-	};
+	return { send: (request) => fetchSend(request, timeoutMs) };
 }
 
 const excerpt = (body: unknown): string => {
