@@ -4,11 +4,16 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { DemoApi } from '../../demo/api';
-import type { CredentialFile } from '../../dev/harness/n8n';
 import { n8nVersionsUnderTest, REPO_ROOT } from '../../dev/harness/paths';
 import { waitFor } from '../../dev/harness/ports';
+import {
+	CONSOLE_OPERATOR,
+	consoleCredentials,
+	consolePage,
+	launchChromium,
+} from '../helpers/chromium';
 import { promtoolProblems } from '../helpers/promtool';
 import { adminQuery } from '../helpers/store';
 import { bundledToActivate, bundledWorkflows } from '../../dev/bundled';
@@ -24,40 +29,14 @@ jest.setTimeout(600_000);
 const EXAMPLE = 'relLeadRouting01';
 const CONSOLE = 'relOperatorConsole';
 const METRICS = 'relMetricsWorkflow';
-const OPERATOR = { username: 'maria', password: 'console-pass-1' };
+const OPERATOR = CONSOLE_OPERATOR;
 const METRICS_TOKEN = 'metrics-token-7';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-const consoleCredentials: CredentialFile[] = [
-	{
-		id: 'reliabilityConsoleLogin',
-		name: 'Reliability console login',
-		type: 'httpBasicAuth',
-		data: { user: OPERATOR.username, password: OPERATOR.password },
-	},
-	{
-		id: 'reliabilityMetricsToken',
-		name: 'Reliability metrics token',
-		type: 'httpHeaderAuth',
-		data: { name: 'Authorization', value: `Bearer ${METRICS_TOKEN}` },
-	},
-];
 
 const demo = new DemoApi();
 let browser: Browser;
 beforeAll(async () => {
 	await demo.start();
-	browser = await chromium.launch({
-		executablePath: CHROMIUM,
-		headless: true,
-		args: [
-			'--no-sandbox',
-			'--disable-gpu',
-			'--disable-dev-shm-usage',
-			'--disable-background-networking',
-			'--no-first-run',
-		],
-	});
+	browser = await launchChromium();
 });
 afterAll(async () => {
 	await browser?.close();
@@ -115,17 +94,10 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 			version,
 			'console',
 			bundledWorkflows(demo.url),
-			consoleCredentials,
+			consoleCredentials(METRICS_TOKEN),
 			[...bundledToActivate(Number(version.split('.')[0])), CONSOLE, METRICS],
 		);
-		context = await browser.newContext({
-			httpCredentials: OPERATOR,
-			viewport: { width: 1280, height: 900 },
-		});
-		page = await context.newPage();
-		page.on('dialog', (dialog) => {
-			throw new Error(`a script ran in the console page: dialog "${dialog.message()}"`);
-		});
+		({ context, page } = await consolePage(browser));
 	});
 
 	afterAll(async () => {
@@ -431,13 +403,10 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 				teams: JSON.stringify({ maria: ['sales-ops'], lee: ['finance'] }),
 			};
 		});
-		const outsider = await browser.newContext({
-			httpCredentials: OPERATOR,
-			extraHTTPHeaders: { 'x-forwarded-user': 'lee' },
-			viewport: { width: 1280, height: 900 },
+		const { context: outsider, page: theirs } = await consolePage(browser, {
+			'x-forwarded-user': 'lee',
 		});
 		try {
-			const theirs = await outsider.newPage();
 			await waitFor(
 				'the console to name lee',
 				async () => {

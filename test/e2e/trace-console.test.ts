@@ -3,10 +3,9 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { TestTarget } from '../../dev/target/server';
 import { bundledWorkflows, SHIPPED_DEMO_URL } from '../../dev/bundled';
-import type { CredentialFile } from '../../dev/harness/n8n';
 import { n8nVersionsUnderTest, REPO_ROOT } from '../../dev/harness/paths';
 import { Store } from '../../lib/store';
-import { launchChromium } from '../helpers/chromium';
+import { consoleCredentials, consolePage, launchChromium } from '../helpers/chromium';
 import { storeConfig } from '../helpers/store';
 import { seedTracedItems, TRACED, WORKFLOW_ID } from '../helpers/traceItems';
 import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
@@ -19,21 +18,6 @@ import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 jest.setTimeout(600_000);
 
 const CONSOLE = 'relOperatorConsole';
-const OPERATOR = { username: 'maria', password: 'console-pass-1' };
-const consoleCredentials: CredentialFile[] = [
-	{
-		id: 'reliabilityConsoleLogin',
-		name: 'Reliability console login',
-		type: 'httpBasicAuth',
-		data: { user: OPERATOR.username, password: OPERATOR.password },
-	},
-	{
-		id: 'reliabilityMetricsToken',
-		name: 'Reliability metrics token',
-		type: 'httpHeaderAuth',
-		data: { name: 'Authorization', value: 'Bearer unused' },
-	},
-];
 
 const target = new TestTarget();
 let browser: Browser;
@@ -58,7 +42,7 @@ describe.each(n8nVersionsUnderTest())('Find an item in the console of n8n %s', (
 			version,
 			'trace',
 			bundledWorkflows(SHIPPED_DEMO_URL),
-			consoleCredentials,
+			consoleCredentials(),
 			[CONSOLE],
 		);
 		// The items are made by the engine in the same store the console reads.
@@ -68,14 +52,7 @@ describe.each(n8nVersionsUnderTest())('Find an item in the console of n8n %s', (
 		} finally {
 			await store.close();
 		}
-		context = await browser.newContext({
-			httpCredentials: OPERATOR,
-			viewport: { width: 1280, height: 900 },
-		});
-		page = await context.newPage();
-		page.on('dialog', (dialog) => {
-			throw new Error(`a script ran in the console page: dialog "${dialog.message()}"`);
-		});
+		({ context, page } = await consolePage(browser));
 	});
 
 	afterAll(async () => {

@@ -1,6 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { CredentialFile } from '../../dev/harness/n8n';
 
 /**
  * Headless Chromium for the browser tests: Debian's `chromium` found on PATH (CHROMIUM_PATH
@@ -27,6 +28,7 @@ const CHROMIUM_ARGS = [
 	'--headless',
 	'--no-sandbox',
 	'--disable-gpu',
+	'--disable-dev-shm-usage',
 	'--disable-background-networking',
 	'--disable-component-update',
 	'--disable-sync',
@@ -39,4 +41,48 @@ export async function launchChromium(): Promise<Browser> {
 		headless: true,
 		args: CHROMIUM_ARGS,
 	});
+}
+
+/** The operator the console tests sign in as (the webhook's Basic Auth credential). */
+export const CONSOLE_OPERATOR = { username: 'maria', password: 'console-pass-1' };
+
+/**
+ * The credentials the bundled console and metrics workflows refer to: the console's Basic Auth
+ * login for CONSOLE_OPERATOR and the metrics endpoint's bearer token.
+ */
+export function consoleCredentials(metricsToken = 'unused'): CredentialFile[] {
+	return [
+		{
+			id: 'reliabilityConsoleLogin',
+			name: 'Reliability console login',
+			type: 'httpBasicAuth',
+			data: { user: CONSOLE_OPERATOR.username, password: CONSOLE_OPERATOR.password },
+		},
+		{
+			id: 'reliabilityMetricsToken',
+			name: 'Reliability metrics token',
+			type: 'httpHeaderAuth',
+			data: { name: 'Authorization', value: `Bearer ${metricsToken}` },
+		},
+	];
+}
+
+/**
+ * A signed-in console page: a browser context with the operator's Basic Auth (and any headers a
+ * signing-in proxy would add), where a script that runs in the page (a dialog) fails the test.
+ */
+export async function consolePage(
+	browser: Browser,
+	headers: Record<string, string> = {},
+): Promise<{ context: BrowserContext; page: Page }> {
+	const context = await browser.newContext({
+		httpCredentials: CONSOLE_OPERATOR,
+		extraHTTPHeaders: headers,
+		viewport: { width: 1280, height: 900 },
+	});
+	const page = await context.newPage();
+	page.on('dialog', (dialog) => {
+		throw new Error(`a script ran in the console page: dialog "${dialog.message()}"`);
+	});
+	return { context, page };
 }
