@@ -35,17 +35,20 @@ export const text = (value: unknown): string | null =>
 
 export type Row = Record<string, unknown>;
 
+/**
+ * A claim's or a key record's state: what its status says when it is settled, else crashed when
+ * its lease lapsed (the owner died), else in flight.
+ */
+function stateOf(row: Row, settled: Record<string, TraceState>): TraceState {
+	return (
+		settled[String(row.status)] ?? (row.lease_lapsed ? TraceState.crashed : TraceState.inFlight)
+	);
+}
+
 export function claimEntry(row: Row, baseUrl: string | undefined): Omit<ClaimEntry, 'matched'> {
 	const workflowId = text(row.workflow_id);
 	const status = String(row.status);
-	const state: TraceState =
-		status === 'done'
-			? TraceState.done
-			: status === 'failed'
-				? TraceState.failed
-				: row.lease_lapsed
-					? TraceState.crashed
-					: TraceState.inFlight;
+	const state = stateOf(row, { done: TraceState.done, failed: TraceState.failed });
 	const origin = text(row.origin_execution_id);
 	return {
 		kind: TraceEntryKind.claim,
@@ -70,16 +73,11 @@ export function claimEntry(row: Row, baseUrl: string | undefined): Omit<ClaimEnt
 export function writeEntry(row: Row, baseUrl: string | undefined): Omit<WriteEntry, 'matched'> {
 	const workflowId = text(row.workflow_id);
 	const status = String(row.status);
-	const state: TraceState =
-		status === 'succeeded'
-			? TraceState.done
-			: status === 'failed'
-				? TraceState.failed
-				: status === 'unknown'
-					? TraceState.unknown
-					: row.lease_lapsed
-						? TraceState.crashed
-						: TraceState.inFlight;
+	const state = stateOf(row, {
+		succeeded: TraceState.done,
+		failed: TraceState.failed,
+		unknown: TraceState.unknown,
+	});
 	return {
 		kind: TraceEntryKind.write,
 		at: iso(row.created_at)!,
