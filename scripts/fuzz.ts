@@ -39,6 +39,7 @@ import { isReliabilityError } from '../lib/errors';
 import { DEFAULT_POLICY, runWrites, type SendResult } from '../lib/idempotency';
 import { maskText, maskValue } from '../lib/masking';
 import { Store } from '../lib/store';
+import { traceItem } from '../lib/trace';
 import { clientConfig, type PgSettings, pgSettingsFromEnv } from '../dev/harness/postgres';
 
 export interface FuzzOptions {
@@ -329,7 +330,8 @@ function operations(
 		query: fc.oneof(
 			fc.record(
 				{
-					view: fc.constantFrom('list', 'item', 'controls', 'stats', 'nonsense'),
+					view: fc.constantFrom('list', 'item', 'controls', 'stats', 'trace', 'nonsense'),
+					q: param(fc.oneof(hostileText(), textMaybeSecret(canary))),
 					id: id,
 					status: param(fc.constantFrom('open', 'all', ...STATUSES)),
 					workflow: param(hostileText()),
@@ -375,6 +377,18 @@ function operations(
 			operatorHeader: fc.option(param(hostileText()), { nil: undefined }),
 			title: fc.option(param(hostileText()), { nil: undefined }),
 			days: fc.option(param(fc.integer({ min: 1, max: 366 })), { nil: undefined }),
+			teams: fc.option(
+				param(
+					fc.oneof(
+						hostileText(),
+						fc.constant('{"maria": ["sales-ops"], "ops <b>": ["*"]}'),
+						fc.dictionary(hostileText(), fc.array(hostileText(), { maxLength: 2 }), {
+							maxKeys: 2,
+						}),
+					),
+				),
+				{ nil: undefined },
+			),
 		}),
 	});
 	const all = [
@@ -458,6 +472,11 @@ function operations(
 			return { ...o, authorization: basic(String(r.user), String(r.password)) };
 		}),
 		fc.record({ op: fc.constant('metrics') }),
+		fc.record({
+			op: fc.constant('trace'),
+			query: param(fc.oneof(hostileText(), textMaybeSecret(canary))),
+			limit: fc.option(param(hostileNumber()), { nil: undefined }),
+		}),
 		fc.record({
 			op: fc.constant('alert'),
 			input: fc.oneof(
@@ -544,7 +563,7 @@ function operations(
  * through unescaped.
  */
 const CONSOLE_TAGS = new Set(
-	'!doctype html head meta title style body header strong nav a span b main div h1 h2 p table thead tbody tr th td form input label select option button textarea dl dt dd pre code svg line text rect'.split(
+	'!doctype html head meta title style body header strong nav a span b main div h1 h2 p table thead tbody tr th td form input label select option button textarea dl dt dd pre code svg line text rect br ol li'.split(
 		' ',
 	),
 );
@@ -753,6 +772,14 @@ async function runOne(run: Run, op: Op): Promise<void> {
 						detail: 'a console response without X-Frame-Options: DENY',
 					});
 			}
+			return;
+		}
+		case 'trace': {
+			// Where is item X: any text finds, or is refused with the engine's own error.
+			const result = await engine('traceItem', () =>
+				traceItem(store, as(op.query), { limit: as(op.limit) }),
+			);
+			checkNoCanary(canary, result, 'traceItem');
 			return;
 		}
 		case 'metrics': {

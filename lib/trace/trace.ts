@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../errors';
 import { inRange, LIMITS } from '../limits';
-import { maskValue } from '../masking';
+import { maskText, maskValue } from '../masking';
 import type { Store } from '../store';
 import { storableText } from '../store/storable';
 import {
@@ -122,8 +122,10 @@ export async function traceItem(
 	const found = await find(store, query, limit, options.baseUrl);
 	const match = found.entries.length === 0 ? 'none' : found.exact ? 'exact' : 'part';
 	const entries = maskValue(found.entries, options.maskFields);
+	// The answer names what was searched, masked like everything else it carries: the ID typed
+	// may hold a credential (a pasted log line), and the answer goes into n8n's execution data.
 	return {
-		query,
+		query: maskText(query, options.maskFields),
 		match,
 		state: overallState(entries),
 		entries,

@@ -153,6 +153,14 @@ describe('matching', () => {
 		await expect(traceItem(store, '  ')).rejects.toThrow('Trace needs a business ID');
 	});
 
+	it('a pasted log line with a credential is searched, but its answer names it masked', async () => {
+		// Found by check:fuzz: the answer echoed the query, and goes into n8n's execution data.
+		const answer = await traceItem(store, 'retry failed: Authorization=Bearer sk_live_51Hx9');
+		expect(answer.match).toBe('none');
+		expect(JSON.stringify(answer)).not.toContain('sk_live_51Hx9');
+		expect(answer.query).toMatch(/^retry failed: Authorization=/);
+	});
+
 	it('a write in flight shows as in flight while its request is out', async () => {
 		target.route('/slow-ledger', { honoursKey: true, latencyMs: 1_500 });
 		await claimEvents(
