@@ -29,6 +29,7 @@ import {
 	getDeadLetters,
 	getDeadLettersByKey,
 	listDeadLetters,
+	OPEN_STATUSES,
 	parkItems,
 	purgeDeadLetters,
 	updateDeadLetterStatus,
@@ -36,7 +37,8 @@ import {
 } from '../lib/deadletter';
 import { claimEvents, toVersion } from '../lib/dedupe';
 import { isReliabilityError } from '../lib/errors';
-import { DEFAULT_POLICY, runWrites, type SendResult } from '../lib/idempotency';
+import { type Compensation, DEFAULT_POLICY, runWrites, type SendResult } from '../lib/idempotency';
+import { compensateDeadLetter } from '../lib/idempotency/compensate';
 import { maskText, maskValue } from '../lib/masking';
 import { Store } from '../lib/store';
 import { traceItem } from '../lib/trace';
@@ -473,6 +475,15 @@ function operations(
 		}),
 		fc.record({ op: fc.constant('metrics') }),
 		fc.record({
+			op: fc.constant('compensate'),
+			id: id,
+			status: fc.oneof(
+				fc.constantFrom(200, 204, 404, 409, 500, 503),
+				fc.integer({ min: 100, max: 599 }),
+			),
+			lost: fc.boolean(),
+		}),
+		fc.record({
 			op: fc.constant('trace'),
 			query: param(fc.oneof(hostileText(), textMaybeSecret(canary))),
 			limit: fc.option(param(hostileNumber()), { nil: undefined }),
@@ -502,6 +513,26 @@ function operations(
 				maxLength: 3,
 			}),
 			payload: payload(canary),
+			// Steps of one item (one reference) that declare how to reverse them, for Compensate.
+			itemRef: fc.option(fc.constantFrom('item-1', 'item-2'), { nil: undefined }),
+			compensation: fc.option(
+				fc.oneof(
+					fc.record({
+						kind: fc.constant('request' as const),
+						method: fc.constantFrom('DELETE', 'POST', 'GET <b>'),
+						url: fc.oneof(
+							fc.constant('https://crm.example.com/contacts/{{ $json.id }}'),
+							fc.constant('https://crm.example.com/undo/{{ $json.a[0].b }}'),
+							hostileText(),
+						),
+						body: fc.option(fc.oneof(fc.constant('{"id": "{{ $json.id }}"}'), hostileText()), {
+							nil: undefined,
+						}),
+					}),
+					fc.record({ kind: fc.constant('manual' as const), plan: textMaybeSecret(canary) }),
+				),
+				{ nil: undefined },
+			),
 			answers: fc.array(
 				fc.oneof(
 					fc.record({
@@ -774,6 +805,38 @@ async function runOne(run: Run, op: Op): Promise<void> {
 			}
 			return;
 		}
+		case 'compensate': {
+			// Reverses a parked item's steps with a sender that answers the drawn status (or loses
+			// the answer); the store's audit chain is read back after every input.
+			const result = await engine('compensateDeadLetter', () =>
+				compensateDeadLetter(
+					store,
+					{
+						id: as(op.id),
+						actor: 'fuzz',
+						executionId: `fuzz-${run.executions++}`,
+						policy: {
+							...DEFAULT_POLICY,
+							maxAttempts: 2,
+							baseDelayMs: 1,
+							maxDelayMs: 2,
+							deadlineMs: 500,
+						},
+					},
+					{
+						send: async (request): Promise<SendResult> =>
+							op.lost
+								? { kind: 'lost', code: 'ECONNRESET', message: `lost ${request.url}` }
+								: {
+										kind: 'response',
+										answer: { status: op.status as number, headers: {}, body: { id: 'x' } },
+									},
+					},
+				),
+			);
+			checkNoCanary(canary, result, 'compensateDeadLetter');
+			return;
+		}
 		case 'trace': {
 			// Where is item X: any text finds, or is refused with the engine's own error.
 			const result = await engine('traceItem', () =>
@@ -887,6 +950,8 @@ async function writeThroughFakeTarget(run: Run, op: Op): Promise<void> {
 				key,
 				fingerprint: `fp-${index}`,
 				payload: op.payload,
+				itemRef: op.itemRef as string | undefined,
+				compensation: op.compensation as Compensation | undefined,
 			})),
 			{
 				send,
@@ -942,7 +1007,7 @@ async function checkStore(run: Run, admin: Client): Promise<void> {
 		);
 	const closed = await q<{ id: string }>(`
 		SELECT id FROM "${schema}".dead_letters
-		WHERE (closed_at IS NOT NULL) <> (status IN ('replayed', 'resolved', 'abandoned')) OR failure_count < 1`);
+		WHERE (closed_at IS NOT NULL) <> (status <> ALL ('{${OPEN_STATUSES.join(',')}}'::text[])) OR failure_count < 1`);
 	if (closed.length)
 		problem(
 			`dead letters ${closed.map((c) => c.id).join(', ')} have closed_at out of step with their status`,

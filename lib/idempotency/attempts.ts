@@ -611,7 +611,16 @@ export class ItemWrite {
 			outcome,
 			history: this.history,
 			item_ref: itemRefOf(this.request, this.context),
-			compensation: this.request.compensation ?? null,
+			// A repair plan is text made from the item, masked like every text the store keeps; a
+			// compensating request is the template the workflow's author wrote, kept as written
+			// because Compensate sends it.
+			compensation:
+				this.request.compensation?.kind === 'manual'
+					? {
+							kind: 'manual',
+							plan: maskText(this.request.compensation.plan, this.context.maskFields),
+						}
+					: (this.request.compensation ?? null),
 		};
 	}
 

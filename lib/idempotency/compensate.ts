@@ -1,10 +1,12 @@
 import {
 	appendEvidence,
 	getDeadLetters,
+	isDeadLetterId,
 	type ItemStep,
 	StatusChangeRefused,
 	updateDeadLetterStatus,
 } from '../deadletter';
+import { describeValue } from '../describe';
 import { OPEN_STATUSES } from '../deadletter/statuses';
 import { maskText } from '../masking';
 import type { Store } from '../store';
@@ -75,10 +77,18 @@ export async function compensateDeadLetter(
 	input: CompensateInput,
 	deps: CompensateDeps,
 ): Promise<CompensateResult> {
-	const [record] = await getDeadLetters(store, [input.id]);
+	const given: unknown = input.id;
+	const id =
+		typeof given === 'number' || typeof given === 'string' ? String(given).trim() : undefined;
+	if (!id || !isDeadLetterId(id))
+		throw new StatusChangeRefused(
+			`${describeValue(given)} is not a dead letter ID`,
+			'Set it to the id of a record (Get or List shows them), e.g. {{ $json.id }}.',
+		);
+	const [record] = await getDeadLetters(store, [id]);
 	if (!record)
 		throw new StatusChangeRefused(
-			`Dead letter ${input.id} does not exist`,
+			`Dead letter ${id} does not exist`,
 			'Check the ID (Get or List shows the IDs that exist).',
 		);
 	const steps = (Array.isArray(record.steps) ? record.steps : []) as ItemStep[];

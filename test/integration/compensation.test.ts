@@ -11,9 +11,9 @@ import {
 	type WriteContext,
 } from '../../lib/idempotency';
 import { TestTarget } from '../../dev/target/server';
-import { testStore } from '../helpers/store';
+import { adminQuery, testStore } from '../helpers/store';
 
-const { store, cleanup } = testStore('compensate');
+const { store, schema, cleanup } = testStore('compensate');
 const target = new TestTarget();
 beforeAll(() => target.start());
 afterAll(async () => {
@@ -175,6 +175,44 @@ describe('Compensate', () => {
 			actor: 'ops@example.com',
 			toStatus: 'compensated',
 		});
+	});
+
+	it('a repair plan made from the item is kept masked, like every text the store keeps', async () => {
+		// Found by check:fuzz: the plan went into the key record verbatim.
+		target.route('/plan', { honoursKey: true });
+		const outcome = await step(
+			'exec-plan',
+			'Open Ticket',
+			'/plan',
+			{ n: 1 },
+			{
+				kind: 'manual',
+				plan: 'Close the ticket; the API wants Authorization: Bearer tok_9f8e7d6c5b4a',
+			},
+		);
+		expect(outcome.ok).toBe(true);
+		const [row] = await adminQuery<{ compensation: { kind: string; plan: string } }>(
+			`SELECT compensation FROM "${schema}".idempotency_keys WHERE key = $1`,
+			['ana:/plan'],
+		);
+		expect(row.compensation.kind).toBe('manual');
+		expect(row.compensation.plan).toMatch(/^Close the ticket; the API wants Authorization: /);
+		expect(row.compensation.plan).not.toContain('tok_9f8e7d6c5b4a');
+	});
+
+	it('an ID that is not a dead letter ID is refused with what to set, nothing sent', async () => {
+		// Found by check:fuzz: an object as the ID threw a TypeError instead of the engine's error.
+		const before = target.requestsTo('/accounts-undo').length;
+		for (const bad of [{}, 'abc', '', ' 12x']) {
+			await expect(
+				compensateDeadLetter(
+					store,
+					{ id: bad as string, actor: 'maria', executionId: 'exec-bad' },
+					deps,
+				),
+			).rejects.toThrow(/is not a dead letter ID/);
+		}
+		expect(target.requestsTo('/accounts-undo')).toHaveLength(before);
 	});
 
 	it('pressing Compensate again after a failed compensation sends only what was not reversed', async () => {

@@ -159,6 +159,12 @@ describe('matching', () => {
 		expect(answer.match).toBe('none');
 		expect(JSON.stringify(answer)).not.toContain('sk_live_51Hx9');
 		expect(answer.query).toMatch(/^retry failed: Authorization=/);
+		const page = await handleConsoleRequest(store, {
+			headers: { authorization: `Basic ${Buffer.from('maria:pw').toString('base64')}` },
+			query: { view: 'trace', q: 'retry failed: Authorization=Bearer sk_live_51Hx9' },
+		});
+		expect(page.statusCode).toBe(200);
+		expect(page.body).not.toContain('sk_live_51Hx9');
 	});
 
 	it('a write in flight shows as in flight while its request is out', async () => {

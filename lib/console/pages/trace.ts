@@ -1,4 +1,5 @@
 import { ConfigurationError } from '../../errors';
+import { maskText } from '../../masking';
 import type { Store } from '../../store';
 import {
 	type ClaimEntry,
@@ -96,8 +97,9 @@ ${result.entries.map(entryRow)}</tbody></table>`;
 
 /** The page's content for the search `q`: the box, and the timeline when something was asked. */
 export async function traceContent(store: Store, q: string, baseUrl?: string): Promise<Html> {
+	// The box shows the search masked, as the answer names it: a pasted log line may hold a credential.
 	const form = html`<form method="get" class="filters trace-search"><input type="hidden" name="view" value="trace">
-<label>Business ID <input name="q" value="${q}" placeholder="e.g. INV-20931" size="40" autofocus></label>
+<label>Business ID <input name="q" value="${maskText(q)}" placeholder="e.g. INV-20931" size="40" autofocus></label>
 <button type="submit">Find</button></form>`;
 	// A search the store cannot run as typed (too long) says why on the page.
 	const result = q
