@@ -450,6 +450,7 @@ async function checkWrites(
 	const before = violations.length;
 	const records = new Map(rows.map((r) => [r.key, r.status]));
 	const generations = new Map(rows.map((r) => [r.key, Number(r.generation)]));
+	const histories = new Map(rows.map((r) => [r.key, Array.isArray(r.history) ? r.history : []]));
 	const letters = await admin.query<{
 		idempotency_key: string;
 		status: string;
@@ -486,9 +487,18 @@ async function checkWrites(
 			);
 		}
 		// A record closed as replayed means the work is done (the work of its own operation: one
-		// closed before the key was forgotten and renewed speaks of the earlier one).
+		// closed before the renewed operation's first attempt speaks of the earlier one; the old
+		// operation's own success may close its letters after the key was marked forgotten, until
+		// the renewal claims it).
+		const renewalStart = renewed
+			? Math.min(
+					...(histories.get(key) ?? [])
+						.map((entry) => Date.parse(String((entry as { at?: unknown }).at)))
+						.filter((at) => at >= expiry.at),
+				)
+			: 0;
 		const closedInThisOperation = (l: (typeof mine)[number]) =>
-			!renewed || l.closed_at === null || l.closed_at.getTime() >= expiry.at;
+			!renewed || l.closed_at === null || l.closed_at.getTime() >= renewalStart;
 		if (
 			status !== 'succeeded' &&
 			mine.some((l) => l.status === 'replayed' && closedInThisOperation(l))
