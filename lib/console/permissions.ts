@@ -34,7 +34,8 @@ export function checkedTeams(value: unknown): Teams | undefined {
 			'Teams must be a JSON object of operator → list of teams',
 			`For example ${EXAMPLE}.`,
 		);
-	const teams: Teams = {};
+	// No prototype: an operator named "constructor" or "__proto__" is just a name.
+	const teams: Teams = Object.create(null) as Teams;
 	for (const [operator, list] of Object.entries(parsed as Record<string, unknown>)) {
 		const names = typeof list === 'string' ? [list] : list;
 		if (!Array.isArray(names) || !names.every((n) => typeof n === 'string' && n.trim()))
@@ -55,7 +56,7 @@ export function refusalFor(
 ): string | undefined {
 	if (!teams) return undefined;
 	const team = typeof owner === 'string' ? owner.trim() : '';
-	const mine = teams[operator];
+	const mine = Object.hasOwn(teams, operator) ? teams[operator] : undefined;
 	if (!mine) return `${operator} is in no team of this console, so it is read-only for them`;
 	if (!team || mine.includes(EVERY_TEAM) || mine.includes(team)) return undefined;
 	return `this item belongs to team ${team}, and ${operator} is in ${mine.join(', ')}`;
@@ -63,7 +64,7 @@ export function refusalFor(
 
 /** Why the operator may not pause or resume an integration, or undefined when they may. */
 export function controlRefusal(teams: Teams | undefined, operator: string): string | undefined {
-	if (!teams || teams[operator]) return undefined;
+	if (!teams || Object.hasOwn(teams, operator)) return undefined;
 	return `${operator} is in no team of this console, so it is read-only for them`;
 }
 

@@ -540,6 +540,14 @@ describe('who may act on which item (Teams)', () => {
 	it('an operator in no team is read-only everywhere; * acts on every team; unowned items are anyone listed', async () => {
 		const owned = await park({ lead: 'teams-2' }, { owner: 'finance', integration: 'teams-api' });
 		const unowned = await park({ lead: 'teams-3' }, { owner: undefined, integration: 'teams-api' });
+		for (const name of ['constructor', '__proto__', 'toString']) {
+			const refused = await as(
+				name,
+				{ view: 'controls' },
+				{ action: 'pause', scope: 'integration', name: 'crm-teams' },
+			);
+			expect(refused.statusCode).toBe(422);
+		}
 		const stranger = await as(
 			'sam',
 			{ view: 'item', id: owned },

@@ -495,10 +495,13 @@ async function checkWrites(
 					...(histories.get(key) ?? [])
 						.map((entry) => Date.parse(String((entry as { at?: unknown }).at)))
 						.filter((at) => at >= expiry.at),
+					// No attempt since the expiry: every close after the expiry is the new operation's.
+					Number.MAX_SAFE_INTEGER,
 				)
 			: 0;
+		const since = renewalStart === Number.MAX_SAFE_INTEGER ? (expiry?.at ?? 0) : renewalStart;
 		const closedInThisOperation = (l: (typeof mine)[number]) =>
-			!renewed || l.closed_at === null || l.closed_at.getTime() >= renewalStart;
+			!renewed || l.closed_at === null || l.closed_at.getTime() >= since;
 		if (
 			status !== 'succeeded' &&
 			mine.some((l) => l.status === 'replayed' && closedInThisOperation(l))
