@@ -179,8 +179,30 @@ export class N8nRestClient {
 			versionId: current.versionId,
 			...(this.majorVersion < 2 ? { active: current.active } : {}),
 		});
-		if (this.majorVersion >= 2 && current.activeVersionId)
+		if (this.majorVersion >= 2 && current.activeVersionId) {
 			await this.rest('POST', `/workflows/${id}/activate`, { versionId: saved.versionId });
+			// n8n 2.x runs sub-workflows from the published version: once (CI, n8n 2.40.7) a
+			// Replay run right after this call still ran the old nodes. Wait until n8n reports the
+			// saved version as published, with the nodes sent.
+			const sent = JSON.stringify(current.nodes.map((n) => n.parameters));
+			const deadline = Date.now() + 30_000;
+			for (;;) {
+				const now = await this.rest<{
+					activeVersionId?: string | null;
+					activeVersion?: { nodes?: Array<Record<string, unknown>> } | null;
+				}>('GET', `/workflows/${id}`);
+				const nodes = now.activeVersion?.nodes;
+				const published =
+					now.activeVersionId === saved.versionId &&
+					(!nodes || JSON.stringify(nodes.map((n) => n.parameters)) === sent);
+				if (published) break;
+				if (Date.now() > deadline)
+					throw new Error(
+						`workflow ${id}: version ${saved.versionId} not published after 30 s (active: ${now.activeVersionId ?? 'none'})`,
+					);
+				await new Promise((resolve) => setTimeout(resolve, 250));
+			}
+		}
 	}
 
 	/** Executions of a workflow, newest first (summaries). */
