@@ -10,7 +10,7 @@ import { ReliabilityError } from '../errors';
 import { compensateDeadLetter, fetchCompensationSender } from '../idempotency/compensate';
 import type { Store } from '../store';
 import { filtersOf, listFilter } from './filters';
-import { controlRefusal, refusalFor, teamsOf } from './permissions';
+import { controlRefusal, refusalFor, teamsActedFor, teamsOf } from './permissions';
 import { STATUS_LABELS } from './layout';
 import type { ConsoleOptions, Flash } from './types';
 import { str } from './values';
@@ -148,10 +148,13 @@ export async function runAction(
 					`You may not replay items: ${outsider}`,
 					"Ask an administrator to add you to the console's Teams option.",
 				);
-			// With teams, a batch takes only the items of the operator's teams (and unowned ones).
-			const rows = (
-				await listDeadLetters(store, { ...listFilter(filters, limit), statuses })
-			).filter((row) => !refusalFor(teams, operator, row.owner));
+			// With teams, a batch takes only the items of the operator's teams (and unowned ones),
+			// chosen in the statement so that other teams' items never fill the batch's limit.
+			const rows = await listDeadLetters(store, {
+				...listFilter(filters, limit),
+				statuses,
+				ownedBy: teamsActedFor(teams, operator),
+			});
 			const changed = await updateDeadLetterStatuses(
 				store,
 				rows.map((row) => String(row.id)),

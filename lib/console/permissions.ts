@@ -62,6 +62,16 @@ export function refusalFor(
 	return `this item belongs to team ${team}, and ${operator} is in ${mine.join(', ')}`;
 }
 
+/**
+ * The teams whose items the operator may act on, for a statement's filter: undefined when the
+ * operator may act on every item (no teams map, or `*`). Items without an owner are everyone's.
+ */
+export function teamsActedFor(teams: Teams | undefined, operator: string): string[] | undefined {
+	if (!teams) return undefined;
+	const mine = Object.hasOwn(teams, operator) ? teams[operator] : [];
+	return mine.includes(EVERY_TEAM) ? undefined : mine;
+}
+
 /** Why the operator may not pause or resume an integration, or undefined when they may. */
 export function controlRefusal(teams: Teams | undefined, operator: string): string | undefined {
 	if (!teams || Object.hasOwn(teams, operator)) return undefined;

@@ -106,6 +106,8 @@ export interface ListFilter {
 	olderThanMinutes?: number;
 	/** Text in the error message. */
 	search?: string;
+	/** Only items of these teams (their owner) and items without an owner. */
+	ownedBy?: string[];
 	limit?: number;
 }
 
@@ -123,6 +125,7 @@ function filterValues(filter: ListFilter): unknown[] {
 		text(filter.integration),
 		olderThan,
 		text(filter.search),
+		filter.ownedBy ? filter.ownedBy.map((team) => storableText(plainText(team))) : null,
 	];
 }
 

@@ -555,6 +555,11 @@ describe('who may act on which item (Teams)', () => {
 		);
 		expect(stranger.statusCode).toBe(422);
 		expect(stranger.body).toContain('sam is in no team of this console');
+		const controls = await as('sam', { view: 'controls' });
+		expect(controls.body).toContain('Read-only: sam is in no team of this console');
+		expect(controls.body).not.toContain('class="filters pause-form"');
+		expect((await as('sam', { view: 'list', status: 'new' })).body).not.toContain('class="batch"');
+		expect((await as('lee', { view: 'controls' })).body).toContain('class="filters pause-form"');
 		const pauseRefused = await as(
 			'sam',
 			{ view: 'controls' },
@@ -601,6 +606,33 @@ describe('who may act on which item (Teams)', () => {
 		expect(done.replayRequested).toBe(1);
 		expect(await statusOf(mine)).toBe('replay_requested');
 		expect(await statusOf(theirs)).toBe('new');
+	});
+
+	it("a batch replay's limit counts only the operator's items: newer items of other teams do not crowd them out", async () => {
+		const mine = await park(
+			{ lead: 'teams-6' },
+			{ owner: 'finance', workflowId: 'wfTeamsLimit', integration: 'teams-api' },
+		);
+		const theirs: string[] = [];
+		for (let i = 0; i < 3; i++)
+			theirs.push(
+				await park(
+					{ lead: `teams-7-${i}` },
+					{ owner: 'sales-ops', workflowId: 'wfTeamsLimit', integration: 'teams-api' },
+				),
+			);
+		const done = await handleConsoleRequest(
+			store,
+			request(
+				{ view: 'list' },
+				{ action: 'batch_replay', status: 'new', workflow: 'wfTeamsLimit' },
+				'lee',
+			),
+			{ teams, batchLimit: 2 },
+		);
+		expect(done.replayRequested).toBe(1);
+		expect(await statusOf(mine)).toBe('replay_requested');
+		for (const id of theirs) expect(await statusOf(id)).toBe('new');
 	});
 
 	it('a Teams option that is not an object of lists is refused, saying what to write', async () => {

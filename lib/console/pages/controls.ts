@@ -3,6 +3,7 @@ import { heldByIntegration } from '../../deadletter';
 import { maskValue } from '../../masking';
 import { duration, html, query } from '../html';
 import { ageOf, hidden, layout } from '../layout';
+import { controlRefusal, teamsOf } from '../permissions';
 import type { Page, PageContext } from '../types';
 
 /** Pauses (with their held items) and heartbeats, and the forms to pause and resume. */
@@ -12,23 +13,30 @@ export async function controlsPage(context: PageContext): Promise<Page> {
 		listHeartbeats(context.store).then((list) => maskValue(list)),
 		heldByIntegration(context.store),
 	]);
+	// An operator in no team may look but not pause or resume: no forms, and the reason instead.
+	const readOnly = context.operator
+		? controlRefusal(teamsOf(context.options), context.operator)
+		: undefined;
 	const heldBy = (name: string) => held.find((h) => h.integration === name)?.held ?? 0;
 	const pauseRows = pauses.map(
 		(
 			p,
 		) => html`<tr class="pause" data-name="${p.name}"><td>${p.scope}</td><td>${p.name}</td><td>${p.paused ? html`<b class="state-down">paused</b>` : html`<span class="state-up">running</span>`}</td><td>${p.changedBy}</td><td>${p.reason ?? ''}</td><td>${p.changedAt}</td><td class="num">${p.scope === 'integration' ? heldBy(p.name) : ''}</td>
-<td>${p.paused ? html`<form method="post" action="${query({ view: 'controls' })}">${hidden('action', 'resume')}${hidden('token', context.token)}${hidden('scope', p.scope)}${hidden('name', p.name)}<input name="note" placeholder="why (optional)"> <button type="submit">Resume</button></form>` : ''}</td></tr>`,
+<td>${p.paused && !readOnly ? html`<form method="post" action="${query({ view: 'controls' })}">${hidden('action', 'resume')}${hidden('token', context.token)}${hidden('scope', p.scope)}${hidden('name', p.name)}<input name="note" placeholder="why (optional)"> <button type="submit">Resume</button></form>` : ''}</td></tr>`,
 	);
 	const beatRows = heartbeats.map(
 		(h) =>
 			html`<tr class="heartbeat" data-name="${h.name}"><td>${h.name}</td><td class="state-${h.state}">${h.state}</td><td>${h.lastBeatAt} (${duration(ageOf(h.lastBeatAt))} ago)</td><td>${h.state === 'invalid' ? html`<span class="problem">${h.problem ?? ''}</span>` : h.dueAt}</td><td>${h.cron ?? (h.periodSeconds ? `every ${duration(h.periodSeconds)}` : '')}</td><td>${duration(h.graceSeconds)}</td></tr>`,
 	);
-	const content = html`<h1>Pauses</h1>
-<form method="post" action="${query({ view: 'controls' })}" class="filters pause-form">${hidden('action', 'pause')}${hidden('token', context.token)}
+	const pauseForm = readOnly
+		? html`<p class="muted read-only">Read-only: ${readOnly}.</p>`
+		: html`<form method="post" action="${query({ view: 'controls' })}" class="filters pause-form">${hidden('action', 'pause')}${hidden('token', context.token)}
 <label>Scope <select name="scope"><option value="integration">integration</option><option value="workflow">workflow</option></select></label>
 <label>Name <input name="name" required placeholder="e.g. crm"></label>
 <label>Reason <input name="note" required placeholder="e.g. supplier outage, ticket 4711" size="36"></label>
-<button type="submit" class="danger">Pause</button></form>
+<button type="submit" class="danger">Pause</button></form>`;
+	const content = html`<h1>Pauses</h1>
+${pauseForm}
 ${pauses.length ? html`<table class="pauses"><thead><tr><th>Scope</th><th>Name</th><th>State</th><th>By</th><th>Why</th><th>Since</th><th class="num">Held items</th><th></th></tr></thead><tbody>${pauseRows}</tbody></table>` : html`<p class="muted">Nothing was ever paused.</p>`}
 <h1>Heartbeats</h1>
 ${heartbeats.length ? html`<table class="heartbeats"><thead><tr><th>Name</th><th>State</th><th>Last beat</th><th>Due</th><th>Schedule</th><th>Grace</th></tr></thead><tbody>${beatRows}</tbody></table>` : html`<p class="muted">No heartbeats recorded yet.</p>`}`;

@@ -9,6 +9,7 @@ import { maskValue } from '../../masking';
 import { type Filters, filterParams, listFilter } from '../filters';
 import { duration, html, query } from '../html';
 import { ageOf, hidden, layout, STATUS_LABELS, statusBadge, truncate } from '../layout';
+import { controlRefusal, teamsOf } from '../permissions';
 import type { Page, PageContext } from '../types';
 import { str } from '../values';
 
@@ -57,6 +58,7 @@ ${rows.map(
 		: html`<p class="muted">No dead letters match.</p>`;
 	const batch =
 		matching > 0 &&
+		!(context.operator && controlRefusal(teamsOf(context.options), context.operator)) &&
 		(filters.status === 'open' || filters.status === 'new' || filters.status === 'being_fixed')
 			? html`<form method="post" action="${query(filterParams(filters))}" class="batch">${hidden('action', 'batch_replay')}${hidden('token', context.token)}${Object.entries(filterParams(filters)).map(([k, v]) => (v ? hidden(k, v) : ''))}
 <input name="note" placeholder="note (optional)"> <button type="submit">Replay all matching (new and being fixed)</button></form>`
