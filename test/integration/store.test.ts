@@ -94,6 +94,31 @@ describe('first use', () => {
 		expect(after).toEqual(before);
 	});
 
+	it('the tables that Housekeeping purges every day are vacuumed once 2% of them is dead', async () => {
+		const schema = newSchema('autovacuum');
+		const store = new Store(storeConfig(schema));
+		await store.ready();
+		await store.close();
+		const tables = await adminQuery<{ relname: string; reloptions: string[] }>(
+			`SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			 WHERE n.nspname = $1 AND c.relkind = 'r' AND c.reloptions IS NOT NULL ORDER BY c.relname`,
+			[schema],
+		);
+		expect(tables.map((t) => t.relname)).toEqual([
+			'entity_versions',
+			'idempotency_keys',
+			'outbox_messages',
+			'processed_events',
+		]);
+		for (const table of tables)
+			expect(table.reloptions).toEqual(
+				expect.arrayContaining([
+					'autovacuum_vacuum_scale_factor=0.02',
+					'autovacuum_analyze_scale_factor=0.02',
+				]),
+			);
+	});
+
 	it('a bad schema name is a clear error and creates nothing', async () => {
 		const before = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM pg_namespace`);
 		expect(() => toStoreConfig(credentialData('bad-name; DROP SCHEMA public'))).toThrow(
