@@ -6,7 +6,9 @@ import {
 	type WriteContext,
 	type WriteRequest,
 } from '../../lib/idempotency';
+import { Client } from 'pg';
 import { Store } from '../../lib/store';
+import { clientConfig, pgSettingsFromEnv } from '../../dev/harness/postgres';
 import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
@@ -393,6 +395,47 @@ describe('a parked item that later succeeds', () => {
 		);
 		expect(record).toEqual({ status: 'failed', generation: '2' });
 		expect(target.effectsOf('/renewed')).toHaveLength(1);
+	});
+
+	it('a close racing the renewal that parks into the same open record leaves the record open', async () => {
+		// The open record of a key whose record says succeeded (its close not yet run), while a
+		// renewed operation claims the key and merges its own failure into that record in one
+		// transaction. The close started meanwhile must see the claim, not its older snapshot.
+		target.route('/race', { honoursKey: false });
+		target.script('/race', { status: 422 });
+		const [failed] = await run('/race', context(), [write('lead-race', { name: 'Hal' })]);
+		const letterId = failed.failure!.deadLetterId!;
+		await adminQuery(
+			`UPDATE "${schema}".idempotency_keys SET status = 'succeeded' WHERE key = $1`,
+			['lead-race'],
+		);
+		const renewal = new Client(clientConfig(pgSettingsFromEnv()));
+		await renewal.connect();
+		try {
+			await renewal.query('BEGIN');
+			await renewal.query(
+				`UPDATE "${schema}".idempotency_keys SET status = 'in_progress', generation = generation + 1 WHERE key = $1`,
+				['lead-race'],
+			);
+			await renewal.query(
+				`UPDATE "${schema}".dead_letters SET failure_count = failure_count + 1 WHERE id = $1`,
+				[letterId],
+			);
+			const close = closeSucceededDeadLetters(store, {
+				workflowId: 'wf-leads',
+				step: 'Create Contact',
+				keys: [{ scope: 'crm', key: 'lead-race' }],
+				actor: 'Idempotent HTTP Write',
+				reason: 'succeeded on a later delivery (execution of the old operation)',
+			});
+			await new Promise((resolve) => setTimeout(resolve, 300));
+			await renewal.query('COMMIT');
+			expect(await close).toBe(0);
+		} finally {
+			await renewal.end();
+		}
+		const [letter] = await getDeadLetters(store, [letterId]);
+		expect(letter).toMatchObject({ status: 'new', failure_count: 2 });
 	});
 });
 

@@ -47,7 +47,11 @@ export const updateStatusSql = (store: Store): string =>
  * a success of the old one says nothing of them. Only records waiting for a person or a resume:
  * one taken by the Replay workflow or an operator is theirs to close. A conflict stays open: the
  * key succeeded with another request (or against another version) than the parked one, and only
- * a person can say which is right.
+ * a person can say which is right. The key records are read locked (FOR SHARE): a claim of the
+ * key that committed after this statement began is seen, and a claim that comes later waits,
+ * so a renewed operation's failure, parked into the same open record meanwhile, is never closed
+ * on the word of the old operation's success. Locked in key order, as claims and settles lock
+ * them, so a close and a many-key claim never wait on each other in a circle.
  */
 export const closeSucceededSql = (store: Store): string =>
 	statusChangeSql(
@@ -55,7 +59,7 @@ export const closeSucceededSql = (store: Store): string =>
 		`idempotency_key IN (
 		SELECT s.key FROM json_to_recordset($6::json) AS s(scope text, key text)
 		JOIN ${store.table('idempotency_keys')} k ON k.scope = s.scope AND k.key = s.key
-		WHERE k.status = 'succeeded')
+		WHERE k.status = 'succeeded' ORDER BY k.scope, k.key FOR SHARE OF k)
 	AND workflow_id = $7 AND step = $8 AND status IN ('new', 'held') AND error_class <> 'conflict'`,
 	);
 
