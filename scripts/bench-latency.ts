@@ -10,53 +10,18 @@
  * each of our nodes adds to its built-in, and the floor: the store's two statement round trips.
  */
 import { Client } from 'pg';
-import type { Execution, N8nRestClient } from '../dev/harness/rest';
 import { installN8n, packPackage } from '../dev/harness/install';
 import { startN8n } from '../dev/harness/n8n';
 import { clientConfig } from '../dev/harness/postgres';
 import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
-import { openBenchStore } from './bench-support';
+import { measure, openBenchStore, percentile, timedWorkflow, type Timing } from './bench-support';
 import { TestTarget } from '../dev/target/server';
-import {
-	codeNode,
-	connect,
-	packageNode,
-	storeCredential,
-	webhookNode,
-	workflow,
-} from '../dev/workflows';
+import { packageNode, storeCredential } from '../dev/workflows';
 
 const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 500);
 const PARALLEL = Number(process.env.BENCH_PARALLEL ?? 8);
 const LATENCY_MS = Number(process.env.BENCH_TARGET_LATENCY_MS ?? 5);
-/** n8n's execution list answers at most this many at a time. */
-const BATCH = 250;
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
-
-const percentile = (values: number[], p: number): number => {
-	const sorted = [...values].sort((a, b) => a - b);
-	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
-
-const makeItem = codeNode('Item', 'return [{ json: $input.first().json.body }];');
-
-/** Webhook -> Item -> Timed, answering with Timed's item so the request times the whole run. */
-function timedWorkflow(id: string, path: string, timed: Record<string, unknown>) {
-	const webhook = webhookNode(path);
-	return workflow(
-		id,
-		`Bench latency: ${path}`,
-		[
-			{
-				...webhook,
-				parameters: { ...(webhook.parameters as object), responseMode: 'lastNode' },
-			},
-			makeItem,
-			{ ...timed, name: 'Timed', position: [520, 0] },
-		],
-		connect(['Webhook', 'Item'], ['Item', 'Timed']),
-	);
-}
 
 function workflows(url: string, schema: string) {
 	return [
@@ -125,69 +90,6 @@ function workflows(url: string, schema: string) {
 		}),
 	];
 }
-
-interface Timing {
-	node: number[];
-	endToEnd: number[];
-}
-
-/** `count` executions of one workflow, `parallel` at a time; node and end-to-end times in ms. */
-async function measure(
-	api: N8nRestClient,
-	workflowId: string,
-	path: string,
-	count: number,
-	parallel: number,
-	body: (i: number) => Record<string, unknown>,
-): Promise<Timing> {
-	const timing: Timing = { node: [], endToEnd: [] };
-	for (let start = 0; start < count; start += BATCH) {
-		const size = Math.min(BATCH, count - start);
-		const seen = new Set((await api.executions(workflowId)).map((e) => e.id));
-		let next = start;
-		const worker = async (): Promise<void> => {
-			while (next < start + size) {
-				const i = next++;
-				const began = performance.now();
-				const response = await api.webhook(path, body(i));
-				timing.endToEnd.push(performance.now() - began);
-				if (response.status !== 200)
-					throw new Error(`${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
-			}
-		};
-		await Promise.all(Array.from({ length: parallel }, worker));
-		const runs = await waitForNew(api, workflowId, seen, size);
-		for (const run of runs) timing.node.push(nodeTime(await api.execution(run)));
-	}
-	return timing;
-}
-
-async function waitForNew(
-	api: N8nRestClient,
-	workflowId: string,
-	seen: Set<string>,
-	size: number,
-): Promise<string[]> {
-	const deadline = Date.now() + 120_000;
-	for (;;) {
-		const fresh = (await api.executions(workflowId)).filter(
-			(e) => !seen.has(e.id) && !['running', 'new', 'waiting'].includes(e.status),
-		);
-		if (fresh.length >= size) return fresh.map((e) => e.id);
-		if (Date.now() > deadline)
-			throw new Error(`only ${fresh.length} of ${size} executions of ${workflowId} finished`);
-		await new Promise((r) => setTimeout(r, 300));
-	}
-}
-
-const nodeTime = (run: Execution): number => {
-	const node = run.data.resultData.runData.Timed?.[0];
-	if (run.status !== 'success' || !node)
-		throw new Error(
-			`run ${run.id} failed: ${JSON.stringify(run.data.resultData.error ?? node?.error)}`,
-		);
-	return node.executionTime;
-};
 
 /** The floor under any store-backed node: a trivial statement's round trip, p50 and p99. */
 async function roundTrip(client: Client): Promise<{ p50: number; p99: number }> {

@@ -1,5 +1,10 @@
-/** What every benchmark script shares: a median, and Postgres with a freshly migrated store schema. */
+/**
+ * What every benchmark script shares: a median and percentiles, Postgres with a freshly migrated
+ * store schema, and timing executions of a webhook workflow in a real n8n.
+ */
 import { Client } from 'pg';
+import type { Execution, N8nRestClient } from '../dev/harness/rest';
+import { codeNode, connect, webhookNode, workflow } from '../dev/workflows';
 import { Store } from '../lib/store';
 import { clientConfig, ensurePostgres, type RunningPostgres } from '../dev/harness/postgres';
 
@@ -34,4 +39,95 @@ export async function openBenchStore(name: string): Promise<BenchStore> {
 			await postgres.stop();
 		},
 	};
+}
+
+export const percentile = (values: number[], p: number): number => {
+	const sorted = [...values].sort((a, b) => a - b);
+	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+};
+
+/** n8n's execution list answers at most this many at a time (2.x caps the REST API's limit at 100). */
+const BATCH = 100;
+
+export interface Timing {
+	node: number[];
+	endToEnd: number[];
+}
+
+/** `count` executions of one workflow, `parallel` at a time; node and end-to-end times in ms. */
+export async function measure(
+	api: N8nRestClient,
+	workflowId: string,
+	path: string,
+	count: number,
+	parallel: number,
+	body: (i: number) => Record<string, unknown>,
+): Promise<Timing> {
+	const timing: Timing = { node: [], endToEnd: [] };
+	for (let start = 0; start < count; start += BATCH) {
+		const size = Math.min(BATCH, count - start);
+		const seen = new Set((await api.executions(workflowId)).map((e) => e.id));
+		let next = start;
+		const worker = async (): Promise<void> => {
+			while (next < start + size) {
+				const i = next++;
+				const began = performance.now();
+				const response = await api.webhook(path, body(i));
+				timing.endToEnd.push(performance.now() - began);
+				if (response.status !== 200)
+					throw new Error(`${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
+			}
+		};
+		await Promise.all(Array.from({ length: parallel }, worker));
+		const runs = await waitForNew(api, workflowId, seen, size);
+		for (const run of runs) timing.node.push(nodeTime(await api.execution(run)));
+	}
+	return timing;
+}
+
+async function waitForNew(
+	api: N8nRestClient,
+	workflowId: string,
+	seen: Set<string>,
+	size: number,
+): Promise<string[]> {
+	const deadline = Date.now() + 120_000;
+	for (;;) {
+		const fresh = (await api.executions(workflowId)).filter(
+			(e) => !seen.has(e.id) && !['running', 'new', 'waiting'].includes(e.status),
+		);
+		if (fresh.length >= size) return fresh.map((e) => e.id);
+		if (Date.now() > deadline)
+			throw new Error(`only ${fresh.length} of ${size} executions of ${workflowId} finished`);
+		await new Promise((r) => setTimeout(r, 300));
+	}
+}
+
+export const nodeTime = (run: Execution): number => {
+	const node = run.data.resultData.runData.Timed?.[0];
+	if (run.status !== 'success' || !node)
+		throw new Error(
+			`run ${run.id} failed: ${JSON.stringify(run.data.resultData.error ?? node?.error)}`,
+		);
+	return node.executionTime;
+};
+
+const makeItem = codeNode('Item', 'return [{ json: $input.first().json.body }];');
+
+/** Webhook -> Item -> Timed, answering with Timed's item so the request times the whole run. */
+export function timedWorkflow(id: string, path: string, timed: Record<string, unknown>) {
+	const webhook = webhookNode(path);
+	return workflow(
+		id,
+		`Bench latency: ${path}`,
+		[
+			{
+				...webhook,
+				parameters: { ...(webhook.parameters as object), responseMode: 'lastNode' },
+			},
+			makeItem,
+			{ ...timed, name: 'Timed', position: [520, 0] },
+		],
+		connect(['Webhook', 'Item'], ['Item', 'Timed']),
+	);
 }

@@ -1,0 +1,227 @@
+/**
+ * `npm run bench:soak`: the store stays the size of its retention, and purging it costs the live
+ * work little. Seeds 30 days of a busy instance plus the day that has just passed its retention
+ * (BENCH_ROWS_PER_DAY writes and as many events per day, default 300,000: about 9.3M key records
+ * with saved bodies and 9.3M claims), in SQL, with the store's own indexes. Then, in one real n8n,
+ * Event Dedupe claims and Idempotent HTTP Write writes (one item per execution, alternating) while
+ * idle, and again while the bundled Housekeeping workflow (its Run Now webhook) purges the expired
+ * day. Reports p50 and p99 of the node's own time in both phases, the rows before and after, and
+ * the dead tuples the purge left, with what autovacuum made of them.
+ */
+import { installN8n, packPackage } from '../dev/harness/install';
+import { startN8n } from '../dev/harness/n8n';
+import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
+import { TestTarget } from '../dev/target/server';
+import { bundledWorkflows } from '../dev/bundled';
+import { packageNode, storeCredential } from '../dev/workflows';
+import { measure, openBenchStore, percentile, timedWorkflow, type Timing } from './bench-support';
+
+const DAYS = 30;
+const PER_DAY = Number(process.env.BENCH_ROWS_PER_DAY ?? 300_000);
+/** Executions of each node timed while idle (and at least as many while the purge runs). */
+const SAMPLES = Number(process.env.BENCH_EXECUTIONS ?? 300);
+/** Executions of a node in a row before switching to the other one. */
+const STRETCH = 25;
+/** How long to wait for autovacuum to visit the purged tables after the purge. */
+const VACUUM_WAIT_MS = Number(process.env.BENCH_VACUUM_WAIT_MS ?? 120_000);
+const HOT_TABLES = ['idempotency_keys', 'processed_events'] as const;
+const say = (line: string): void => void process.stdout.write(`${line}\n`);
+const fixed = (n: number): number => Number(n.toFixed(1));
+
+/** One row per day and position: `i / PER_DAY` days ago, so the oldest day is past 30 days. */
+const seedSql: Record<(typeof HOT_TABLES)[number], (schema: string) => string> = {
+	idempotency_keys: (schema) => `
+INSERT INTO "${schema}".idempotency_keys (scope, key, fingerprint, status, lease_until, workflow_id,
+	execution_id, node, attempts, response_status, response_headers, response_body, created_at,
+	updated_at, completed_at, expires_at, item_ref)
+SELECT 'soak', 'order-' || i, md5(i::text), 'succeeded', t, 'wfSoak', (1000000 + i)::text, 'Write', 1,
+	201, '{"content-type":"application/json"}'::json,
+	'{"id":"order-' || i || '","status":"created","contact":{"email":"lead' || i || '@example.com","phone":"0151 ' || i || '"}}',
+	t, t, t, t + interval '30 days', 'order-' || i
+FROM (SELECT i, now() - (i::float8 / $1) * interval '1 day' AS t FROM generate_series($2::bigint, $3::bigint) i) g`,
+	processed_events: (schema) => `
+INSERT INTO "${schema}".processed_events (consumer, event_id, status, workflow_id, execution_id,
+	claimed_at, lease_until, completed_at, expires_at, completed_by)
+SELECT 'soak', 'evt-' || i, 'done', 'wfSoak', (1000000 + i)::text, t, t, t, t + interval '30 days',
+	(1000000 + i)::text
+FROM (SELECT i, now() - (i::float8 / $1) * interval '1 day' AS t FROM generate_series($2::bigint, $3::bigint) i) g`,
+};
+
+interface TableState {
+	rows: number;
+	expired: number;
+	deadTuples: number;
+	autovacuums: number;
+}
+
+async function main(): Promise<void> {
+	const version = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSIONS[0];
+	const bench = await openBenchStore('bench_soak');
+	const { postgres, schema, admin } = bench;
+	const tableState = async (table: string): Promise<TableState> => {
+		const { rows } = await admin.query<TableState>(
+			`SELECT (SELECT count(*)::int FROM "${schema}".${table}) AS rows,
+			        (SELECT count(*)::int FROM "${schema}".${table} WHERE expires_at < now()) AS expired,
+			        n_dead_tup::int AS "deadTuples", autovacuum_count::int AS autovacuums
+			 FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`,
+			[schema, table],
+		);
+		return rows[0];
+	};
+
+	say(
+		`Seeding ${DAYS + 1} days x ${PER_DAY} key records and ${PER_DAY} claims (the oldest day past its 30-day retention)`,
+	);
+	const seeded = Date.now();
+	for (const table of HOT_TABLES) {
+		// Loading without the secondary indexes and building them afterwards, as a restore does.
+		const { rows: indexes } = await admin.query<{ indexname: string; indexdef: string }>(
+			`SELECT indexname, indexdef FROM pg_indexes
+			 WHERE schemaname = $1 AND tablename = $2 AND indexname <> $2 || '_pkey'`,
+			[schema, table],
+		);
+		for (const index of indexes) await admin.query(`DROP INDEX "${schema}"."${index.indexname}"`);
+		for (let day = 0; day <= DAYS; day++)
+			await admin.query(seedSql[table](schema), [PER_DAY, day * PER_DAY, (day + 1) * PER_DAY - 1]);
+		await admin.query(`SET maintenance_work_mem = '512MB'`);
+		for (const index of indexes) await admin.query(index.indexdef);
+		await admin.query(`VACUUM ANALYZE "${schema}".${table}`);
+	}
+	const before = {
+		keys: await tableState('idempotency_keys'),
+		claims: await tableState('processed_events'),
+	};
+	say(
+		`Seeded in ${Math.round((Date.now() - seeded) / 1000)} s: ${before.keys.rows} key records (${before.keys.expired} expired), ${before.claims.rows} claims (${before.claims.expired} expired)`,
+	);
+
+	const target = await new TestTarget().start();
+	const url = target.route('/orders', { honoursKey: true, latencyMs: 5 });
+	const flows = [
+		timedWorkflow('soakClaim', 'soak-claim', {
+			...packageNode('eventDedupe', 'Timed', {
+				operation: 'claim',
+				eventId: '={{ $json.id }}',
+				consumer: 'soak',
+			}),
+		}),
+		timedWorkflow('soakWrite', 'soak-write', {
+			...packageNode('idempotentHttpWrite', 'Timed', {
+				method: 'POST',
+				url,
+				keyMode: 'custom',
+				customKey: '={{ $json.id }}',
+				jsonBody: '={{ $json }}',
+			}),
+		}),
+		...bundledWorkflows(target.url('/demo')).filter((w) => w.id === 'relHousekeeping1'),
+	];
+	const n8n = await startN8n({
+		install: await installN8n(version),
+		tarball: await packPackage(),
+		credentials: [storeCredential(schema, postgres.settings)],
+		workflows: flows,
+		activate: flows.map((w) => w.id),
+	});
+	try {
+		let serial = 0;
+		const body = (prefix: string) => () => ({ id: `${prefix}-${serial++}` });
+		/** Claims and writes, STRETCH at a time each, until `enough()` says stop. */
+		const load = async (enough: (claims: Timing, writes: Timing) => boolean) => {
+			const claims: Timing = { node: [], endToEnd: [] };
+			const writes: Timing = { node: [], endToEnd: [] };
+			while (!enough(claims, writes)) {
+				const c = await measure(n8n.api, 'soakClaim', 'soak-claim', STRETCH, 1, body('live-evt'));
+				const w = await measure(n8n.api, 'soakWrite', 'soak-write', STRETCH, 1, body('live-order'));
+				claims.node.push(...c.node);
+				claims.endToEnd.push(...c.endToEnd);
+				writes.node.push(...w.node);
+				writes.endToEnd.push(...w.endToEnd);
+			}
+			return { claims, writes };
+		};
+
+		// Warm pools, credentials and first-use checks before anything is timed.
+		await load((claims) => claims.node.length >= STRETCH);
+		const idle = await load((claims) => claims.node.length >= SAMPLES);
+
+		let purgeDone = false;
+		const purgeStarted = Date.now();
+		const purge = n8n.api.webhook('reliability-housekeeping', {}).finally(() => {
+			purgeDone = true;
+		});
+		const during = await load((claims) => purgeDone && claims.node.length >= SAMPLES);
+		const purged = await purge;
+		if (purged.status !== 200)
+			throw new Error(`Housekeeping answered ${purged.status}: ${JSON.stringify(purged.body)}`);
+		const purgeSeconds = (Date.now() - purgeStarted) / 1000;
+
+		const after = {
+			keys: await tableState('idempotency_keys'),
+			claims: await tableState('processed_events'),
+		};
+		// Autovacuum's turn: the purge's dead tuples should not outlive its next visit.
+		const vacuumDeadline = Date.now() + VACUUM_WAIT_MS;
+		let settled = after;
+		while (Date.now() < vacuumDeadline) {
+			settled = {
+				keys: await tableState('idempotency_keys'),
+				claims: await tableState('processed_events'),
+			};
+			if (
+				settled.keys.autovacuums > after.keys.autovacuums &&
+				settled.claims.autovacuums > after.claims.autovacuums
+			)
+				break;
+			await new Promise((resolve) => setTimeout(resolve, 5_000));
+		}
+
+		const row = (name: string, phase: string, t: Timing) =>
+			`| ${name} | ${phase} | ${t.node.length} | ${fixed(percentile(t.node, 50))} | ${fixed(percentile(t.node, 99))} |`;
+		say('');
+		say(`Housekeeping purged in ${fixed(purgeSeconds)} s: ${JSON.stringify(purged.body)}`);
+		say('');
+		say('| node | phase | executions | node p50 (ms) | node p99 (ms) |');
+		say('|---|---|---:|---:|---:|');
+		say(row('Event Dedupe claim', 'idle', idle.claims));
+		say(row('Event Dedupe claim', 'during the purge', during.claims));
+		say(row('Idempotent HTTP Write', 'idle', idle.writes));
+		say(row('Idempotent HTTP Write', 'during the purge', during.writes));
+		say('');
+		say(
+			'| table | rows before | expired before | rows after | expired after | dead tuples after the purge | after autovacuum (waited up to ' +
+				`${VACUUM_WAIT_MS / 1000} s) |`,
+		);
+		say('|---|---:|---:|---:|---:|---:|---:|');
+		for (const [name, key] of [
+			['idempotency_keys', 'keys'],
+			['processed_events', 'claims'],
+		] as const)
+			say(
+				`| ${name} | ${before[key].rows} | ${before[key].expired} | ${after[key].rows} | ${after[key].expired} | ${after[key].deadTuples} | ${settled[key].deadTuples}${settled[key].autovacuums > after[key].autovacuums ? '' : ' (no autovacuum yet)'} |`,
+			);
+		const ratio = (phase: Timing, base: Timing) =>
+			percentile(phase.node, 99) / percentile(base.node, 99);
+		say('');
+		say(
+			JSON.stringify({
+				bench: 'soak',
+				p99_during_purge_vs_idle: Number(
+					Math.max(ratio(during.claims, idle.claims), ratio(during.writes, idle.writes)).toFixed(2),
+				),
+				rows_after: after.keys.rows + after.claims.rows,
+			}),
+		);
+	} finally {
+		await n8n.stop();
+		await target.stop();
+		await bench.close();
+	}
+}
+
+main().catch((error: unknown) => {
+	process.stderr.write(
+		`bench:soak failed: ${error instanceof Error ? error.stack : String(error)}\n`,
+	);
+	process.exit(1);
+});
