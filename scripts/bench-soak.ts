@@ -43,7 +43,7 @@ FROM (SELECT i, now() - (i::float8 / $1) * interval '1 day' AS t FROM generate_s
 INSERT INTO "${schema}".processed_events (consumer, event_id, status, workflow_id, execution_id,
 	claimed_at, lease_until, completed_at, expires_at, completed_by)
 SELECT 'soak', 'evt-' || i, 'done', 'wfSoak', (1000000 + i)::text, t, t, t, t + interval '30 days',
-	(1000000 + i)::text
+	'complete'
 FROM (SELECT i, now() - (i::float8 / $1) * interval '1 day' AS t FROM generate_series($2::bigint, $3::bigint) i) g`,
 };
 
@@ -69,61 +69,70 @@ async function main(): Promise<void> {
 		return rows[0];
 	};
 
-	say(
-		`Seeding ${DAYS + 1} days x ${PER_DAY} key records and ${PER_DAY} claims (the oldest day past its 30-day retention)`,
-	);
-	const seeded = Date.now();
-	for (const table of HOT_TABLES) {
-		// Loading without the secondary indexes and building them afterwards, as a restore does.
-		const { rows: indexes } = await admin.query<{ indexname: string; indexdef: string }>(
-			`SELECT indexname, indexdef FROM pg_indexes
-			 WHERE schemaname = $1 AND tablename = $2 AND indexname <> $2 || '_pkey'`,
-			[schema, table],
-		);
-		for (const index of indexes) await admin.query(`DROP INDEX "${schema}"."${index.indexname}"`);
-		for (let day = 0; day <= DAYS; day++)
-			await admin.query(seedSql[table](schema), [PER_DAY, day * PER_DAY, (day + 1) * PER_DAY - 1]);
-		await admin.query(`SET maintenance_work_mem = '512MB'`);
-		for (const index of indexes) await admin.query(index.indexdef);
-		await admin.query(`VACUUM ANALYZE "${schema}".${table}`);
-	}
-	const before = {
-		keys: await tableState('idempotency_keys'),
-		claims: await tableState('processed_events'),
-	};
-	say(
-		`Seeded in ${Math.round((Date.now() - seeded) / 1000)} s: ${before.keys.rows} key records (${before.keys.expired} expired), ${before.claims.rows} claims (${before.claims.expired} expired)`,
-	);
-
-	const target = await new TestTarget().start();
-	const url = target.route('/orders', { honoursKey: true, latencyMs: 5 });
-	const flows = [
-		timedWorkflow('soakClaim', 'soak-claim', {
-			...packageNode('eventDedupe', 'Timed', {
-				operation: 'claim',
-				eventId: '={{ $json.id }}',
-				consumer: 'soak',
-			}),
-		}),
-		timedWorkflow('soakWrite', 'soak-write', {
-			...packageNode('idempotentHttpWrite', 'Timed', {
-				method: 'POST',
-				url,
-				keyMode: 'custom',
-				customKey: '={{ $json.id }}',
-				jsonBody: '={{ $json }}',
-			}),
-		}),
-		...bundledWorkflows(target.url('/demo')).filter((w) => w.id === 'relHousekeeping1'),
-	];
-	const n8n = await startN8n({
-		install: await installN8n(version),
-		tarball: await packPackage(),
-		credentials: [storeCredential(schema, postgres.settings)],
-		workflows: flows,
-		activate: flows.map((w) => w.id),
-	});
+	let n8n: Awaited<ReturnType<typeof startN8n>> | undefined;
+	let target: TestTarget | undefined;
 	try {
+		say(
+			`Seeding ${DAYS + 1} days x ${PER_DAY} key records and ${PER_DAY} claims (the oldest day past its 30-day retention)`,
+		);
+		const seeded = Date.now();
+		for (const table of HOT_TABLES) {
+			const began = Date.now();
+			// Loading without the secondary indexes and building them afterwards, as a restore does.
+			const { rows: indexes } = await admin.query<{ indexname: string; indexdef: string }>(
+				`SELECT indexname, indexdef FROM pg_indexes
+			 WHERE schemaname = $1 AND tablename = $2 AND indexname <> $2 || '_pkey'`,
+				[schema, table],
+			);
+			for (const index of indexes) await admin.query(`DROP INDEX "${schema}"."${index.indexname}"`);
+			for (let day = 0; day <= DAYS; day++)
+				await admin.query(seedSql[table](schema), [
+					PER_DAY,
+					day * PER_DAY,
+					(day + 1) * PER_DAY - 1,
+				]);
+			await admin.query(`SET maintenance_work_mem = '512MB'`);
+			for (const index of indexes) await admin.query(index.indexdef);
+			await admin.query(`VACUUM ANALYZE "${schema}".${table}`);
+			say(`${table}: seeded in ${Math.round((Date.now() - began) / 1000)} s`);
+		}
+		const before = {
+			keys: await tableState('idempotency_keys'),
+			claims: await tableState('processed_events'),
+		};
+		say(
+			`Seeded in ${Math.round((Date.now() - seeded) / 1000)} s: ${before.keys.rows} key records (${before.keys.expired} expired), ${before.claims.rows} claims (${before.claims.expired} expired)`,
+		);
+
+		target = await new TestTarget().start();
+		const url = target.route('/orders', { honoursKey: true, latencyMs: 5 });
+		const flows = [
+			timedWorkflow('soakClaim', 'soak-claim', {
+				...packageNode('eventDedupe', 'Timed', {
+					operation: 'claim',
+					eventId: '={{ $json.id }}',
+					consumer: 'soak',
+				}),
+			}),
+			timedWorkflow('soakWrite', 'soak-write', {
+				...packageNode('idempotentHttpWrite', 'Timed', {
+					method: 'POST',
+					url,
+					keyMode: 'custom',
+					customKey: '={{ $json.id }}',
+					jsonBody: '={{ $json }}',
+				}),
+			}),
+			...bundledWorkflows(target.url('/demo')).filter((w) => w.id === 'relHousekeeping1'),
+		];
+		n8n = await startN8n({
+			install: await installN8n(version),
+			tarball: await packPackage(),
+			credentials: [storeCredential(schema, postgres.settings)],
+			workflows: flows,
+			activate: flows.map((w) => w.id),
+		});
+		const api = n8n.api;
 		let serial = 0;
 		const body = (prefix: string) => () => ({ id: `${prefix}-${serial++}` });
 		/** Claims and writes, STRETCH at a time each, until `enough()` says stop. */
@@ -131,8 +140,8 @@ async function main(): Promise<void> {
 			const claims: Timing = { node: [], endToEnd: [] };
 			const writes: Timing = { node: [], endToEnd: [] };
 			while (!enough(claims, writes)) {
-				const c = await measure(n8n.api, 'soakClaim', 'soak-claim', STRETCH, 1, body('live-evt'));
-				const w = await measure(n8n.api, 'soakWrite', 'soak-write', STRETCH, 1, body('live-order'));
+				const c = await measure(api, 'soakClaim', 'soak-claim', STRETCH, 1, body('live-evt'));
+				const w = await measure(api, 'soakWrite', 'soak-write', STRETCH, 1, body('live-order'));
 				claims.node.push(...c.node);
 				claims.endToEnd.push(...c.endToEnd);
 				writes.node.push(...w.node);
@@ -147,7 +156,7 @@ async function main(): Promise<void> {
 
 		let purgeDone = false;
 		const purgeStarted = Date.now();
-		const purge = n8n.api.webhook('reliability-housekeeping', {}).finally(() => {
+		const purge = api.webhook('reliability-housekeeping', {}).finally(() => {
 			purgeDone = true;
 		});
 		const during = await load((claims) => purgeDone && claims.node.length >= SAMPLES);
@@ -213,8 +222,8 @@ async function main(): Promise<void> {
 			}),
 		);
 	} finally {
-		await n8n.stop();
-		await target.stop();
+		await n8n?.stop();
+		await target?.stop();
 		await bench.close();
 	}
 }
