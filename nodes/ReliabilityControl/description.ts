@@ -1,10 +1,11 @@
 import type { INodeProperties } from 'n8n-workflow';
-import { description as itemTrace } from './actions/item/trace.operation';
-import { consoleProperties } from './parameters/console';
-import { heartbeatProperties } from './parameters/heartbeat';
-import { housekeepingProperties } from './parameters/housekeeping';
-import { operationsProperties } from './parameters/operations';
-import { pauseProperties } from './parameters/pause';
+import * as alert from './actions/alert/Alert.resource';
+import * as consoleResource from './actions/console/Console.resource';
+import * as heartbeat from './actions/heartbeat/Heartbeat.resource';
+import * as housekeeping from './actions/housekeeping/Housekeeping.resource';
+import * as item from './actions/item/Item.resource';
+import * as metrics from './actions/metrics/Metrics.resource';
+import * as pause from './actions/pause/Pause.resource';
 
 /**
  * Operator controls as resources of one node, following n8n's resource/operation convention:
@@ -19,40 +20,53 @@ export const outputsExpression = `={{
 		: [{ type: 'main' }]
 }}`;
 
+const resource: INodeProperties = {
+	displayName: 'Resource',
+	name: 'resource',
+	type: 'options',
+	noDataExpression: true,
+	options: [
+		{
+			name: 'Alert',
+			value: 'alert',
+			description: 'Outcome alerts composed from dead letters, failed items and heartbeat changes',
+		},
+		{
+			name: 'Console',
+			value: 'console',
+			description: 'The operator console, served through a Webhook and a Respond to Webhook node',
+		},
+		{ name: 'Heartbeat', value: 'heartbeat' },
+		{
+			name: 'Housekeeping',
+			value: 'housekeeping',
+			description: 'Keep the store the size of its retention',
+		},
+		{ name: 'Item', value: 'item', description: 'Where an item is: its trace by business ID' },
+		{ name: 'Metric', value: 'metrics', description: 'Prometheus metrics of the store' },
+		{ name: 'Pause', value: 'pause' },
+	],
+	default: 'pause',
+};
+
+/**
+ * The resource, each resource's operation and the parameters of its operations, in the order the
+ * editor has always listed them.
+ */
 export const properties: INodeProperties[] = [
-	{
-		displayName: 'Resource',
-		name: 'resource',
-		type: 'options',
-		noDataExpression: true,
-		options: [
-			{
-				name: 'Alert',
-				value: 'alert',
-				description:
-					'Outcome alerts composed from dead letters, failed items and heartbeat changes',
-			},
-			{
-				name: 'Console',
-				value: 'console',
-				description: 'The operator console, served through a Webhook and a Respond to Webhook node',
-			},
-			{ name: 'Heartbeat', value: 'heartbeat' },
-			{
-				name: 'Housekeeping',
-				value: 'housekeeping',
-				description: 'Keep the store the size of its retention',
-			},
-			{ name: 'Item', value: 'item', description: 'Where an item is: its trace by business ID' },
-			{ name: 'Metric', value: 'metrics', description: 'Prometheus metrics of the store' },
-			{ name: 'Pause', value: 'pause' },
-		],
-		default: 'pause',
-	},
-	...operationsProperties,
-	...consoleProperties,
-	...pauseProperties,
-	...heartbeatProperties,
-	...housekeepingProperties,
-	...itemTrace,
+	resource,
+	pause.operation,
+	heartbeat.operation,
+	alert.operation,
+	...alert.description,
+	consoleResource.operation,
+	metrics.operation,
+	...metrics.description,
+	...consoleResource.description,
+	...pause.description,
+	...heartbeat.description,
+	housekeeping.operation,
+	...housekeeping.description,
+	item.operation,
+	...item.description,
 ];

@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import {
 	compensateDeadLetter,
 	type CompensateDeps,
@@ -7,6 +12,9 @@ import {
 } from '../../../lib';
 import { itemValueReader } from '../../shared/itemValues';
 import { toNodeError } from '../../shared/store';
+
+/** Compensate reads Dead Letter ID, Actor and Reason, which Update Status declares for it too. */
+export const description: INodeProperties[] = [];
 
 /**
  * Compensate: reverses the steps each record's item had already taken, newest first, each

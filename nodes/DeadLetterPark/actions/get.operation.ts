@@ -1,4 +1,10 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
 import {
 	type DeadLetterRecord,
 	getDeadLetters,
@@ -9,6 +15,36 @@ import {
 } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { toNodeError } from '../../shared/store';
+
+/** Which record: by its ID or by the idempotency key it was parked with. */
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Find By',
+		name: 'findBy',
+		type: 'options',
+		options: [
+			{ name: 'Dead Letter ID', value: 'id' },
+			{ name: 'Idempotency Key', value: 'idempotencyKey' },
+		],
+		default: 'id',
+	},
+	{
+		displayName: 'Dead Letter ID',
+		name: 'deadLetterId',
+		type: 'string',
+		default: '={{ $json.id }}',
+		displayOptions: { show: { findBy: ['id'] } },
+	},
+	{
+		displayName: 'Idempotency Key',
+		name: 'lookupKey',
+		type: 'string',
+		default: '',
+		displayOptions: { show: { findBy: ['idempotencyKey'] } },
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['get'] } }, properties);
 
 /** Get: each input item names a record by ID or idempotency key; outputs the records with their history. */
 export async function execute(

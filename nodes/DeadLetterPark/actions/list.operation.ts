@@ -1,6 +1,67 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { type DeadLetterStatus, listDeadLetters, maskValue, type Store } from '../../../lib';
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
+import {
+	type DeadLetterStatus,
+	LIMITS,
+	listDeadLetters,
+	maskValue,
+	type Store,
+} from '../../../lib';
+import { range } from '../../shared/range';
 import { toNodeError } from '../../shared/store';
+import { statusOptions } from './statusOptions';
+
+/** Which records. */
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Filters',
+		name: 'filters',
+		type: 'collection',
+		placeholder: 'Add Filter',
+		default: {},
+		options: [
+			{ displayName: 'Error Class', name: 'errorClass', type: 'string', default: '' },
+			{ displayName: 'Integration', name: 'integration', type: 'string', default: '' },
+			{
+				displayName: 'Older Than (Minutes)',
+				name: 'olderThanMinutes',
+				type: 'number',
+				typeOptions: range(LIMITS.olderThanMinutes),
+				default: 0,
+			},
+			{ displayName: 'Owner', name: 'owner', type: 'string', default: '' },
+			{ displayName: 'Reason Contains', name: 'search', type: 'string', default: '' },
+			{
+				displayName: 'Statuses',
+				name: 'statuses',
+				type: 'multiOptions',
+				options: statusOptions,
+				default: [],
+			},
+			{ displayName: 'Step', name: 'step', type: 'string', default: '' },
+			{ displayName: 'Workflow ID', name: 'workflowId', type: 'string', default: '' },
+		],
+	},
+	{
+		displayName: 'Limit',
+		name: 'limit',
+		type: 'number',
+		typeOptions: {
+			minValue: LIMITS.listLimit.min,
+			maxValue: LIMITS.listLimit.max,
+			numberPrecision: 0,
+		},
+		default: 50,
+		description: 'Max number of results to return',
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['list'] } }, properties);
 
 /** List: one search per run (filters from the first item), one output item per record. */
 export async function execute(

@@ -1,18 +1,150 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import {
-	LIMITS,
-	maskText,
-	maskValue,
-	optionalInRange,
-	parkItems,
-	parseMaskFields,
-	type ParkRequest,
-	type Store,
-} from '../../../lib';
-import { itemValueReader } from '../../shared/itemValues';
-import { sourceVersionOf } from '../../shared/sourceVersion';
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
+import { LIMITS, maskText, maskValue, parkItems, type Store } from '../../../lib';
+import { range } from '../../shared/range';
 import { toNodeError } from '../../shared/store';
-import { classifyStatus, splitErrorItem } from './errorInput';
+import { parkRequestsOf } from './parkRequests';
+
+/** What failed, why, what it means, and how the record is kept. */
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Step',
+		name: 'step',
+		type: 'string',
+		default: '',
+		placeholder: 'the node this node is connected to',
+		description:
+			'The step the item failed at. Empty: the node whose output feeds this one (its error output, typically).',
+	},
+	{
+		displayName: 'Error Class',
+		name: 'errorClass',
+		type: 'options',
+		options: [
+			{
+				name: 'Conflict',
+				value: 'conflict',
+			},
+			{
+				name: 'Detect From the Error',
+				value: 'auto',
+				description: '4xx is permanent, 408/425/429/5xx exhausted, anything else execution',
+			},
+			{
+				name: 'Exhausted',
+				value: 'exhausted',
+			},
+			{
+				name: 'Invalid',
+				value: 'invalid',
+			},
+			{
+				name: 'Permanent',
+				value: 'permanent',
+			},
+			{
+				name: 'Rate Limited',
+				value: 'rate_limited',
+			},
+			{
+				name: 'Unknown Outcome',
+				value: 'unknown_outcome',
+			},
+		],
+		default: 'auto',
+	},
+	{
+		displayName: 'Idempotency Key',
+		name: 'idempotencyKey',
+		type: 'string',
+		default: '',
+		description:
+			'The key of the write that failed, so a replay is recognised as the same operation. Empty: the item is identified by its payload.',
+	},
+	{
+		displayName: 'Park Options',
+		name: 'parkOptions',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [
+			{
+				displayName: 'Already Happened',
+				name: 'alreadyHappened',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. enriched, not in CRM',
+				description: 'What succeeded before the failure',
+			},
+			{
+				displayName: 'Business Impact',
+				name: 'impact',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. lead not in CRM',
+			},
+			{
+				displayName: 'Integration',
+				name: 'integration',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. crm',
+				description: 'The system the step talks to. While it is paused, items are parked as held.',
+			},
+			{
+				displayName: 'Mask Fields',
+				name: 'maskFields',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. apiKey, ssn',
+				description:
+					'Comma-separated field names to mask, in any spelling (ssn matches SSN and s-s-n), besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
+			},
+			{
+				displayName: 'Owner',
+				name: 'owner',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. sales-ops',
+				description: 'Who fixes items parked here',
+			},
+			{
+				displayName: 'Retention (Days)',
+				name: 'retentionDays',
+				type: 'number',
+				typeOptions: range(LIMITS.retentionDays),
+				default: 90,
+				description: 'How long a closed record is kept after it was parked',
+			},
+			{
+				displayName: 'Severity',
+				name: 'severity',
+				type: 'options',
+				options: [
+					{ name: 'Page Now', value: 'page', description: 'Money or customer-facing' },
+					{ name: 'Normal', value: 'normal', description: 'Goes into the daily digest' },
+				],
+				default: 'normal',
+			},
+			{
+				displayName: 'Source Version',
+				name: 'sourceVersion',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. {{ $json.versionId }}',
+				description:
+					"The failed workflow's version, when you know it (n8n does not tell nodes their workflow's version ID). Empty: a fingerprint of the nodes connected to this one, when the item failed in this workflow.",
+			},
+		],
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['park'] } }, properties);
 
 /**
  * Park: every input item becomes (or updates) one dead-letter record, in one statement. Items
@@ -23,90 +155,7 @@ export async function execute(
 	store: Store,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[][]> {
-	const workflow = this.getWorkflow();
-	const executionId = this.getExecutionId();
-	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
-	const runLink =
-		workflow.id && executionId
-			? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}`
-			: undefined;
-	let sourceStep = '';
-	try {
-		sourceStep = this.getInputSourceData()?.previousNode ?? '';
-	} catch {
-		/* no input source (first node): the Step parameter must say it */
-	}
-	// This workflow's fingerprint: the version of items that failed here, not in another workflow.
-	const fingerprint = sourceVersionOf(this);
-	const options = this.getNodeParameter('parkOptions', 0, {}) as IDataObject;
-	const optionsOf = itemValueReader(this, items, 'parkOptions', {});
-	const stepOf = itemValueReader(this, items, 'step');
-	const classOf = itemValueReader(this, items, 'errorClass', 'auto');
-	const keyOf = itemValueReader(this, items, 'idempotencyKey');
-	let maskFields: string[];
-	try {
-		maskFields = parseMaskFields(options.maskFields);
-	} catch (error) {
-		throw toNodeError(this, error, 0);
-	}
-
-	// One request per item; an item with a bad parameter is an error naming it (or, with
-	// Continue On Fail, an error item) and the others are parked.
-	const requests: ParkRequest[] = [];
-	const requestOf = new Map<number, number>();
-	const refused = new Map<number, string>();
-	for (let index = 0; index < items.length; index++) {
-		try {
-			const item = items[index];
-			const failed = splitErrorItem(item.json);
-			const chosenClass = String(classOf(index) ?? 'auto');
-			const itemOptions = (optionsOf(index) ?? {}) as IDataObject;
-			const text = (value: unknown): string | undefined =>
-				value === undefined || value === null || String(value).trim() === ''
-					? undefined
-					: String(value).trim();
-			const failedWorkflowId = text(itemOptions.workflowId);
-			const failedExecutionId = text(itemOptions.executionId);
-			const request: ParkRequest = {
-				workflowId: failedWorkflowId ?? workflow.id ?? 'unsaved',
-				workflowName:
-					text(itemOptions.workflowName) ?? (failedWorkflowId ? undefined : workflow.name),
-				executionId: failedExecutionId ?? executionId,
-				step: text(stepOf(index)) ?? (sourceStep || this.getNode().name),
-				itemIndex:
-					item.pairedItem &&
-					typeof item.pairedItem === 'object' &&
-					!Array.isArray(item.pairedItem) &&
-					Number.isInteger(item.pairedItem.item)
-						? item.pairedItem.item
-						: index,
-				idempotencyKey: text(keyOf(index)),
-				runLink:
-					failedWorkflowId && failedExecutionId
-						? `${baseUrl}/workflow/${failedWorkflowId}/executions/${failedExecutionId}`
-						: runLink,
-				integration: text(itemOptions.integration),
-				errorClass: chosenClass === 'auto' ? classifyStatus(failed.status) : chosenClass,
-				errorMessage: failed.message,
-				errorStatus: failed.status,
-				alreadyHappened: text(itemOptions.alreadyHappened),
-				impact: text(itemOptions.impact),
-				owner: text(itemOptions.owner),
-				severity: text(itemOptions.severity),
-				payload: failed.payload,
-				retentionDays:
-					optionalInRange(itemOptions.retentionDays, LIMITS.retentionDays, index) ?? 90,
-				sourceVersion:
-					text(itemOptions.sourceVersion) ??
-					(failedWorkflowId && failedWorkflowId !== workflow.id ? undefined : fingerprint),
-			};
-			requestOf.set(index, requests.push(request) - 1);
-		} catch (error) {
-			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			refused.set(index, error instanceof Error ? error.message : String(error));
-		}
-	}
-
+	const { requests, requestOf, refused, maskFields } = parkRequestsOf(this, items);
 	const results = await parkItems(store, requests, { maskFields }).catch((error: unknown) => {
 		throw toNodeError(this, error);
 	});

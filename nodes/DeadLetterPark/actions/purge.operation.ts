@@ -1,6 +1,9 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { purgeDeadLetters, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
+
+/** Purge has no parameters: each record carries its own retention. */
+export const description: INodeProperties[] = [];
 
 /** Purge: deletes closed records past retention (never open ones) and says how many. */
 export async function execute(

@@ -1,7 +1,15 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { getDeadLetters, type Store } from '../../../lib';
 import { toNodeError } from '../../shared/store';
 import { changeStatuses } from './updateStatus.operation';
+
+/** Replay reads Dead Letter ID, Actor and Reason, which Update Status declares for both. */
+export const description: INodeProperties[] = [];
 
 /**
  * Replay: marks each record replay requested (with who and why in the audit trail) and outputs

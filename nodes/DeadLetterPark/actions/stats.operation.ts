@@ -1,6 +1,34 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { deadLetterStats, type Store } from '../../../lib';
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
+import { deadLetterStats, LIMITS, type Store } from '../../../lib';
+import { range } from '../../shared/range';
 import { toNodeError } from '../../shared/store';
+
+/** Over how many days, of which workflow. */
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Days',
+		name: 'days',
+		type: 'number',
+		typeOptions: range(LIMITS.statsDays),
+		default: 30,
+		description: 'How many days of parking to count (open items count whatever their age)',
+	},
+	{
+		displayName: 'Workflow ID',
+		name: 'statsWorkflowId',
+		type: 'string',
+		default: '',
+		description: 'Only this workflow; empty for all',
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['stats'] } }, properties);
 
 /** Stats: one item, computed in SQL. */
 export async function execute(

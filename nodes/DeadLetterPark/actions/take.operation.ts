@@ -1,6 +1,49 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
 import { inRange, LIMITS, type Store, takeForReplay } from '../../../lib';
 import { toNodeError } from '../../shared/store';
+
+/** How many records one run takes, and when a record a dead run took is taken again. */
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Taker',
+		name: 'taker',
+		type: 'string',
+		default: 'replay workflow',
+		description: 'Who takes the records; recorded in the audit trail with this execution',
+	},
+	{
+		displayName: 'Limit',
+		name: 'takeLimit',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: 10000, numberPrecision: 0 },
+		default: 100,
+		description: 'Max number of results to return',
+	},
+	{
+		displayName: 'Workflow ID',
+		name: 'takeWorkflowId',
+		type: 'string',
+		default: '',
+		description: 'Only records of this workflow; empty for all',
+	},
+	{
+		displayName: 'Retake After (Minutes)',
+		name: 'staleAfterMinutes',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: 10080, numberPrecision: 0 },
+		default: 30,
+		description:
+			'A record another replay run took this long ago without finishing (that run died) is taken again',
+	},
+];
+
+export const description = updateDisplayOptions({ show: { operation: ['take'] } }, properties);
 
 /**
  * Take for Replay: takes the records asked to be replayed, atomically, for this run (two

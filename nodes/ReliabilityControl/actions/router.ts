@@ -1,21 +1,27 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import { storeFor } from '../../shared/store';
-import * as alert from './alert.operations';
-import * as consoleOps from './console.operations';
-import * as heartbeat from './heartbeat.operations';
-import * as housekeeping from './housekeeping.operations';
-import * as itemTrace from './item/trace.operation';
-import * as pause from './pause.operations';
+import * as alert from './alert/Alert.resource';
+import * as consoleResource from './console/Console.resource';
+import * as heartbeat from './heartbeat/Heartbeat.resource';
+import * as housekeeping from './housekeeping/Housekeeping.resource';
+import * as item from './item/Item.resource';
+import * as metrics from './metrics/Metrics.resource';
+import * as pause from './pause/Pause.resource';
 
 const resources = {
-	alert: { compose: alert.compose },
-	pause: { pause: pause.pause, resume: pause.resume, check: pause.check, list: pause.list },
-	heartbeat: { beat: heartbeat.beat, check: heartbeat.check },
-	housekeeping: { purgeExpired: housekeeping.purge },
-	console: { serve: consoleOps.serve },
-	metrics: { prometheus: consoleOps.prometheus },
-	item: { trace: itemTrace.execute },
+	alert: { compose: alert.compose.execute },
+	pause: {
+		pause: pause.pause.execute,
+		resume: pause.resume.execute,
+		check: pause.check.execute,
+		list: pause.list.execute,
+	},
+	heartbeat: { beat: heartbeat.beat.execute, check: heartbeat.check.execute },
+	housekeeping: { purgeExpired: housekeeping.purgeExpired.execute },
+	console: { serve: consoleResource.serve.execute },
+	metrics: { prometheus: metrics.prometheus.execute },
+	item: { trace: item.trace.execute },
 } as const;
 
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {

@@ -1,37 +1,15 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
 } from 'n8n-workflow';
 import { LIMITS, type Store, traceItem } from '../../../../lib';
 import { forEachItem } from '../../../shared/router';
 import { range } from '../../../shared/range';
 
-/**
- * Item > Trace: "where is item X?". One output item per input item: every claim, write step and
- * dead letter of the business ID as one timeline, oldest first, with links to the executions.
- */
-const show = { show: { resource: ['item'], operation: ['trace'] } };
-
-export const description: INodeProperties[] = [
-	{
-		displayName: 'Operation',
-		name: 'operation',
-		type: 'options',
-		noDataExpression: true,
-		displayOptions: { show: { resource: ['item'] } },
-		options: [
-			{
-				name: 'Trace',
-				value: 'trace',
-				action: 'Trace an item by its business ID',
-				description:
-					'Where an item is: every claim, write step and dead letter of an event ID, idempotency key or a part of one, oldest first',
-			},
-		],
-		default: 'trace',
-	},
+const properties: INodeProperties[] = [
 	{
 		displayName: 'Business ID',
 		name: 'businessId',
@@ -41,7 +19,6 @@ export const description: INodeProperties[] = [
 		placeholder: 'e.g. INV-20931',
 		description:
 			'An event ID, an idempotency key or a part of one (at least 3 characters, case-insensitive). Each kind of record is matched by the whole ID first, else by the part.',
-		displayOptions: show,
 	},
 	{
 		displayName: 'Limit',
@@ -50,10 +27,18 @@ export const description: INodeProperties[] = [
 		typeOptions: range(LIMITS.traceLimit),
 		default: 200,
 		description: 'The most records to return; the newest are kept and Truncated says so',
-		displayOptions: show,
 	},
 ];
 
+export const description = updateDisplayOptions(
+	{ show: { resource: ['item'], operation: ['trace'] } },
+	properties,
+);
+
+/**
+ * Item > Trace: "where is item X?". One output item per input item: every claim, write step and
+ * dead letter of the business ID as one timeline, oldest first, with links to the executions.
+ */
 export async function execute(
 	this: IExecuteFunctions,
 	store: Store,

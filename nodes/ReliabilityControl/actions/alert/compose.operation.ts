@@ -1,12 +1,35 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { composeAlert, isHeld, parseMaskFields } from '../../../lib';
-import { toNodeError } from '../../shared/store';
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
+import { composeAlert, isHeld, parseMaskFields } from '../../../../lib';
+import { toNodeError } from '../../../shared/store';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Mask Fields',
+		name: 'alertMaskFields',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. ssn, iban',
+		description:
+			'Comma-separated field names to mask in the alert text, besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
+	},
+];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['alert'], operation: ['compose'] } },
+	properties,
+);
 
 /**
  * Compose: one alert per input item, its text masked; held items (a paused integration, an open
  * breaker) make no alert. Needs no store.
  */
-export async function compose(
+export async function execute(
 	this: IExecuteFunctions,
 	_store: unknown,
 	items: INodeExecutionData[],

@@ -1,10 +1,3 @@
-import type { INodeProperties } from 'n8n-workflow';
-
-/** Shown for these operations only. */
-export const show = (...operations: string[]): INodeProperties['displayOptions'] => ({
-	show: { operation: operations },
-});
-
 /** The statuses a person can pick, in the editor's alphabetical order. */
 export const statusOptions = [
 	{ name: 'Abandoned', value: 'abandoned' },

@@ -1,0 +1,110 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { LIMITS, optionalInRange, parseMaskFields, type ParkRequest } from '../../../lib';
+import { itemValueReader } from '../../shared/itemValues';
+import { sourceVersionOf } from '../../shared/sourceVersion';
+import { toNodeError } from '../../shared/store';
+import { classifyStatus, splitErrorItem } from './errorInput';
+
+/** The records a Park run's items ask for, which item each came from, and the items refused. */
+export interface ParkRequests {
+	requests: ParkRequest[];
+	/** Input item index to its request's index in `requests`. */
+	requestOf: Map<number, number>;
+	/** Input item index to why it was not parked (Continue On Fail only). */
+	refused: Map<number, string>;
+	maskFields: string[];
+}
+
+/**
+ * One request per item, filled from the item (an error output's `error` is recognised without
+ * mapping), the parameters and the run (workflow, execution, the step that fed this node). An
+ * item with a bad parameter is an error naming it, or with Continue On Fail a refused item, and
+ * the others are parked.
+ */
+export function parkRequestsOf(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+): ParkRequests {
+	const workflow = context.getWorkflow();
+	const executionId = context.getExecutionId();
+	const baseUrl = context.getInstanceBaseUrl().replace(/\/+$/, '');
+	const runLink =
+		workflow.id && executionId
+			? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}`
+			: undefined;
+	let sourceStep = '';
+	try {
+		sourceStep = context.getInputSourceData()?.previousNode ?? '';
+	} catch {
+		/* no input source (first node): the Step parameter must say it */
+	}
+	// This workflow's fingerprint: the version of items that failed here, not in another workflow.
+	const fingerprint = sourceVersionOf(context);
+	const options = context.getNodeParameter('parkOptions', 0, {}) as IDataObject;
+	const optionsOf = itemValueReader(context, items, 'parkOptions', {});
+	const stepOf = itemValueReader(context, items, 'step');
+	const classOf = itemValueReader(context, items, 'errorClass', 'auto');
+	const keyOf = itemValueReader(context, items, 'idempotencyKey');
+	let maskFields: string[];
+	try {
+		maskFields = parseMaskFields(options.maskFields);
+	} catch (error) {
+		throw toNodeError(context, error, 0);
+	}
+
+	const requests: ParkRequest[] = [];
+	const requestOf = new Map<number, number>();
+	const refused = new Map<number, string>();
+	for (let index = 0; index < items.length; index++) {
+		try {
+			const item = items[index];
+			const failed = splitErrorItem(item.json);
+			const chosenClass = String(classOf(index) ?? 'auto');
+			const itemOptions = (optionsOf(index) ?? {}) as IDataObject;
+			const text = (value: unknown): string | undefined =>
+				value === undefined || value === null || String(value).trim() === ''
+					? undefined
+					: String(value).trim();
+			const failedWorkflowId = text(itemOptions.workflowId);
+			const failedExecutionId = text(itemOptions.executionId);
+			const request: ParkRequest = {
+				workflowId: failedWorkflowId ?? workflow.id ?? 'unsaved',
+				workflowName:
+					text(itemOptions.workflowName) ?? (failedWorkflowId ? undefined : workflow.name),
+				executionId: failedExecutionId ?? executionId,
+				step: text(stepOf(index)) ?? (sourceStep || context.getNode().name),
+				itemIndex:
+					item.pairedItem &&
+					typeof item.pairedItem === 'object' &&
+					!Array.isArray(item.pairedItem) &&
+					Number.isInteger(item.pairedItem.item)
+						? item.pairedItem.item
+						: index,
+				idempotencyKey: text(keyOf(index)),
+				runLink:
+					failedWorkflowId && failedExecutionId
+						? `${baseUrl}/workflow/${failedWorkflowId}/executions/${failedExecutionId}`
+						: runLink,
+				integration: text(itemOptions.integration),
+				errorClass: chosenClass === 'auto' ? classifyStatus(failed.status) : chosenClass,
+				errorMessage: failed.message,
+				errorStatus: failed.status,
+				alreadyHappened: text(itemOptions.alreadyHappened),
+				impact: text(itemOptions.impact),
+				owner: text(itemOptions.owner),
+				severity: text(itemOptions.severity),
+				payload: failed.payload,
+				retentionDays:
+					optionalInRange(itemOptions.retentionDays, LIMITS.retentionDays, index) ?? 90,
+				sourceVersion:
+					text(itemOptions.sourceVersion) ??
+					(failedWorkflowId && failedWorkflowId !== workflow.id ? undefined : fingerprint),
+			};
+			requestOf.set(index, requests.push(request) - 1);
+		} catch (error) {
+			if (!context.continueOnFail()) throw toNodeError(context, error, index);
+			refused.set(index, error instanceof Error ? error.message : String(error));
+		}
+	}
+	return { requests, requestOf, refused, maskFields };
+}

@@ -1,0 +1,90 @@
+import {
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeProperties,
+	updateDisplayOptions,
+} from 'n8n-workflow';
+import { DEFAULT_HOUSEKEEPING, LIMITS, purgeExpired, type Store } from '../../../../lib';
+import { range } from '../../../shared/range';
+import { toNodeError } from '../../../shared/store';
+
+/** How long each kind of row is kept, and the slice size. */
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Retention (Days)',
+		name: 'retentionDays',
+		type: 'number',
+		typeOptions: range(LIMITS.retentionDays),
+		default: 30,
+		description:
+			'Delete entity versions untouched and outbox messages settled for longer than this. Key records, event IDs and dead letters keep the retention they were written with.',
+	},
+	{
+		displayName: 'History Retention (Days)',
+		name: 'historyRetentionDays',
+		type: 'number',
+		typeOptions: range(LIMITS.historyRetentionDays),
+		default: 365,
+		description: 'Delete pause and resume history older than this (current pauses always stay)',
+	},
+	{
+		displayName: 'Stats Retention (Days)',
+		name: 'statsRetentionDays',
+		type: 'number',
+		typeOptions: range(LIMITS.statsRetentionDays),
+		default: 400,
+		description:
+			'Delete daily dead letter stats older than this. Keep it at least as long as the console and metrics look back.',
+	},
+	{
+		displayName: 'Slice Size',
+		name: 'sliceSize',
+		type: 'number',
+		typeOptions: range(LIMITS.purgeSliceSize),
+		default: 10_000,
+		description:
+			'Rows deleted per statement. Each slice is its own short statement, so claims and writes never wait behind a purge.',
+	},
+];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['housekeeping'], operation: ['purgeExpired'] } },
+	properties,
+);
+
+/**
+ * Purge Expired: every table of the store purged by its retention, once per run (parameters of
+ * the first item); outputs the rows deleted per table and their total.
+ */
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+): Promise<INodeExecutionData[][]> {
+	try {
+		const started = Date.now();
+		const deleted = await purgeExpired(store, {
+			retentionDays: this.getNodeParameter(
+				'retentionDays',
+				0,
+				DEFAULT_HOUSEKEEPING.retentionDays,
+			) as number,
+			historyRetentionDays: this.getNodeParameter(
+				'historyRetentionDays',
+				0,
+				DEFAULT_HOUSEKEEPING.historyRetentionDays,
+			) as number,
+			statsRetentionDays: this.getNodeParameter(
+				'statsRetentionDays',
+				0,
+				DEFAULT_HOUSEKEEPING.statsRetentionDays,
+			) as number,
+			sliceSize: this.getNodeParameter('sliceSize', 0, DEFAULT_HOUSEKEEPING.sliceSize) as number,
+		});
+		const total = Object.values(deleted).reduce((sum, n) => sum + n, 0);
+		const json: IDataObject = { deleted: { ...deleted }, total, durationMs: Date.now() - started };
+		return [[{ json, pairedItem: { item: 0 } }]];
+	} catch (error) {
+		throw toNodeError(this, error, 0);
+	}
+}

@@ -1,0 +1,22 @@
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
+import { listPauses, type Store } from '../../../../lib';
+import { toNodeError } from '../../../shared/store';
+
+/** List has no parameters: it outputs every pause record. */
+export const description: INodeProperties[] = [];
+
+/** List: every pause record and its state. */
+export async function execute(
+	this: IExecuteFunctions,
+	store: Store,
+): Promise<INodeExecutionData[][]> {
+	const all = await listPauses(store).catch((error: unknown) => {
+		throw toNodeError(this, error);
+	});
+	return [all.map((state) => ({ json: state as unknown as IDataObject, pairedItem: { item: 0 } }))];
+}

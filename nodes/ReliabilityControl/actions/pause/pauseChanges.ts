@@ -1,0 +1,42 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	pause as pauseScope,
+	type PauseScope,
+	resume as resumeScope,
+	type Store,
+} from '../../../../lib';
+import { toNodeError } from '../../../shared/store';
+
+/** A text parameter of an item, trimmed. */
+export const textParameter = (context: IExecuteFunctions, name: string, index: number): string =>
+	String(context.getNodeParameter(name, index, '') ?? '').trim();
+
+/** Pauses (or resumes) each item's scope and name, one change per item, each with who and why. */
+export async function changePauses(
+	context: IExecuteFunctions,
+	store: Store,
+	items: INodeExecutionData[],
+	paused: boolean,
+): Promise<INodeExecutionData[][]> {
+	const out: INodeExecutionData[] = [];
+	for (let index = 0; index < items.length; index++) {
+		try {
+			const args = [
+				store,
+				textParameter(context, 'scope', index) as PauseScope,
+				textParameter(context, 'pauseName', index),
+				textParameter(context, 'actor', index),
+				textParameter(context, 'reason', index),
+			] as const;
+			const state = paused ? await pauseScope(...args) : await resumeScope(...args);
+			out.push({ json: state as unknown as IDataObject, pairedItem: { item: index } });
+		} catch (error) {
+			if (!context.continueOnFail()) throw toNodeError(context, error, index);
+			out.push({
+				json: { error: error instanceof Error ? error.message : String(error) },
+				pairedItem: { item: index },
+			});
+		}
+	}
+	return [out];
+}
