@@ -32,7 +32,7 @@ export default tseslint.config(
 		// The write's request building throws ItemError for one item's bad input, also inside a
 		// catch (a JSON body that does not parse); the catch around each item turns it into a
 		// NodeOperationError with the item's index, so that one item fails alone.
-		files: ['nodes/IdempotentHttpWrite/write.ts', 'nodes/IdempotentHttpWrite/request.ts'],
+		files: ['nodes/IdempotentHttpWrite/write.ts', 'nodes/IdempotentHttpWrite/requestBody.ts'],
 		rules: { '@n8n/community-nodes/require-node-api-error': 'off' },
 	},
 	{

@@ -6,8 +6,6 @@ import type {
 	INodeExecutionData,
 } from 'n8n-workflow';
 import {
-	businessKey,
-	checkedKey,
 	type Compensation,
 	inRange,
 	LIMITS,
@@ -17,6 +15,9 @@ import {
 	type WriteRequest,
 } from '../../lib';
 import { itemValueReader } from '../shared/itemValues';
+import { encodeBody, pairs } from './requestBody';
+import { addCredentials, credentialsFor, preconditionOf } from './requestHeaders';
+import { idempotencyKeyOf } from './requestKey';
 import { text, type WriteSettings } from './settings';
 
 /**
@@ -28,28 +29,13 @@ export interface PreparedRequest extends WriteRequest {
 	lookupUrl?: string;
 }
 
-const pairs = (value: unknown): Array<{ name: string; value: string }> =>
-	((value as { parameter?: Array<{ name: string; value: string }> })?.parameter ?? []).filter(
-		(p) => p.name,
-	);
-
-const KEY_PARTS = {
-	source: 'Source System',
-	recordId: 'Record ID',
-	action: 'Action',
-	version: 'Record Version',
-} as const;
-
 export async function requestBuilder(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	settings: WriteSettings,
 ) {
 	const { authentication } = settings;
-	const credentials =
-		authentication === 'none' || authentication === 'oAuth2Api'
-			? undefined
-			: ((await context.getCredentials(authentication)) as IDataObject);
+	const credentials = await credentialsFor(context, authentication);
 	const method = context.getNodeParameter('method', 0, 'POST') as IHttpRequestMethods;
 	const read = {
 		url: itemValueReader(context, items, 'url'),
@@ -75,120 +61,6 @@ export async function requestBuilder(
 			: undefined,
 	};
 
-	/** The expected version as its header carries it; a time for If-Unmodified-Since as an HTTP date. */
-	const preconditionOf = (index: number): WriteRequest['precondition'] => {
-		if (!settings.preconditionHeader || !read.precondition) return undefined;
-		const raw = read.precondition(index);
-		let value = raw instanceof Date ? raw.toUTCString() : text(raw);
-		if (!value)
-			throw new ItemError(
-				`Item ${index} has no expected version for its ${settings.preconditionHeader} precondition`,
-				index,
-				'Map Expected Version to the ETag or version the write was built on; nothing was sent.',
-			);
-		if (settings.preconditionHeader === 'If-Unmodified-Since' && !/GMT$/.test(value)) {
-			const time = new Date(value);
-			if (Number.isNaN(time.getTime()))
-				throw new ItemError(
-					`Item ${index}: the expected last-modified time ${JSON.stringify(value)} is not a date`,
-					index,
-					'Map Expected Version to the last-modified time the write was built on.',
-				);
-			value = time.toUTCString();
-		}
-		if (/[\u0000-\u001f\u007f]/.test(value) || !/^[\t\u0020-\u00ff]*$/.test(value))
-			throw new ItemError(
-				`Item ${index}: the expected version cannot travel in an HTTP header`,
-				index,
-				'Map Expected Version to plain text (letters, digits, quotes, punctuation).',
-			);
-		return { header: settings.preconditionHeader, value };
-	};
-
-	const keyOf = (index: number): string => {
-		let key: string;
-		if (read.keyMode(index) === 'custom') {
-			const raw = read.customKey(index);
-			if (raw !== null && typeof raw === 'object') {
-				throw new ItemError(
-					`Item ${index}: the idempotency key is ${Array.isArray(raw) ? 'a list' : 'an object'}, not text`,
-					index,
-					'Map Key to text or a number that identifies the business operation. Nothing was sent.',
-				);
-			}
-			key = text(raw);
-			if (!key)
-				throw new ItemError(
-					`Item ${index} has no idempotency key`,
-					index,
-					'Key evaluated to empty. Map it to the business identity of the write (for example the invoice number and the action); nothing was sent.',
-				);
-		} else {
-			const parts = {
-				source: text(read.source(index)),
-				recordId: text(read.recordId(index)),
-				action: text(read.action(index)),
-				version: text(read.version(index)),
-			};
-			const missing = (Object.keys(parts) as Array<keyof typeof parts>)
-				.filter((part) => !parts[part])
-				.map((part) => KEY_PARTS[part]);
-			if (missing.length > 0)
-				throw new ItemError(
-					`Item ${index} has no idempotency key: ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} empty`,
-					index,
-					'The key is built from source, record ID, action and version; every part must have a value. Nothing was sent.',
-				);
-			key = businessKey(parts);
-		}
-		const checked = checkedKey(key, settings.sendKey);
-		if ('problem' in checked) {
-			throw new ItemError(
-				`Item ${index}: ${checked.problem}`,
-				index,
-				'Fix the Key expression; nothing was claimed or sent.',
-			);
-		}
-		return checked.key;
-	};
-
-	const bodyOf = (index: number, headers: IDataObject, options: IHttpRequestOptions): unknown => {
-		if (read.sendBody(index) === false || method === 'DELETE') return undefined;
-		const type = read.contentType(index);
-		if (type === 'form-urlencoded') {
-			const form = Object.fromEntries(
-				pairs(context.getNodeParameter('bodyParameters', index, {})).map((p) => [p.name, p.value]),
-			);
-			options.body = new URLSearchParams(form).toString();
-			headers['content-type'] = 'application/x-www-form-urlencoded';
-			return form;
-		}
-		if (type === 'raw') {
-			const body = String(context.getNodeParameter('rawBody', index, ''));
-			options.body = body;
-			headers['content-type'] = String(
-				context.getNodeParameter('rawContentType', index, 'text/plain'),
-			);
-			return body;
-		}
-		const raw = read.jsonBody(index);
-		let body: unknown = raw;
-		if (typeof raw === 'string') {
-			try {
-				body = raw.trim() ? JSON.parse(raw) : {};
-			} catch {
-				throw new ItemError(
-					`Item ${index}: the JSON body is not valid JSON`,
-					index,
-					'Fix the JSON field; nothing was sent.',
-				);
-			}
-		}
-		options.body = body as IDataObject;
-		options.json = true;
-		return body;
-	};
-
 	/** How this item's step is reversed, as kept with its record. */
 	const compensationOf = (index: number): Compensation | undefined => {
 		if (settings.compensation === 'none') return undefined;
@@ -212,7 +84,7 @@ export async function requestBuilder(
 				index,
 				'Set URL to an http:// or https:// address.',
 			);
-		const key = keyOf(index);
+		const key = idempotencyKeyOf(read, settings.sendKey, index);
 		const timeout = inRange(read.timeout(index), LIMITS.timeoutMs, index);
 		const headers: IDataObject = {};
 		const qs: IDataObject = {};
@@ -231,20 +103,13 @@ export async function requestBuilder(
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
 		};
-		const body = bodyOf(index, headers, options);
+		const body = encodeBody(context, read, method, index, headers, options);
 		// The fingerprint is taken before credentials are added: they are not part of the request's identity.
 		const fingerprint = requestFingerprint({ method, url, query: { ...qs }, body });
 		if (settings.sendKey) headers[settings.headerName] = headerValue(key, settings.quoting);
-		const precondition = preconditionOf(index);
+		const precondition = preconditionOf(settings, read.precondition, index);
 		if (precondition) headers[precondition.header] = precondition.value;
-		if (credentials && authentication === 'httpHeaderAuth')
-			headers[String(credentials.name)] = credentials.value;
-		if (credentials && authentication === 'httpBearerAuth')
-			headers.Authorization = `Bearer ${String(credentials.token)}`;
-		if (credentials && authentication === 'httpBasicAuth')
-			options.auth = { username: String(credentials.user), password: String(credentials.password) };
-		if (credentials && authentication === 'httpQueryAuth')
-			qs[String(credentials.name)] = credentials.value;
+		addCredentials(credentials, authentication, { headers, qs, options });
 		return {
 			index,
 			scope: settings.scope,
