@@ -1,0 +1,70 @@
+import type { Store } from '../store';
+import type { KeyRow } from './keyRow';
+import type { RunLeases } from './lease';
+import { leaseOf, type RunState, timeoutOf } from './runState';
+import { claimKeysSql } from './sql';
+import type { WriteContext, WriteRequest } from './types';
+
+/**
+ * Claims a run's keys in one statement, and one item's key again once its record failed
+ * meanwhile or is gone. Both return each key's record as the claim found it.
+ */
+
+/** Claims the first occurrence of every key; the rows come back by position (`ord`). */
+export async function claimKeys(
+	store: Store,
+	context: WriteContext,
+	leases: RunLeases,
+	leaders: WriteRequest[],
+): Promise<Map<number, KeyRow>> {
+	const rows = await store.query<KeyRow & { ord: number }>(claimKeysSql(store), [
+		JSON.stringify(
+			leaders.map((r, ord) => ({
+				ord,
+				scope: r.scope,
+				key: r.key,
+				fingerprint: r.fingerprint,
+				lease_ms: leaseOf(context, r),
+				timeout_ms: timeoutOf(r),
+			})),
+		),
+		context.workflowId ?? null,
+		context.executionId,
+		context.node,
+		context.retentionDays,
+	]);
+	// Claimed records are held from now on, also while they wait for a lane: the waves renew them.
+	for (const row of rows) {
+		if (!row.claimed) continue;
+		const request = leaders[row.ord];
+		leases.hold({
+			scope: request.scope,
+			key: request.key,
+			generation: Number(row.generation),
+			leaseMs: leaseOf(context, request),
+			timeoutMs: timeoutOf(request),
+		});
+	}
+	return new Map(rows.map((row) => [row.ord, row]));
+}
+
+/** Claims one item's key again: its record failed meanwhile (claimable again) or is gone. */
+export async function claimKeyAgain(run: RunState, request: WriteRequest): Promise<KeyRow> {
+	const [again] = await run.store.query<KeyRow>(claimKeysSql(run.store), [
+		JSON.stringify([
+			{
+				ord: 0,
+				scope: request.scope,
+				key: request.key,
+				fingerprint: request.fingerprint,
+				lease_ms: leaseOf(run.context, request),
+				timeout_ms: timeoutOf(request),
+			},
+		]),
+		run.context.workflowId ?? null,
+		run.context.executionId,
+		run.context.node,
+		run.context.retentionDays,
+	]);
+	return again;
+}

@@ -1,0 +1,97 @@
+import { releaseBreakerHolds } from '../deadletter';
+import { plainText } from '../describe';
+import { maskText } from '../masking';
+import type { Store } from '../store';
+import { storableText } from '../store/storable';
+import type { KeyRow } from './keyRow';
+import { parkFailed } from './park';
+import { fromSaved } from './responses';
+import { keyIdOf } from './runState';
+import { gateSql, succeededKeysSql } from './sql';
+import { FailureClass, type WriteContext, type WriteOutcome, type WriteRequest } from './types';
+import type { Waves } from './waves';
+
+/**
+ * A paused integration or an open breaker: hold every item, call nothing. Otherwise, items
+ * an earlier breaker held whose cool-down is over go back to replay.
+ */
+export async function gate(
+	store: Store,
+	context: WriteContext,
+	waves: Waves,
+	requests: WriteRequest[],
+): Promise<WriteOutcome[] | undefined> {
+	const integration = context.integration;
+	if (!integration) return undefined;
+	const [state] = await store.query<{
+		paused: boolean;
+		paused_by: string | null;
+		pause_reason: string | null;
+		open_until: Date | null;
+		breaker_holds: boolean;
+	}>(gateSql(store), [integration, storableText(plainText(integration))]);
+	const pause = state.paused
+		? { changedBy: state.paused_by ?? '', reason: state.pause_reason }
+		: undefined;
+	const openUntil = pause ? undefined : (state.open_until ?? undefined);
+	if (!pause && !openUntil) {
+		if (context.breaker && state.breaker_holds) {
+			await releaseBreakerHolds(store, {
+				integration,
+				actor: 'Idempotent HTTP Write',
+				reason: `circuit breaker of ${integration} closed`,
+			});
+		}
+		return undefined;
+	}
+	const message = pause
+		? `integration ${integration} is paused by ${pause.changedBy}: ${pause.reason ?? ''}`.trim()
+		: `circuit breaker for ${integration} is open until ${openUntil!.toISOString()}`;
+	// What already succeeded is answered from its saved response: it needs no call, and holding
+	// it would put done work back in a queue.
+	const done = new Map(
+		(
+			await store.query<KeyRow & { scope: string; key: string }>(succeededKeysSql(store), [
+				JSON.stringify(
+					requests.map((r) => ({ scope: r.scope, key: r.key, fingerprint: r.fingerprint })),
+				),
+			])
+		).map((row) => [`${row.scope}\u0000${row.key}`, row]),
+	);
+	const held = requests.filter((r) => !done.has(keyIdOf(r)));
+	const heldOutcomes = held.map((r): WriteOutcome => ({
+		index: r.index,
+		key: r.key,
+		ok: false,
+		replayed: false,
+		attempts: 0,
+		durationMs: 0,
+		failure: {
+			class: FailureClass.paused,
+			message: maskText(message, context.maskFields),
+			retryAt: openUntil,
+		},
+	}));
+	if (held.length > 0) {
+		await parkFailed(
+			store,
+			context,
+			heldOutcomes.map((outcome, i) => ({ outcome, request: held[i] })),
+			pause ? 'pause' : 'breaker',
+		);
+	}
+	return requests.map((r) => {
+		const saved = done.get(keyIdOf(r));
+		if (!saved) return heldOutcomes[held.indexOf(r)];
+		waves.succeeded(r);
+		return {
+			index: r.index,
+			key: r.key,
+			ok: true,
+			replayed: true,
+			attempts: saved.attempts ?? 0,
+			durationMs: 0,
+			answer: fromSaved(saved),
+		};
+	});
+}

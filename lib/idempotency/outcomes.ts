@@ -1,0 +1,182 @@
+import { maskText } from '../masking';
+import type { Held } from './lease';
+import { savedResponse } from './responses';
+import { itemRefOf, type RunState, type Settlement } from './runState';
+import {
+	type AttemptEntry,
+	type Failure,
+	FailureClass,
+	type HttpAnswer,
+	type WriteContext,
+	type WriteOutcome,
+	type WriteRequest,
+} from './types';
+
+/** Where an owned send loop stands. */
+export interface Owned {
+	held: Held;
+	attempt: number;
+	/** An attempt's response was lost after it was sent: the effect may exist. */
+	lostEarlier: boolean;
+}
+
+/**
+ * What one item has done so far (when it started, its attempt history, the record it holds,
+ * the requests it sent) and the outcomes made from it: a success or failure for the node's
+ * outputs, and for a record this run owns the settlement the next wave writes.
+ */
+export class ItemOutcomes {
+	readonly started: number;
+	private readonly history: AttemptEntry[] = [];
+	/** The record this item holds, once it claimed or took it over. */
+	owned: Owned | undefined;
+	/** Requests this item sent. */
+	sent = 0;
+
+	constructor(
+		readonly run: RunState,
+		readonly request: WriteRequest,
+	) {
+		this.started = run.now();
+	}
+
+	get context(): WriteContext {
+		return this.run.context;
+	}
+
+	get deadlineAt(): number {
+		return this.started + this.context.policy.deadlineMs;
+	}
+
+	succeed(owned: Owned, answer: HttpAnswer): WriteOutcome {
+		const outcome: WriteOutcome = {
+			index: this.request.index,
+			key: this.request.key,
+			ok: true,
+			replayed: false,
+			attempts: owned.attempt,
+			durationMs: this.run.now() - this.started,
+			answer,
+		};
+		this.run.settle(
+			{
+				...this.settlement(owned, 'succeeded'),
+				...savedResponse(answer, this.context.maxSavedBodyChars, this.context.maskFields),
+			},
+			outcome,
+		);
+		return outcome;
+	}
+
+	/**
+	 * A failure of a record this run owns. A definite failure after an attempt whose response was
+	 * lost is not definite: the effect may exist, so the record ends unknown.
+	 */
+	definiteFail(owned: Owned, failure: Failure): WriteOutcome {
+		if (!owned.lostEarlier) return this.settleFail(owned, 'failed', failure);
+		return this.settleFail(owned, 'unknown', {
+			...failure,
+			class: FailureClass.unknownOutcome,
+			message: `${failure.message}; an earlier attempt's response was lost after it was sent, so the effect may exist: check the target before replaying`,
+		});
+	}
+
+	settleFail(owned: Owned, settle: 'failed' | 'unknown', failure: Failure): WriteOutcome {
+		const outcome = this.fail(owned.attempt, failure);
+		this.run.settle(
+			{
+				...this.settlement(owned, settle),
+				last_error: failure.message,
+				response_status: failure.status,
+			},
+			outcome,
+		);
+		return outcome;
+	}
+
+	queueSettlement(owned: Owned, settle: 'unknown', message: string): void {
+		this.run.settle(
+			{ ...this.settlement(owned, settle), last_error: message },
+			this.fail(owned.attempt, {
+				class: FailureClass.superseded,
+				message,
+			}),
+		);
+	}
+
+	private settlement(owned: Owned, outcome: Settlement['outcome']): Settlement {
+		return {
+			scope: this.request.scope,
+			key: this.request.key,
+			generation: owned.held.generation,
+			fingerprint: this.request.fingerprint,
+			outcome,
+			history: this.history,
+			item_ref: itemRefOf(this.request, this.context),
+			// A repair plan is text made from the item, masked like every text the store keeps; a
+			// compensating request is the template the workflow's author wrote, kept as written
+			// because Compensate sends it.
+			compensation:
+				this.request.compensation?.kind === 'manual'
+					? {
+							kind: 'manual',
+							plan: maskText(this.request.compensation.plan, this.context.maskFields),
+						}
+					: (this.request.compensation ?? null),
+		};
+	}
+
+	/** Every failure's message is masked: it reaches the Failed output, the store and alerts. */
+	fail(attempts: number, failure: Failure): WriteOutcome {
+		failure.message = maskText(failure.message, this.context.maskFields);
+		return {
+			index: this.request.index,
+			key: this.request.key,
+			ok: false,
+			replayed: false,
+			attempts,
+			durationMs: this.run.now() - this.started,
+			failure,
+			history: [...this.history],
+		};
+	}
+
+	note(entry: Omit<AttemptEntry, 'at' | 'attempt' | 'execution'> & { attempt?: number }): void {
+		this.history.push({
+			at: new Date().toISOString(),
+			attempt: entry.attempt ?? 0,
+			execution: this.context.executionId,
+			...entry,
+			message:
+				entry.message === undefined
+					? undefined
+					: maskText(entry.message, this.context.maskFields).slice(0, 300),
+		});
+	}
+}
+
+/**
+ * A refused precondition, with both versions: the one the write expected and the one the target
+ * holds (its ETag, Last-Modified, or a version in the answer), so a person sees what changed.
+ */
+export function conflictMessage(
+	request: WriteRequest,
+	answer: HttpAnswer,
+	message: string,
+): string {
+	const header = (name: string) => {
+		const value = answer.headers[name];
+		return Array.isArray(value) ? value[0] : value;
+	};
+	const body = answer.body as Record<string, unknown> | null;
+	const holds =
+		header('etag') ??
+		header('last-modified') ??
+		(body && typeof body === 'object' && body.version !== undefined
+			? String(body.version)
+			: undefined);
+	const expected = request.precondition
+		? `expected ${request.precondition.header}: ${request.precondition.value}`
+		: 'expected the version it was built on';
+	return `the target refused the write (${answer.status} ${message}): its record changed since; ${expected}, the target holds ${holds ?? 'another version'}. Not retried: a person decides which value stands`;
+}

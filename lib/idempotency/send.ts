@@ -1,0 +1,192 @@
+import { StoreUnavailableError } from '../errors';
+import { lookup } from './lookup';
+import { conflictMessage, type ItemOutcomes, type Owned } from './outcomes';
+import { classifyStatus, decideRetry, readRetryAfter, type RetryDecision } from './policy';
+import { targetMessage } from './responses';
+import { inFlightGraceOf, leaseOf, timeoutOf } from './runState';
+import { FailureClass, UnknownOutcomeStrategy, type WriteOutcome } from './types';
+
+/**
+ * The send loop of a record this run owns: retries transient failures inside the deadline.
+ * `fromRecord` decides the item again from its record as it now reads, once another execution
+ * took the key over.
+ */
+export async function sendLoop(
+	item: ItemOutcomes,
+	owned: Owned,
+	fromRecord: () => Promise<WriteOutcome>,
+): Promise<WriteOutcome> {
+	const { run, request, context } = item;
+	for (;;) {
+		const start = await startAttempt(item, owned);
+		if (!start) return await superseded(item, owned, fromRecord);
+		owned.attempt++;
+		item.sent++;
+		run.progress.sent++;
+		const result = await run.deps.send(request, owned.attempt);
+		const policy = context.policy;
+
+		if (result.kind === 'response') {
+			const status = result.answer.status;
+			const answerClass = classifyStatus(status, policy);
+			if (answerClass === 'success') {
+				item.note({ kind: 'response', status, class: 'success', attempt: owned.attempt });
+				run.streak.success();
+				return item.succeed(owned, result.answer);
+			}
+			const message = targetMessage(result.answer, context.maskFields);
+			if (answerClass === 'conflict') {
+				item.note({ kind: 'response', status, class: 'conflict', message, attempt: owned.attempt });
+				return item.definiteFail(owned, {
+					class: FailureClass.conflict,
+					status,
+					message: conflictMessage(request, result.answer, message),
+				});
+			}
+			if (answerClass === 'permanent') {
+				item.note({
+					kind: 'response',
+					status,
+					class: 'permanent',
+					message,
+					attempt: owned.attempt,
+				});
+				return item.definiteFail(owned, { class: FailureClass.permanent, status, message });
+			}
+			run.streak.failure();
+			const retryAfter = readRetryAfter(result.answer.headers['retry-after'], run.now());
+			const decision = decide(item, owned, retryAfter.delayMs);
+			item.note({
+				kind: 'response',
+				status,
+				class: 'transient',
+				message: retryAfter.invalid
+					? `${message} (Retry-After "${retryAfter.invalid}" is not a delay or an HTTP date; backoff used)`
+					: message,
+				delayMs: decision.kind === 'retry' ? decision.delayMs : undefined,
+				attempt: owned.attempt,
+			});
+			if (decision.kind === 'retry') {
+				await run.sleep(decision.delayMs);
+				continue;
+			}
+			if (decision.kind === 'rate_limited') {
+				return item.definiteFail(owned, {
+					class: FailureClass.rateLimited,
+					status,
+					message: `${message}; the target asks to retry at ${decision.retryAt.toISOString()}`,
+					retryAt: decision.retryAt,
+				});
+			}
+			return item.definiteFail(owned, {
+				class: FailureClass.exhausted,
+				status,
+				message: `${message} (${decision.reason})`,
+			});
+		}
+
+		if (result.kind === 'lost') owned.lostEarlier = true;
+		const strategy = context.onUnknown;
+		if (result.kind === 'lost' && strategy !== UnknownOutcomeStrategy.retry) {
+			item.note({
+				kind: 'lost',
+				class: 'unknown_outcome',
+				message: result.message,
+				attempt: owned.attempt,
+			});
+			if (strategy === UnknownOutcomeStrategy.lookup && run.deps.lookup) {
+				// The request may still land until its timeout ends; look only after that.
+				const grace = inFlightGraceOf(context);
+				const waitMs = Math.max(0, start.validUntil - leaseMargin(item) - run.now()) + grace;
+				if (run.now() + waitMs >= item.deadlineAt) {
+					return item.settleFail(owned, 'unknown', {
+						class: FailureClass.unknownOutcome,
+						message: `response lost after the request was sent (${result.code}) and no time is left to look it up before the deadline: the effect may exist; check the target before replaying`,
+					});
+				}
+				await run.sleep(waitMs);
+				const found = await lookup(item, owned);
+				if (found) return found;
+				// Absent: a new send, counted and spaced like any retry.
+				const decision = decide(item, owned);
+				if (decision.kind === 'retry') {
+					await run.sleep(decision.delayMs);
+					continue;
+				}
+				return item.definiteFail(owned, {
+					class: FailureClass.exhausted,
+					message: `response lost after the request was sent (${result.code}); the lookup found no effect and no attempt is left (${decision.kind === 'exhausted' ? decision.reason : 'deadline'})`,
+				});
+			}
+			return item.settleFail(owned, 'unknown', {
+				class: FailureClass.unknownOutcome,
+				message: `response lost after the request was sent (${result.code}): the effect may exist; check the target before replaying`,
+			});
+		}
+		// Not sent (safe), or lost with "retry with the same key" (the target dedupes by key).
+		run.streak.failure();
+		const decision = decide(item, owned);
+		item.note({
+			kind: result.kind,
+			class: 'transient',
+			message: result.message,
+			delayMs: decision.kind === 'retry' ? decision.delayMs : undefined,
+			attempt: owned.attempt,
+		});
+		if (decision.kind === 'retry') {
+			await run.sleep(decision.delayMs);
+			continue;
+		}
+		const reason = decision.kind === 'exhausted' ? decision.reason : 'deadline';
+		return item.definiteFail(owned, {
+			class: FailureClass.exhausted,
+			message: `${result.message} (${reason})`,
+		});
+	}
+}
+
+const leaseMargin = (item: ItemOutcomes): number =>
+	leaseOf(item.context, item.request) - timeoutOf(item.request);
+
+function decide(item: ItemOutcomes, owned: Owned, retryAfterMs?: number): RetryDecision {
+	return decideRetry(
+		{ attempt: owned.attempt, startedAtMs: item.started, nowMs: item.run.now(), retryAfterMs },
+		item.context.policy,
+		item.run.random,
+	);
+}
+
+/**
+ * Starts an attempt under the fence. The lease must still cover the whole attempt when it
+ * starts; a run that stalled between the statement and the send asks again.
+ */
+async function startAttempt(
+	item: ItemOutcomes,
+	owned: Owned,
+): Promise<{ validUntil: number } | undefined> {
+	for (let tries = 0; tries < 3; tries++) {
+		const start = await item.run.leases.startAttempt(owned.held);
+		if (!start.owned) return undefined;
+		if (item.run.now() + owned.held.timeoutMs <= start.validUntil) return start;
+	}
+	throw new StoreUnavailableError(
+		`The reliability store answered too slowly to keep the lease of key ${item.request.key}`,
+		'Nothing more was sent for this key; deliver the item again once the store answers promptly.',
+	);
+}
+
+/** Another execution took the key over: this run sends no more and waits for its result. */
+async function superseded(
+	item: ItemOutcomes,
+	owned: Owned,
+	fromRecord: () => Promise<WriteOutcome>,
+): Promise<WriteOutcome> {
+	item.note({
+		kind: 'observed',
+		message: 'superseded before an attempt: another execution took the key over',
+	});
+	if (owned.lostEarlier)
+		item.queueSettlement(owned, 'unknown', 'an attempt of a superseded owner lost its response');
+	const outcome = await fromRecord();
+	return { ...outcome, superseded: true };
+}

@@ -1,0 +1,141 @@
+import { closeSucceededDeadLetters } from '../deadletter';
+import type { Store } from '../store';
+import { storableValue } from '../store/storable';
+import type { RunLeases } from './lease';
+import { parkFailed } from './park';
+import { keyIdOf, type Settlement } from './runState';
+import { settleKeysSql } from './sql';
+import { FailureClass, type WriteContext, type WriteOutcome, type WriteRequest } from './types';
+
+/**
+ * A run's waves. What finishes (settlements, items to park, successes) waits for the next wave,
+ * which records it with a statement of each; a wave runs every third of the shortest lease and
+ * once at the end, and each wave also renews the leases of every record the run still holds.
+ */
+export class Waves {
+	/** The first store failure: it ends the run, so no wave and no lane goes on after it. */
+	fatal: unknown;
+	private settlements: Array<{ settlement: Settlement; outcome: WriteOutcome }> = [];
+	private toPark: Array<{ outcome: WriteOutcome; request: WriteRequest }> = [];
+	private succeededKeys = new Map<string, { scope: string; key: string }>();
+	/** Keys whose settle found another owner: their success is not this run's to report. */
+	private readonly supersededKeys = new Set<string>();
+	private flushing: Promise<void> | undefined;
+	private timer: NodeJS.Timeout | undefined;
+	private stopped = false;
+
+	constructor(
+		private readonly store: Store,
+		private readonly context: WriteContext,
+		private readonly leases: RunLeases,
+	) {}
+
+	/** Records an owner's outcome for its key in the next wave. */
+	settle(settlement: Settlement, outcome: WriteOutcome): void {
+		this.settlements.push({ settlement, outcome });
+	}
+
+	/** Parks a failed item in the next wave. */
+	park(outcome: WriteOutcome, request: WriteRequest): void {
+		this.toPark.push({ outcome, request });
+	}
+
+	/** A succeeded item: the next wave closes the dead letters an earlier delivery left open. */
+	succeeded(request: WriteRequest): void {
+		this.succeededKeys.set(keyIdOf(request), { scope: request.scope, key: request.key });
+	}
+
+	/** Waves: a third of the shortest lease apart, while the run is alive. */
+	schedule(): void {
+		const shortest = this.leases.shortestLeaseMs;
+		if (this.stopped || shortest === undefined) return;
+		this.timer = setTimeout(
+			() => {
+				void this.flush().then(() => this.schedule());
+			},
+			Math.max(50, Math.floor(shortest / 3)),
+		);
+		this.timer.unref?.();
+	}
+
+	stop(): void {
+		this.stopped = true;
+		if (this.timer) clearTimeout(this.timer);
+	}
+
+	/** One wave: settle, park, close the dead letters of what succeeded, renew what is still held. */
+	flush(): Promise<void> {
+		this.flushing = (this.flushing ?? Promise.resolve()).then(async () => {
+			if (this.fatal) return;
+			// What has finished so far; items finishing meanwhile go to the next wave.
+			const settlements = this.settlements;
+			const toPark = this.toPark;
+			const succeeded = [...this.succeededKeys.values()];
+			this.settlements = [];
+			this.toPark = [];
+			this.succeededKeys = new Map();
+			try {
+				await this.settleWave(settlements);
+				// A superseded owner parks nothing: the new owner's result decides the item.
+				const park = toPark.filter(({ outcome }) => !outcome.superseded);
+				if (park.length > 0 && this.context.park) await parkFailed(this.store, this.context, park);
+				// Only a success this owner recorded closes records: a superseded owner's 201 is an
+				// observation, and the record (perhaps unknown to the new owner) is what a person reads.
+				// A key's settle is in the same wave as its success or an earlier one.
+				await this.closeSucceeded(succeeded.filter(({ key }) => !this.supersededKeys.has(key)));
+				// An owner that lost a record learns it at its next attempt start or settle.
+				await this.leases.renew();
+			} catch (error) {
+				this.fatal ??= error;
+			}
+		});
+		return this.flushing;
+	}
+
+	private async settleWave(
+		wave: Array<{ settlement: Settlement; outcome: WriteOutcome }>,
+	): Promise<void> {
+		if (wave.length === 0) return;
+		for (const { settlement } of wave) this.leases.release(settlement.scope, settlement.key);
+		const rows = await this.store.query<{
+			scope: string;
+			key: string;
+			settled: boolean;
+			owner: string | null;
+		}>(settleKeysSql(this.store), [
+			JSON.stringify(wave.map(({ settlement }) => storableValue(settlement))),
+			this.context.retentionDays,
+		]);
+		const byKey = new Map(rows.map((r) => [`${r.scope}\u0000${r.key}`, r]));
+		for (const { settlement, outcome } of wave) {
+			const row = byKey.get(`${settlement.scope}\u0000${settlement.key}`);
+			if (row?.settled) continue;
+			// Superseded: recorded as an observation; the new owner's result decides the item.
+			outcome.superseded = true;
+			this.supersededKeys.add(settlement.key);
+			if (!outcome.ok) {
+				outcome.failure = {
+					class: FailureClass.superseded,
+					message: `execution ${row?.owner ?? '?'} took key ${settlement.key} over while this one wrote; its result decides (this one saw: ${outcome.failure?.message ?? 'no answer'})`,
+				};
+			}
+		}
+	}
+
+	/**
+	 * An item parked by an earlier delivery that has now succeeded is done: close its record. Only
+	 * while the key's record still says succeeded: a success replayed from a record that has since
+	 * passed its retention and been claimed again speaks of the earlier operation, and the letters
+	 * of the new one are the new one's.
+	 */
+	private async closeSucceeded(keys: Array<{ scope: string; key: string }>): Promise<void> {
+		if (keys.length === 0) return;
+		await closeSucceededDeadLetters(this.store, {
+			workflowId: this.context.workflowId ?? 'unsaved',
+			step: this.context.node,
+			keys,
+			actor: 'Idempotent HTTP Write',
+			reason: `succeeded on a later delivery (execution ${this.context.executionId})`,
+		});
+	}
+}
