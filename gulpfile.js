@@ -42,6 +42,13 @@ function readMigrations() {
 const STYLE_SHEET = resolve(__dirname, 'lib', 'console', 'console.css');
 
 /**
+ * The console's stylesheet with LF line ends, as lib/console/styleSheet.ts reads it: a browser
+ * turns CRLF into LF before it hashes an inline style, so a CRLF checkout would otherwise send
+ * a CSP hash that no longer matches and the console would render unstyled.
+ */
+const readStyleSheet = () => readFileSync(STYLE_SHEET, 'utf8').replace(/\r\n?/g, '\n');
+
+/**
  * Replaces the modules that read the source tree with the text they read, at build time:
  * lib/store/migrationFiles (the numbered migrations) and lib/console/styleSheet (the console's
  * stylesheet).
@@ -55,7 +62,7 @@ const embedFiles = {
 			watchFiles: readdirSync(MIGRATIONS).map((file) => join(MIGRATIONS, file)),
 		}));
 		build.onLoad({ filter: /[\\/]lib[\\/]console[\\/]styleSheet\.js$/ }, () => ({
-			contents: `exports.styleSheet = () => ${JSON.stringify(readFileSync(STYLE_SHEET, 'utf8'))};`,
+			contents: `exports.styleSheet = () => ${JSON.stringify(readStyleSheet())};`,
 			loader: 'js',
 			watchFiles: [STYLE_SHEET],
 		}));
@@ -145,13 +152,21 @@ async function checkDist() {
 	}
 	if (readFileSync(ENGINE, 'utf8').includes('console.css'))
 		problems.push('dist/lib/index.js reads console.css from disk instead of carrying it');
+	// The page puts the stylesheet through its HTML escaping, and the CSP hash is of what the page
+	// carries: a `>` selector or a quoted string would be escaped into a rule that silently fails.
+	const escaped = readStyleSheet().match(/[&<>"']/);
+	if (escaped)
+		problems.push(
+			`lib/console/console.css contains ${escaped[0]}, which the page escapes; write the rule without it`,
+		);
 	const expected = Object.keys(readMigrations()).filter((f) => /^\d{6}_.*\.sql$/.test(f)).length;
 	const bundled = require(ENGINE).latestMigrationId();
 	if (bundled !== expected)
 		problems.push(
 			`dist/lib/index.js carries ${bundled} migrations; lib/store/migrations has ${expected}`,
 		);
-	if (problems.length) throw new Error(`dist/ is not self-contained:\n  ${problems.join('\n  ')}`);
+	if (problems.length)
+		throw new Error(`dist/ is not what the package must ship:\n  ${problems.join('\n  ')}`);
 }
 
 exports['build:assets'] = copyAssets;
