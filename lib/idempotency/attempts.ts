@@ -35,8 +35,9 @@ export class ItemWrite {
 
 	/**
 	 * The item to its outcome. Anything unexpected (a bug, an answer nothing foresaw) ends this
-	 * item alone: its record, if it holds one, is settled unknown when a request went out and
-	 * failed when none did, and the item is parked with what is known.
+	 * item alone: its record, if it holds one, is settled unknown when a request went out (from
+	 * this run, or from an earlier one whose outcome this run took over) and failed when none
+	 * did, and the item is parked with what is known.
 	 */
 	async write(first: KeyRow): Promise<WriteOutcome> {
 		try {
@@ -45,18 +46,28 @@ export class ItemWrite {
 			if (error instanceof StoreUnavailableError) throw error;
 			const cause = error instanceof Error ? error.message : String(error);
 			const sent = this.item.sent;
+			const owned = this.item.owned;
 			const failure: Failure =
 				sent > 0
 					? {
 							class: FailureClass.unknownOutcome,
 							message: `the write failed after a request was sent, so the effect may exist: ${cause}`,
 						}
-					: {
-							class: FailureClass.permanent,
-							message: `the write failed before anything was sent: ${cause}`,
-						};
-			const owned = this.item.owned;
-			if (owned) return this.item.settleFail(owned, sent > 0 ? 'unknown' : 'failed', failure);
+					: owned?.lostEarlier
+						? {
+								class: FailureClass.unknownOutcome,
+								message: `the write failed while reconciling an earlier attempt whose response was lost, so the effect may exist: ${cause}`,
+							}
+						: {
+								class: FailureClass.permanent,
+								message: `the write failed before anything was sent: ${cause}`,
+							};
+			if (owned)
+				return this.item.settleFail(
+					owned,
+					failure.class === FailureClass.unknownOutcome ? 'unknown' : 'failed',
+					failure,
+				);
 			return this.item.fail(sent, failure);
 		}
 	}

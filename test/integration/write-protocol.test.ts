@@ -518,6 +518,33 @@ describe('one item ends alone', () => {
 		expect(outcomes[1].ok).toBe(true);
 		expect((await keyRow('throws-2')).status).toBe('succeeded');
 	});
+
+	it('an unexpected error after taking over an unknown record keeps it unknown, though this run sent nothing', async () => {
+		// The record's outcome is unknown (an earlier response was lost); this run takes it over to
+		// look the effect up and fails before sending anything. The effect may still exist.
+		target.route('/takeover-throws');
+		const [first] = await run('/takeover-throws', context(), [write('takeover-throws', { n: 1 })]);
+		expect(first.ok).toBe(true);
+		await adminQuery(
+			`UPDATE "${schema}".idempotency_keys SET status = 'unknown' WHERE scope = 'proto' AND key = $1`,
+			['takeover-throws'],
+		);
+		const [outcome] = await run(
+			'/takeover-throws',
+			context({ onUnknown: 'lookup', inFlightGraceMs: 20 }),
+			[write('takeover-throws', { n: 1 })],
+			{
+				lookup: lookupAt('/takeover-throws'),
+				sleep: async () => {
+					throw new TypeError("Cannot read properties of undefined (reading 'ms')");
+				},
+			},
+		);
+		expect(outcome.ok).toBe(false);
+		expect(outcome.failure).toMatchObject({ class: 'unknown_outcome' });
+		expect((await keyRow('takeover-throws')).status).toBe('unknown');
+		expect(target.requestsTo('/takeover-throws')).toHaveLength(1);
+	});
 });
 
 describe('the store under a long write', () => {
