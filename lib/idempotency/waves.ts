@@ -1,7 +1,7 @@
 import { closeSucceededDeadLetters } from '../deadletter';
 import type { Store } from '../store';
 import { storableValue } from '../store/storable';
-import type { RunLeases } from './lease';
+import { heldId, type RunLeases } from './lease';
 import { parkFailed } from './park';
 import { keyIdOf, type Settlement } from './runState';
 import { settleKeysSql } from './sql';
@@ -18,7 +18,7 @@ export class Waves {
 	private settlements: Array<{ settlement: Settlement; outcome: WriteOutcome }> = [];
 	private toPark: Array<{ outcome: WriteOutcome; request: WriteRequest }> = [];
 	private succeededKeys = new Map<string, { scope: string; key: string }>();
-	/** Keys whose settle found another owner: their success is not this run's to report. */
+	/** Keys (scope and key) whose settle found another owner: their success is not this run's to report. */
 	private readonly supersededKeys = new Set<string>();
 	private flushing: Promise<void> | undefined;
 	private timer: NodeJS.Timeout | undefined;
@@ -82,7 +82,9 @@ export class Waves {
 				// Only a success this owner recorded closes records: a superseded owner's 201 is an
 				// observation, and the record (perhaps unknown to the new owner) is what a person reads.
 				// A key's settle is in the same wave as its success or an earlier one.
-				await this.closeSucceeded(succeeded.filter(({ key }) => !this.supersededKeys.has(key)));
+				await this.closeSucceeded(
+					succeeded.filter(({ scope, key }) => !this.supersededKeys.has(heldId(scope, key))),
+				);
 				// An owner that lost a record learns it at its next attempt start or settle.
 				await this.leases.renew();
 			} catch (error) {
@@ -112,7 +114,7 @@ export class Waves {
 			if (row?.settled) continue;
 			// Superseded: recorded as an observation; the new owner's result decides the item.
 			outcome.superseded = true;
-			this.supersededKeys.add(settlement.key);
+			this.supersededKeys.add(heldId(settlement.scope, settlement.key));
 			if (!outcome.ok) {
 				outcome.failure = {
 					class: FailureClass.superseded,
