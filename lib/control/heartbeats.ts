@@ -11,7 +11,7 @@ import { nextCronTime, parseCron } from './cron';
  * reports each change of state once (late, down, and the recovery when beats return), because
  * it records what it reported with a conditional update that only one concurrent check wins.
  */
-export type HeartbeatState = 'up' | 'late' | 'down' | 'invalid';
+type HeartbeatState = 'up' | 'late' | 'down' | 'invalid';
 
 export interface BeatRequest {
 	name: string;

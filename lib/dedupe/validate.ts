@@ -1,6 +1,5 @@
 /** Validation at the first step: required fields with types, so a schema change fails loudly. */
-export const FieldTypes = ['any', 'string', 'number', 'boolean', 'object', 'array'] as const;
-export type FieldType = (typeof FieldTypes)[number];
+type FieldType = 'any' | 'string' | 'number' | 'boolean' | 'object' | 'array';
 
 export interface RequiredField {
 	/** Dot path into the item's JSON, e.g. `contact.email`. */
