@@ -42,8 +42,12 @@ export async function routeOperation(
 	}
 }
 
-/** n8n's own errors (an expression, a credential) already say what to show; others are mapped. */
-const shownError = (context: IExecuteFunctions, error: unknown): ExecutionBaseError =>
+/**
+ * The error n8n shows for what an operation threw. n8n's own errors (an expression, a credential)
+ * already say what to show and pass as they are; an engine error becomes a NodeOperationError
+ * with its message, item index and hint.
+ */
+export const shownError = (context: IExecuteFunctions, error: unknown): ExecutionBaseError =>
 	error instanceof ExecutionBaseError ? error : toNodeError(context, error);
 
 /**

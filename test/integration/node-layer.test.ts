@@ -1,6 +1,8 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { type IExecuteFunctions, type INodeExecutionData, NodeOperationError } from 'n8n-workflow';
+import { closeAllStores } from '../../lib/store';
 import { execute as claim } from '../../nodes/EventDedupe/actions/claim.operation';
-import { adminQuery, testStore } from '../helpers/store';
+import { router as reliabilityControl } from '../../nodes/ReliabilityControl/actions/router';
+import { adminQuery, credentialData, testStore } from '../helpers/store';
 
 /**
  * The node layer with a stand-in for n8n's IExecuteFunctions (parameters, items, Continue On
@@ -27,6 +29,7 @@ function context(
 		getInputData: () => items,
 		getWorkflow: () => ({ id: 'wf-node', name: 'Node layer', active: false }),
 		getExecutionId: () => options.executionId ?? 'exec-node',
+		getCredentials: async () => credentialData(schema),
 		continueOnFail: () => options.continueOnFail ?? false,
 		getNodeParameter: (name: string, _index: number, fallback?: unknown) => {
 			const value = name
@@ -97,5 +100,43 @@ describe('Event Dedupe Claim', () => {
 				items,
 			),
 		).rejects.toThrow('Retention (Days) must be a whole number from 1 to 3650, got 0.5');
+	});
+});
+
+describe('Reliability Control', () => {
+	afterAll(closeAllStores);
+
+	it('an engine error from an operation reaches n8n as a NodeOperationError with its message and hint', async () => {
+		const items: INodeExecutionData[] = [{ json: {} }];
+		const parameters = {
+			resource: 'heartbeat',
+			operation: 'beat',
+			heartbeatName: ' ',
+			schedule: 'period',
+			periodMinutes: 60,
+			graceMinutes: 10,
+		};
+		const failed = reliabilityControl.call(context(parameters, items));
+		await expect(failed).rejects.toBeInstanceOf(NodeOperationError);
+		await expect(failed).rejects.toMatchObject({
+			message: 'A heartbeat needs a name',
+			description: 'Name it after the scheduled workflow, for example "nightly invoice import".',
+		});
+		expect(await adminQuery(`SELECT 1 FROM "${schema}".heartbeats`)).toEqual([]);
+	});
+
+	it('composes an alert without the store credential', async () => {
+		const items: INodeExecutionData[] = [
+			{ json: { workflowName: 'Billing', workflowId: 'wf2', key: 'inv-1', message: 'HTTP 429' } },
+		];
+		const getCredentials = jest.fn();
+		const [alerts] = await reliabilityControl.call({
+			...context({ resource: 'alert', operation: 'compose' }, items),
+			getCredentials,
+		} as IExecuteFunctions);
+		expect(alerts.map((a) => [a.json.dedupKey, a.pairedItem])).toEqual([
+			['n8n-reliability:wf2:inv-1', { item: 0 }],
+		]);
+		expect(getCredentials).not.toHaveBeenCalled();
 	});
 });

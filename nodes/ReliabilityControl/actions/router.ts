@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
+import { shownError } from '../../shared/router';
 import { storeFor } from '../../shared/store';
 import * as alert from './alert/Alert.resource';
 import * as consoleResource from './console/Console.resource';
@@ -24,6 +25,10 @@ const resources = {
 	item: { trace: item.trace.execute },
 } as const;
 
+/**
+ * Picks the operation named by the `resource` and `operation` parameters and runs it. The one
+ * place where what an operation throws becomes the error n8n shows, as for the other nodes.
+ */
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const resource = this.getNodeParameter('resource', 0) as keyof typeof resources;
 	const operation = this.getNodeParameter('operation', 0) as string;
@@ -36,5 +41,9 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		);
 	// Composing an alert needs no store (and its node has no store credential).
 	const store = resource === 'alert' ? undefined : await storeFor(this);
-	return await handler.call(this, store, this.getInputData());
+	try {
+		return await handler.call(this, store, this.getInputData());
+	} catch (error) {
+		throw shownError(this, error);
+	}
 }

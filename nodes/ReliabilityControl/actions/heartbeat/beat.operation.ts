@@ -7,7 +7,6 @@ import {
 } from 'n8n-workflow';
 import { beat as recordBeat, inRange, LIMITS, type Store } from '../../../../lib';
 import { range } from '../../../shared/range';
-import { toNodeError } from '../../../shared/store';
 
 /** The heartbeat's name and schedule. */
 const properties: INodeProperties[] = [
@@ -66,26 +65,22 @@ export async function execute(
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
 	const schedule = this.getNodeParameter('schedule', 0, 'period') as string;
-	try {
-		// Checked in the units the node shows, before anything is stored.
-		const periodMinutes =
-			schedule === 'period'
-				? inRange(this.getNodeParameter('periodMinutes', 0, 60), LIMITS.heartbeatPeriodMinutes, 0)
-				: undefined;
-		const graceMinutes = inRange(
-			this.getNodeParameter('graceMinutes', 0, 10),
-			LIMITS.heartbeatGraceMinutes,
-			0,
-		);
-		const cron = schedule === 'cron' ? this.getNodeParameter('cron', 0, '') : undefined;
-		const status = await recordBeat(store, {
-			name: String(this.getNodeParameter('heartbeatName', 0, '') ?? ''),
-			periodSeconds: periodMinutes === undefined ? undefined : periodMinutes * 60,
-			cron: cron === undefined ? undefined : String(cron),
-			graceSeconds: graceMinutes * 60,
-		});
-		return [[{ json: status as unknown as IDataObject, pairedItem: { item: 0 } }]];
-	} catch (error) {
-		throw toNodeError(this, error, 0);
-	}
+	// Checked in the units the node shows, before anything is stored.
+	const periodMinutes =
+		schedule === 'period'
+			? inRange(this.getNodeParameter('periodMinutes', 0, 60), LIMITS.heartbeatPeriodMinutes, 0)
+			: undefined;
+	const graceMinutes = inRange(
+		this.getNodeParameter('graceMinutes', 0, 10),
+		LIMITS.heartbeatGraceMinutes,
+		0,
+	);
+	const cron = schedule === 'cron' ? this.getNodeParameter('cron', 0, '') : undefined;
+	const status = await recordBeat(store, {
+		name: String(this.getNodeParameter('heartbeatName', 0, '') ?? ''),
+		periodSeconds: periodMinutes === undefined ? undefined : periodMinutes * 60,
+		cron: cron === undefined ? undefined : String(cron),
+		graceSeconds: graceMinutes * 60,
+	});
+	return [[{ json: status as unknown as IDataObject, pairedItem: { item: 0 } }]];
 }

@@ -6,7 +6,6 @@ import {
 	updateDisplayOptions,
 } from 'n8n-workflow';
 import { checkHeartbeats, type Store } from '../../../../lib';
-import { toNodeError } from '../../../shared/store';
 
 /** What Check outputs. */
 const properties: INodeProperties[] = [
@@ -30,9 +29,7 @@ export async function execute(
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
 	const outputAll = this.getNodeParameter('outputAll', 0, false) as boolean;
-	const result = await checkHeartbeats(store).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
+	const result = await checkHeartbeats(store);
 	const rows = outputAll
 		? result.heartbeats.map((h) => ({
 				...h,

@@ -7,7 +7,6 @@ import {
 } from 'n8n-workflow';
 import { DEFAULT_HOUSEKEEPING, LIMITS, purgeExpired, type Store } from '../../../../lib';
 import { range } from '../../../shared/range';
-import { toNodeError } from '../../../shared/store';
 
 /** How long each kind of row is kept, and the slice size. */
 const properties: INodeProperties[] = [
@@ -61,30 +60,26 @@ export async function execute(
 	this: IExecuteFunctions,
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
-	try {
-		const started = Date.now();
-		const deleted = await purgeExpired(store, {
-			retentionDays: this.getNodeParameter(
-				'retentionDays',
-				0,
-				DEFAULT_HOUSEKEEPING.retentionDays,
-			) as number,
-			historyRetentionDays: this.getNodeParameter(
-				'historyRetentionDays',
-				0,
-				DEFAULT_HOUSEKEEPING.historyRetentionDays,
-			) as number,
-			statsRetentionDays: this.getNodeParameter(
-				'statsRetentionDays',
-				0,
-				DEFAULT_HOUSEKEEPING.statsRetentionDays,
-			) as number,
-			sliceSize: this.getNodeParameter('sliceSize', 0, DEFAULT_HOUSEKEEPING.sliceSize) as number,
-		});
-		const total = Object.values(deleted).reduce((sum, n) => sum + n, 0);
-		const json: IDataObject = { deleted: { ...deleted }, total, durationMs: Date.now() - started };
-		return [[{ json, pairedItem: { item: 0 } }]];
-	} catch (error) {
-		throw toNodeError(this, error, 0);
-	}
+	const started = Date.now();
+	const deleted = await purgeExpired(store, {
+		retentionDays: this.getNodeParameter(
+			'retentionDays',
+			0,
+			DEFAULT_HOUSEKEEPING.retentionDays,
+		) as number,
+		historyRetentionDays: this.getNodeParameter(
+			'historyRetentionDays',
+			0,
+			DEFAULT_HOUSEKEEPING.historyRetentionDays,
+		) as number,
+		statsRetentionDays: this.getNodeParameter(
+			'statsRetentionDays',
+			0,
+			DEFAULT_HOUSEKEEPING.statsRetentionDays,
+		) as number,
+		sliceSize: this.getNodeParameter('sliceSize', 0, DEFAULT_HOUSEKEEPING.sliceSize) as number,
+	});
+	const total = Object.values(deleted).reduce((sum, n) => sum + n, 0);
+	const json: IDataObject = { deleted: { ...deleted }, total, durationMs: Date.now() - started };
+	return [[{ json, pairedItem: { item: 0 } }]];
 }

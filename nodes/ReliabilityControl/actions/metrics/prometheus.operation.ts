@@ -1,6 +1,5 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { PROMETHEUS_CONTENT_TYPE, prometheusMetrics, type Store } from '../../../../lib';
-import { toNodeError } from '../../../shared/store';
 
 /** Prometheus has no parameters: it reports the whole store. */
 export const description: INodeProperties[] = [];
@@ -10,9 +9,7 @@ export async function execute(
 	this: IExecuteFunctions,
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
-	const body = await prometheusMetrics(store).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
+	const body = await prometheusMetrics(store);
 	return [
 		[
 			{

@@ -1,6 +1,5 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { listPauses, type Store } from '../../../../lib';
-import { toNodeError } from '../../../shared/store';
 import { textParameter } from './pauseChanges';
 
 /** Check reads Scope and Name, which the Pause resource declares for check, pause and resume. */
@@ -12,9 +11,7 @@ export async function execute(
 	store: Store,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[][]> {
-	const paused = await listPauses(store, { paused: true }).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
+	const paused = await listPauses(store, { paused: true });
 	const running: INodeExecutionData[] = [];
 	const held: INodeExecutionData[] = [];
 	items.forEach((item, index) => {

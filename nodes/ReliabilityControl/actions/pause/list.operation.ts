@@ -5,7 +5,6 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 import { listPauses, type Store } from '../../../../lib';
-import { toNodeError } from '../../../shared/store';
 
 /** List has no parameters: it outputs every pause record. */
 export const description: INodeProperties[] = [];
@@ -15,8 +14,6 @@ export async function execute(
 	this: IExecuteFunctions,
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
-	const all = await listPauses(store).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
+	const all = await listPauses(store);
 	return [all.map((state) => ({ json: state as unknown as IDataObject, pairedItem: { item: 0 } }))];
 }
