@@ -14,7 +14,14 @@ import { installN8n, packPackage } from '../dev/harness/install';
 import { startN8n } from '../dev/harness/n8n';
 import { clientConfig } from '../dev/harness/postgres';
 import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
-import { measure, openBenchStore, percentile, timedWorkflow, type Timing } from './bench-support';
+import {
+	httpRequestNode,
+	measure,
+	openBenchStore,
+	percentile,
+	timedWorkflow,
+	type Timing,
+} from './bench-support';
 import { TestTarget } from '../dev/target/server';
 import { packageNode, storeCredential } from '../dev/workflows';
 
@@ -35,21 +42,7 @@ function workflows(url: string, schema: string) {
 				jsonBody: '={{ $json }}',
 			}),
 		}),
-		timedWorkflow('benchLatHttp', 'lat-http', {
-			id: 'node-Timed',
-			type: 'n8n-nodes-base.httpRequest',
-			typeVersion: 4.2,
-			parameters: {
-				method: 'POST',
-				url,
-				sendHeaders: true,
-				headerParameters: { parameters: [{ name: 'Idempotency-Key', value: '={{ $json.id }}' }] },
-				sendBody: true,
-				specifyBody: 'json',
-				jsonBody: '={{ $json }}',
-				options: {},
-			},
-		}),
+		timedWorkflow('benchLatHttp', 'lat-http', httpRequestNode('Timed', url, [520, 0])),
 		timedWorkflow('benchLatDedupe', 'lat-dedupe', {
 			...packageNode('eventDedupe', 'Timed', {
 				operation: 'claim',

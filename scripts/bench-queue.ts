@@ -18,7 +18,7 @@ import { clientConfig, createDatabase, dropDatabase, queryServer } from '../dev/
 import { deleteRedisKeys, type N8nWorker, queueModeEnv } from '../dev/harness/queue';
 import { TestTarget } from '../dev/target/server';
 import { connect, packageNode, storeCredential, webhookNode, workflow } from '../dev/workflows';
-import { openBenchStore } from './bench-support';
+import { httpRequestNode, openBenchStore } from './bench-support';
 
 const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 2000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
@@ -80,25 +80,7 @@ const builtinFlow = (url: string) =>
 					options: { scope: 'workflow', historySize: 10_000 },
 				},
 			},
-			{
-				id: 'node-Write',
-				name: 'Write',
-				type: 'n8n-nodes-base.httpRequest',
-				typeVersion: 4.2,
-				position: [520, 0],
-				parameters: {
-					method: 'POST',
-					url,
-					sendHeaders: true,
-					headerParameters: {
-						parameters: [{ name: 'Idempotency-Key', value: '={{ $json.body.id }}' }],
-					},
-					sendBody: true,
-					specifyBody: 'json',
-					jsonBody: '={{ $json.body }}',
-					options: {},
-				},
-			},
+			httpRequestNode('Write', url, [520, 0], '$json.body'),
 		],
 		connect(['Webhook', 'Dedupe'], ['Dedupe', 'Write']),
 	);

@@ -131,3 +131,30 @@ export function timedWorkflow(id: string, path: string, timed: Record<string, un
 		connect(['Webhook', 'Item'], ['Item', 'Timed']),
 	);
 }
+
+/**
+ * n8n's HTTP Request node posting `$json` (or the field given) as JSON to `url` with an
+ * Idempotency-Key header: the built-in every write benchmark compares Idempotent HTTP Write with.
+ */
+export const httpRequestNode = (
+	name: string,
+	url: string,
+	position: [number, number],
+	item = '$json',
+): Record<string, unknown> => ({
+	id: `node-${name.replace(/\W/g, '')}`,
+	name,
+	type: 'n8n-nodes-base.httpRequest',
+	typeVersion: 4.2,
+	position,
+	parameters: {
+		method: 'POST',
+		url,
+		sendHeaders: true,
+		headerParameters: { parameters: [{ name: 'Idempotency-Key', value: `={{ ${item}.id }}` }] },
+		sendBody: true,
+		specifyBody: 'json',
+		jsonBody: `={{ ${item} }}`,
+		options: {},
+	},
+});

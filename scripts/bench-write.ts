@@ -9,7 +9,7 @@ import type { Execution } from '../dev/harness/rest';
 import { installN8n, packPackage } from '../dev/harness/install';
 import { startN8n } from '../dev/harness/n8n';
 import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
-import { median, openBenchStore } from './bench-support';
+import { httpRequestNode, median, openBenchStore } from './bench-support';
 import { TestTarget } from '../dev/target/server';
 import {
 	codeNode,
@@ -37,29 +37,7 @@ function workflows(url: string) {
 		workflow(
 			'benchHttpRequest',
 			'Bench: HTTP Request node',
-			[
-				webhookNode('bench-http-request'),
-				makeItems,
-				{
-					id: 'node-Timed',
-					name: 'Timed',
-					type: 'n8n-nodes-base.httpRequest',
-					typeVersion: 4.2,
-					position: [520, 0],
-					parameters: {
-						method: 'POST',
-						url,
-						sendHeaders: true,
-						headerParameters: {
-							parameters: [{ name: 'Idempotency-Key', value: '={{ $json.id }}' }],
-						},
-						sendBody: true,
-						specifyBody: 'json',
-						jsonBody: '={{ $json }}',
-						options: {},
-					},
-				},
-			],
+			[webhookNode('bench-http-request'), makeItems, httpRequestNode('Timed', url, [520, 0])],
 			connect(['Webhook', 'Make Items'], ['Make Items', 'Timed']),
 		),
 		workflow(
