@@ -3,7 +3,7 @@ import { claimKeyAgain } from './claim';
 import { type KeyRow, readKeyRow } from './keyRow';
 import type { Held } from './lease';
 import { lookup } from './lookup';
-import { ItemOutcomes, type Owned } from './outcomes';
+import { conflictWithSuccess, ItemOutcomes, type Owned } from './outcomes';
 import { fromSaved } from './responses';
 import { inFlightGraceOf, leaseOf, type RunState, timeoutOf } from './runState';
 import { sendLoop } from './send';
@@ -138,7 +138,7 @@ export class ItemWrite {
 		if (row.fingerprint !== this.request.fingerprint) {
 			return this.item.fail(0, {
 				class: FailureClass.conflict,
-				message: `key ${this.request.key} already succeeded with a different request; a key must always carry the same request`,
+				message: conflictWithSuccess(this.request.key),
 			});
 		}
 		return {

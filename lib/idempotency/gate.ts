@@ -5,6 +5,7 @@ import type { Store } from '../store';
 import { storableText } from '../store/storable';
 import type { KeyRow } from './keyRow';
 import { parkFailed } from './park';
+import { conflictWithSuccess } from './outcomes';
 import { fromSaved } from './responses';
 import { keyIdOf } from './runState';
 import { gateSql, succeededKeysSql } from './sql';
@@ -48,17 +49,21 @@ export async function gate(
 		? `integration ${integration} is paused by ${pause.changedBy}: ${pause.reason ?? ''}`.trim()
 		: `circuit breaker for ${integration} is open until ${openUntil!.toISOString()}`;
 	// What already succeeded is answered from its saved response: it needs no call, and holding
-	// it would put done work back in a queue.
-	const done = new Map(
+	// it would put done work back in a queue. A different request under a succeeded key is a
+	// conflict now and after the outage: held, it would wait in a queue for a call never made.
+	const settled = new Map(
 		(
-			await store.query<KeyRow & { scope: string; key: string }>(succeededKeysSql(store), [
-				JSON.stringify(
-					requests.map((r) => ({ scope: r.scope, key: r.key, fingerprint: r.fingerprint })),
-				),
-			])
+			await store.query<KeyRow & { scope: string; key: string; same_request: boolean }>(
+				succeededKeysSql(store),
+				[
+					JSON.stringify(
+						requests.map((r) => ({ scope: r.scope, key: r.key, fingerprint: r.fingerprint })),
+					),
+				],
+			)
 		).map((row) => [`${row.scope}\u0000${row.key}`, row]),
 	);
-	const held = requests.filter((r) => !done.has(keyIdOf(r)));
+	const held = requests.filter((r) => !settled.has(keyIdOf(r)));
 	const heldOutcomes = held.map((r): WriteOutcome => ({
 		index: r.index,
 		key: r.key,
@@ -81,8 +86,21 @@ export async function gate(
 		);
 	}
 	return requests.map((r) => {
-		const saved = done.get(keyIdOf(r));
+		const saved = settled.get(keyIdOf(r));
 		if (!saved) return heldOutcomes[held.indexOf(r)];
+		if (!saved.same_request) {
+			const conflict: WriteOutcome = {
+				index: r.index,
+				key: r.key,
+				ok: false,
+				replayed: false,
+				attempts: 0,
+				durationMs: 0,
+				failure: { class: FailureClass.conflict, message: conflictWithSuccess(r.key) },
+			};
+			waves.park(conflict, r);
+			return conflict;
+		}
 		waves.succeeded(r);
 		return {
 			index: r.index,

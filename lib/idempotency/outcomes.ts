@@ -180,3 +180,8 @@ export function conflictMessage(
 		: 'expected the version it was built on';
 	return `the target refused the write (${answer.status} ${message}): its record changed since; ${expected}, the target holds ${holds ?? 'another version'}. Not retried: a person decides which value stands`;
 }
+
+/** A request under a key that already succeeded with another request: never sent. */
+export function conflictWithSuccess(key: string): string {
+	return `key ${key} already succeeded with a different request; a key must always carry the same request`;
+}

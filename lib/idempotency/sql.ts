@@ -207,13 +207,19 @@ SELECT p.changed_by AS paused_by, p.reason AS pause_reason, p.name IS NOT NULL A
 FROM (SELECT 1) AS one
 LEFT JOIN ${store.table('pauses')} p ON p.scope = 'integration' AND p.name = $2 AND p.paused`;
 
+/**
+ * The succeeded records of a held run's keys ($1: scope, key, fingerprint of each): the same
+ * request is answered from its saved response; a different one under a key still within its
+ * retention is a conflict (past it, a claim would start a new operation, so it is held).
+ */
 export const succeededKeysSql = (store: Store): string => `
 WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, fingerprint text)
 )
-SELECT k.scope, k.key, k.attempts, k.response_status, k.response_headers, k.response_body, k.response_truncated
+SELECT k.scope, k.key, k.attempts, k.response_status, k.response_headers, k.response_body, k.response_truncated,
+	k.fingerprint = i.fingerprint AS same_request
 FROM ${store.table('idempotency_keys')} k JOIN input i ON i.scope = k.scope AND i.key = k.key
-WHERE k.status = 'succeeded' AND k.fingerprint = i.fingerprint`;
+WHERE k.status = 'succeeded' AND (k.fingerprint = i.fingerprint OR k.expires_at >= now())`;
 
 /**
  * The steps that took effect before an item was parked: succeeded records of the same workflow

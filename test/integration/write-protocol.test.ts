@@ -413,6 +413,48 @@ describe('the circuit breaker', () => {
 		expect(letters).toEqual([{ idempotency_key: 'held-new', status: 'held' }]);
 	});
 
+	it('while the breaker is open, another request under a succeeded key is a conflict for a person, not held; past its retention it is held', async () => {
+		target.route('/held-conflict');
+		const ctx = breaker(6);
+		const firsts = await run('/held-conflict', ctx, [
+			write('held-conflict', { n: 1 }, 0),
+			write('held-renewable', { n: 1 }, 1),
+		]);
+		expect(firsts.every((o) => o.ok)).toBe(true);
+		await adminQuery(
+			`UPDATE "${schema}".idempotency_keys SET expires_at = now() - interval '1 day' WHERE scope = 'proto' AND key = 'held-renewable'`,
+		);
+		await adminQuery(
+			`INSERT INTO "${schema}".breakers (integration, consecutive_failures, open_until) VALUES ($1, 6, now() + interval '1 minute') ON CONFLICT (integration) DO UPDATE SET open_until = EXCLUDED.open_until`,
+			[ctx.integration],
+		);
+		const sent = target.requestsTo('/held-conflict').length;
+		const [conflict, renewal] = await run(
+			'/held-conflict',
+			{ ...ctx, executionId: `exec-${++execution}` },
+			[write('held-conflict', { n: 2 }, 0), write('held-renewable', { n: 2 }, 1)],
+		);
+		expect(conflict.failure).toMatchObject({
+			class: 'conflict',
+			message: expect.stringContaining('already succeeded with a different request'),
+		});
+		expect(renewal.failure).toMatchObject({ class: 'paused' });
+		expect(target.requestsTo('/held-conflict')).toHaveLength(sent);
+		const letters = await adminQuery<{
+			idempotency_key: string;
+			status: string;
+			error_class: string;
+		}>(
+			`SELECT idempotency_key, status, error_class FROM "${schema}".dead_letters WHERE integration = $1 ORDER BY idempotency_key`,
+			[ctx.integration],
+		);
+		expect(letters).toEqual([
+			{ idempotency_key: 'held-conflict', status: 'new', error_class: 'conflict' },
+			{ idempotency_key: 'held-renewable', status: 'held', error_class: 'paused' },
+		]);
+		expect(await keyRow('held-conflict')).toMatchObject({ status: 'succeeded', attempts: 1 });
+	});
+
 	it('a hold that ended before its record was written goes to replay, not held', async () => {
 		const [parked] = await parkItems(store, [
 			{
