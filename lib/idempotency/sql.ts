@@ -112,6 +112,11 @@ RETURNING k.scope, k.key`;
  * exists (a success with the same request). Every other outcome is kept as an observation in
  * the record's history and reported back, never dropped silently. The history keeps the last
  * 50 entries.
+ *
+ * A record settled as succeeded closes, in the same statement, the open dead letters an earlier
+ * delivery of its key left at this step ($3 workflow, $4 step) as replayed, each with its audit
+ * event (actor $5, reason $6): the rules of closeSucceededSql, with the key row held locked by
+ * this statement's own settle, so no renewal of the key can come between the two.
  */
 export const settleKeysSql = (store: Store): string => `
 WITH input AS (
@@ -147,6 +152,20 @@ WITH input AS (
 	WHERE k.scope = input.scope AND k.key = input.key
 	  AND NOT EXISTS (SELECT 1 FROM settled s WHERE s.scope = input.scope AND s.key = input.key)
 	RETURNING k.scope, k.key, k.execution_id
+), closing AS (
+	SELECT d.id, d.status FROM ${store.table('dead_letters')} d
+	WHERE d.idempotency_key IN (SELECT s.key FROM settled s JOIN input USING (scope, key) WHERE input.outcome = 'succeeded')
+	  AND d.workflow_id = $3 AND d.step = $4 AND d.status IN ('new', 'held') AND d.error_class <> 'conflict'
+	ORDER BY d.id FOR UPDATE
+), closed AS (
+	UPDATE ${store.table('dead_letters')} d
+	SET status = 'replayed', updated_at = now(), generation = d.generation + 1, taken_by = NULL,
+	    hold_reason = NULL, closed_at = now()
+	FROM closing c WHERE d.id = c.id
+	RETURNING d.id, c.status AS from_status
+), audited AS (
+	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
+	SELECT id, $5, from_status, 'replayed', $6 FROM closed
 )
 SELECT scope, key, true AS settled, NULL AS owner FROM settled
 UNION ALL

@@ -20,6 +20,8 @@ export class Waves {
 	private succeededKeys = new Map<string, { scope: string; key: string }>();
 	/** Keys (scope and key) whose settle found another owner: their success is not this run's to report. */
 	private readonly supersededKeys = new Set<string>();
+	/** Keys whose settle as succeeded already closed their open dead letters, in that statement. */
+	private readonly closedBySettle = new Set<string>();
 	private flushing: Promise<void> | undefined;
 	private timer: NodeJS.Timeout | undefined;
 	private stopped = false;
@@ -63,7 +65,11 @@ export class Waves {
 		if (this.timer) clearTimeout(this.timer);
 	}
 
-	/** One wave: settle, park, close the dead letters of what succeeded, renew what is still held. */
+	/**
+	 * One wave: settle (closing the dead letters of what this run settled as succeeded), park,
+	 * close the dead letters of what succeeded without a settle here (answered from its record),
+	 * renew what is still held.
+	 */
 	flush(): Promise<void> {
 		this.flushing = (this.flushing ?? Promise.resolve()).then(async () => {
 			if (this.fatal) return;
@@ -83,7 +89,11 @@ export class Waves {
 				// observation, and the record (perhaps unknown to the new owner) is what a person reads.
 				// A key's settle is in the same wave as its success or an earlier one.
 				await this.closeSucceeded(
-					succeeded.filter(({ scope, key }) => !this.supersededKeys.has(heldId(scope, key))),
+					succeeded.filter(
+						({ scope, key }) =>
+							!this.supersededKeys.has(heldId(scope, key)) &&
+							!this.closedBySettle.has(heldId(scope, key)),
+					),
 				);
 				// An owner that lost a record learns it at its next attempt start or settle.
 				await this.leases.renew();
@@ -107,11 +117,16 @@ export class Waves {
 		}>(settleKeysSql(this.store), [
 			JSON.stringify(wave.map(({ settlement }) => storableValue(settlement))),
 			this.context.retentionDays,
+			...this.closeReason(),
 		]);
 		const byKey = new Map(rows.map((r) => [`${r.scope}\u0000${r.key}`, r]));
 		for (const { settlement, outcome } of wave) {
 			const row = byKey.get(`${settlement.scope}\u0000${settlement.key}`);
-			if (row?.settled) continue;
+			if (row?.settled) {
+				if (settlement.outcome === 'succeeded')
+					this.closedBySettle.add(heldId(settlement.scope, settlement.key));
+				continue;
+			}
 			// Superseded: recorded as an observation; the new owner's result decides the item.
 			outcome.superseded = true;
 			this.supersededKeys.add(heldId(settlement.scope, settlement.key));
@@ -132,12 +147,17 @@ export class Waves {
 	 */
 	private async closeSucceeded(keys: Array<{ scope: string; key: string }>): Promise<void> {
 		if (keys.length === 0) return;
-		await closeSucceededDeadLetters(this.store, {
-			workflowId: this.context.workflowId ?? 'unsaved',
-			step: this.context.node,
-			keys,
-			actor: 'Idempotent HTTP Write',
-			reason: `succeeded on a later delivery (execution ${this.context.executionId})`,
-		});
+		const [workflowId, step, actor, reason] = this.closeReason();
+		await closeSucceededDeadLetters(this.store, { workflowId, step, keys, actor, reason });
+	}
+
+	/** Whose letters a success closes (workflow, step) and what their audit event says. */
+	private closeReason(): [string, string, string, string] {
+		return [
+			this.context.workflowId ?? 'unsaved',
+			this.context.node,
+			'Idempotent HTTP Write',
+			`succeeded on a later delivery (execution ${this.context.executionId})`,
+		];
 	}
 }
