@@ -12,6 +12,13 @@ import { gateSql, succeededKeysSql } from './sql';
 import { FailureClass, type WriteContext, type WriteOutcome, type WriteRequest } from './types';
 import type { Waves } from './waves';
 
+/** What the gate found: the items' outcomes when it held the run, and whether the breaker had a streak. */
+export interface GateResult {
+	held?: WriteOutcome[];
+	/** The breaker had no streak and was closed: a run of only successes need not record one. */
+	breakerClean: boolean;
+}
+
 /**
  * A paused integration or an open breaker: hold every item, call nothing. Otherwise, items
  * an earlier breaker held whose cool-down is over go back to replay.
@@ -21,14 +28,15 @@ export async function gate(
 	context: WriteContext,
 	waves: Waves,
 	requests: WriteRequest[],
-): Promise<WriteOutcome[] | undefined> {
+): Promise<GateResult> {
 	const integration = context.integration;
-	if (!integration) return undefined;
+	if (!integration) return { breakerClean: true };
 	const [state] = await store.query<{
 		paused: boolean;
 		paused_by: string | null;
 		pause_reason: string | null;
 		open_until: Date | null;
+		breaker_clean: boolean;
 		breaker_holds: boolean;
 	}>(gateSql(store), [integration, storableText(plainText(integration))]);
 	const pause = state.paused
@@ -43,7 +51,7 @@ export async function gate(
 				reason: `circuit breaker of ${integration} closed`,
 			});
 		}
-		return undefined;
+		return { breakerClean: state.breaker_clean };
 	}
 	const message = pause
 		? `integration ${integration} is paused by ${pause.changedBy}: ${pause.reason ?? ''}`.trim()
@@ -85,7 +93,7 @@ export async function gate(
 			pause ? 'pause' : 'breaker',
 		);
 	}
-	return requests.map((r) => {
+	const outcomes = requests.map((r) => {
 		const saved = settled.get(keyIdOf(r));
 		if (!saved) return heldOutcomes[held.indexOf(r)];
 		if (!saved.same_request) {
@@ -112,4 +120,5 @@ export async function gate(
 			answer: fromSaved(saved),
 		};
 	});
+	return { held: outcomes, breakerClean: state.breaker_clean };
 }

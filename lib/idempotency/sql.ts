@@ -211,17 +211,15 @@ WITH doomed AS (
 DELETE FROM ${store.table('idempotency_keys')} k USING doomed d WHERE k.scope = d.scope AND k.key = d.key`;
 
 /**
- * The saved responses of succeeded records among the given keys, with the same request: what a
- * held run can still answer without calling the integration.
- */
-/**
  * Whether writes to integration $1 may go out, in one round trip: its pause ($2, the name as
- * pauses store it), its breaker's open-until when still open, and whether items its breaker held
- * wait for release (only then is the release statement run).
+ * pauses store it), its breaker's open-until when still open, whether the breaker has no streak
+ * at all (a run that then sees only successes has nothing to record), and whether items its
+ * breaker held wait for release (only then is the release statement run).
  */
 export const gateSql = (store: Store): string => `
 SELECT p.changed_by AS paused_by, p.reason AS pause_reason, p.name IS NOT NULL AS paused,
 	(SELECT b.open_until FROM ${store.table('breakers')} b WHERE b.integration = $1 AND b.open_until > now()) AS open_until,
+	NOT EXISTS (SELECT 1 FROM ${store.table('breakers')} b WHERE b.integration = $1 AND (b.consecutive_failures > 0 OR b.open_until IS NOT NULL)) AS breaker_clean,
 	EXISTS (SELECT 1 FROM ${store.table('dead_letters')} d WHERE d.status = 'held' AND d.hold_reason = 'breaker' AND d.integration = $1) AS breaker_holds
 FROM (SELECT 1) AS one
 LEFT JOIN ${store.table('pauses')} p ON p.scope = 'integration' AND p.name = $2 AND p.paused`;

@@ -331,11 +331,13 @@ describe('the circuit breaker', () => {
 			);
 			expect(outcomes.every((o) => o.ok)).toBe(true);
 		}
-		const [row] = await adminQuery<{ consecutive_failures: number; open_until: Date | null }>(
+		// No streak at all: the row was never written (a run of successes on a clean breaker
+		// records nothing), or it was and says no failures.
+		const rows = await adminQuery<{ consecutive_failures: number; open_until: Date | null }>(
 			`SELECT consecutive_failures, open_until FROM "${schema}".breakers WHERE integration = $1`,
 			[ctx.integration],
 		);
-		expect(row).toEqual({ consecutive_failures: 0, open_until: null });
+		expect(rows.filter((r) => r.consecutive_failures > 0 || r.open_until !== null)).toEqual([]);
 	});
 
 	it('items it held go back to replay once its cool-down is over, and nothing stays held', async () => {
@@ -382,11 +384,13 @@ describe('the circuit breaker', () => {
 			lookup: lookupAt('/found'),
 		});
 		expect(outcome).toMatchObject({ ok: true, replayed: true });
-		const [row] = await adminQuery<{ consecutive_failures: number; open_until: Date | null }>(
+		// No streak at all: the row was never written (a run of successes on a clean breaker
+		// records nothing), or it was and says no failures.
+		const rows = await adminQuery<{ consecutive_failures: number; open_until: Date | null }>(
 			`SELECT consecutive_failures, open_until FROM "${schema}".breakers WHERE integration = $1`,
 			[ctx.integration],
 		);
-		expect(row).toEqual({ consecutive_failures: 0, open_until: null });
+		expect(rows.filter((r) => r.consecutive_failures > 0 || r.open_until !== null)).toEqual([]);
 	});
 
 	it('while held, a key that already succeeded is answered from its saved response, not held', async () => {
