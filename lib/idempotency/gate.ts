@@ -7,6 +7,7 @@ import type { KeyRow } from './keyRow';
 import { parkFailed } from './park';
 import { conflictWithSuccess } from './outcomes';
 import { fromSaved } from './responses';
+import { heldId } from './lease';
 import { keyIdOf } from './runState';
 import { gateSql, succeededKeysSql } from './sql';
 import { FailureClass, type WriteContext, type WriteOutcome, type WriteRequest } from './types';
@@ -61,17 +62,18 @@ export async function gate(
 	// conflict now and after the outage: held, it would wait in a queue for a call never made.
 	const settled = new Map(
 		(
-			await store.query<KeyRow & { scope: string; key: string; same_request: boolean }>(
-				succeededKeysSql(store),
-				[
-					JSON.stringify(
-						requests.map((r) => ({ scope: r.scope, key: r.key, fingerprint: r.fingerprint })),
-					),
-				],
-			)
-		).map((row) => [`${row.scope}\u0000${row.key}`, row]),
+			await store.query<
+				KeyRow & { scope: string; key: string; asked: string; same_request: boolean }
+			>(succeededKeysSql(store), [
+				JSON.stringify(
+					requests.map((r) => ({ scope: r.scope, key: r.key, fingerprint: r.fingerprint })),
+				),
+			])
+		).map((row) => [`${heldId(row.scope, row.key)}\u0000${row.asked}`, row]),
 	);
-	const held = requests.filter((r) => !settled.has(keyIdOf(r)));
+	// By key and request: two requests under one key in a run are answered each for its own.
+	const settledOf = (r: WriteRequest) => settled.get(`${keyIdOf(r)}\u0000${r.fingerprint}`);
+	const held = requests.filter((r) => !settledOf(r));
 	const heldOutcomes = held.map((r): WriteOutcome => ({
 		index: r.index,
 		key: r.key,
@@ -94,7 +96,7 @@ export async function gate(
 		);
 	}
 	const outcomes = requests.map((r) => {
-		const saved = settled.get(keyIdOf(r));
+		const saved = settledOf(r);
 		if (!saved) return heldOutcomes[held.indexOf(r)];
 		if (!saved.same_request) {
 			const conflict: WriteOutcome = {

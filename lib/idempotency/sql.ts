@@ -234,7 +234,7 @@ WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, fingerprint text)
 )
 SELECT k.scope, k.key, k.attempts, k.response_status, k.response_headers, k.response_body, k.response_truncated,
-	k.fingerprint = i.fingerprint AS same_request
+	i.fingerprint AS asked, k.fingerprint = i.fingerprint AS same_request
 FROM ${store.table('idempotency_keys')} k JOIN input i ON i.scope = k.scope AND i.key = k.key
 WHERE k.status = 'succeeded' AND (k.fingerprint = i.fingerprint OR k.expires_at >= now())`;
 

@@ -459,6 +459,50 @@ describe('the circuit breaker', () => {
 		expect(await keyRow('held-conflict')).toMatchObject({ status: 'succeeded', attempts: 1 });
 	});
 
+	it('while held, two requests under one key in a run are each answered for their own request', async () => {
+		target.route('/held-twice');
+		const ctx = breaker(7);
+		const [first] = await run('/held-twice', ctx, [write('held-twice', { n: 1 })]);
+		expect(first.ok).toBe(true);
+		await adminQuery(
+			`INSERT INTO "${schema}".breakers (integration, consecutive_failures, open_until) VALUES ($1, 7, now() + interval '1 minute') ON CONFLICT (integration) DO UPDATE SET open_until = EXCLUDED.open_until`,
+			[ctx.integration],
+		);
+		const sent = target.requestsTo('/held-twice').length;
+		for (const order of [
+			[1, 2],
+			[2, 1],
+		]) {
+			const outcomes = await run(
+				'/held-twice',
+				{ ...ctx, executionId: `exec-${++execution}` },
+				order.map((n, i) => write('held-twice', { n }, i)),
+			);
+			expect(outcomes.map((o) => (o.ok ? 'replayed' : o.failure!.class))).toEqual(
+				order.map((n) => (n === 1 ? 'replayed' : 'conflict')),
+			);
+		}
+		const [twiceNew, twiceNewAgain] = await run(
+			'/held-twice',
+			{ ...ctx, executionId: `exec-${++execution}` },
+			[write('held-twice-new', { n: 1 }, 0), write('held-twice-new', { n: 1 }, 1)],
+		);
+		expect([twiceNew.failure?.class, twiceNewAgain.failure?.class]).toEqual(['paused', 'paused']);
+		expect(target.requestsTo('/held-twice')).toHaveLength(sent);
+		const letters = await adminQuery<{
+			idempotency_key: string;
+			status: string;
+			error_class: string;
+		}>(
+			`SELECT idempotency_key, status, error_class FROM "${schema}".dead_letters WHERE integration = $1 ORDER BY idempotency_key`,
+			[ctx.integration],
+		);
+		expect(letters).toEqual([
+			{ idempotency_key: 'held-twice', status: 'new', error_class: 'conflict' },
+			{ idempotency_key: 'held-twice-new', status: 'held', error_class: 'paused' },
+		]);
+	});
+
 	it('a hold that ended before its record was written goes to replay, not held', async () => {
 		const [parked] = await parkItems(store, [
 			{
