@@ -1,7 +1,9 @@
 import { type IExecuteFunctions, type INodeExecutionData, NodeOperationError } from 'n8n-workflow';
 import { closeAllStores } from '../../lib/store';
 import { execute as claim } from '../../nodes/EventDedupe/actions/claim.operation';
+import { router as deadLetterPark } from '../../nodes/DeadLetterPark/actions/router';
 import { router as reliabilityControl } from '../../nodes/ReliabilityControl/actions/router';
+import { parkItems } from '../../lib/deadletter';
 import { adminQuery, credentialData, testStore } from '../helpers/store';
 
 /**
@@ -138,5 +140,66 @@ describe('Reliability Control', () => {
 			['n8n-reliability:wf2:inv-1', { item: 0 }],
 		]);
 		expect(getCredentials).not.toHaveBeenCalled();
+	});
+});
+
+describe('Dead Letter Park', () => {
+	afterAll(closeAllStores);
+
+	it('with Continue On Fail, a refused item is the same error item as in every node, and the others go through', async () => {
+		const [parked] = await parkItems(store, [
+			{
+				workflowId: 'wf-node',
+				executionId: 'exec-node',
+				step: 'Post',
+				itemIndex: 0,
+				idempotencyKey: 'node-layer-letter',
+				errorClass: 'permanent',
+				errorMessage: 'HTTP 422',
+				payload: { n: 1 },
+				retentionDays: 90,
+			},
+		]);
+		const items: INodeExecutionData[] = [
+			{ json: { id: parked.id } },
+			{ json: { id: '999999999' } },
+		];
+		const parameters = {
+			operation: 'updateStatus',
+			targetId: '={{ $json.id }}',
+			newStatus: 'resolved',
+			actor: 'ops',
+			reason: 'fixed in the CRM',
+		};
+		const [changed] = await deadLetterPark.call(
+			context(parameters, items, { continueOnFail: true }),
+		);
+		expect(changed[0].json).toMatchObject({ id: parked.id, to: 'resolved' });
+		expect(changed[1]).toEqual({
+			json: {
+				error: expect.stringMatching(/999999999/),
+				description: 'Check the ID (Get or List shows the IDs that exist).',
+				itemIndex: 1,
+			},
+			pairedItem: { item: 1 },
+		});
+		const [got] = await deadLetterPark.call(
+			context({ operation: 'get', findBy: 'id', deadLetterId: '={{ $json.id }}' }, items, {
+				continueOnFail: true,
+			}),
+		);
+		expect(got[0].json).toMatchObject({ id: parked.id, status: 'resolved' });
+		expect(got[1]).toEqual({
+			json: {
+				error: 'Item 1: no dead letter with dead letter ID "999999999"',
+				description: 'List shows the records that exist; purged records are gone.',
+				itemIndex: 1,
+			},
+			pairedItem: { item: 1 },
+		});
+		const rows = await adminQuery<{ status: string }>(
+			`SELECT status FROM "${schema}".dead_letters WHERE idempotency_key = 'node-layer-letter'`,
+		);
+		expect(rows).toEqual([{ status: 'resolved' }]);
 	});
 });

@@ -12,6 +12,7 @@ import {
 } from '../../../lib';
 import { itemValueReader } from '../../shared/itemValues';
 import { toNodeError } from '../../shared/store';
+import { errorItem } from '../../shared/errorItem';
 
 /** Compensate reads Dead Letter ID, Actor and Reason, which Update Status declares for it too. */
 export const description: INodeProperties[] = [];
@@ -77,10 +78,7 @@ export async function execute(
 			out.push({ json: result as unknown as IDataObject, pairedItem: { item: index } });
 		} catch (error) {
 			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			out.push({
-				json: { error: error instanceof Error ? error.message : String(error) },
-				pairedItem: { item: index },
-			});
+			out.push(errorItem(error, index));
 		}
 	}
 	return [out];

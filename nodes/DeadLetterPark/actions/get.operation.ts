@@ -15,6 +15,7 @@ import {
 } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { toNodeError } from '../../shared/store';
+import { errorItem } from '../../shared/errorItem';
 
 /** Which record: by its ID or by the idempotency key it was parked with. */
 const properties: INodeProperties[] = [
@@ -92,7 +93,7 @@ export async function execute(
 				'List shows the records that exist; purged records are gone.',
 			);
 			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			out.push({ json: { error: error.message }, pairedItem: { item: index } });
+			out.push(errorItem(error, index));
 			return;
 		}
 		// Records are masked when parked; masking again on the way out covers rows parked by

@@ -9,6 +9,7 @@ import { LIMITS, maskText, maskValue, parkItems, type Store } from '../../../lib
 import { range } from '../../shared/range';
 import { toNodeError } from '../../shared/store';
 import { parkRequestsOf } from './parkRequests';
+import { errorItem } from '../../shared/errorItem';
 
 /** What failed, why, what it means, and how the record is kept. */
 const properties: INodeProperties[] = [
@@ -162,8 +163,7 @@ export async function execute(
 	return [
 		items.map((_item, index) => {
 			const at = requestOf.get(index);
-			if (at === undefined)
-				return { json: { error: refused.get(index) ?? 'not parked' }, pairedItem: { item: index } };
+			if (at === undefined) return errorItem(refused.get(index) ?? 'not parked', index);
 			const request = requests[at];
 			const result = results[at];
 			return {

@@ -11,7 +11,7 @@ export interface ParkRequests {
 	/** Input item index to its request's index in `requests`. */
 	requestOf: Map<number, number>;
 	/** Input item index to why it was not parked (Continue On Fail only). */
-	refused: Map<number, string>;
+	refused: Map<number, unknown>;
 	maskFields: string[];
 }
 
@@ -54,7 +54,7 @@ export function parkRequestsOf(
 
 	const requests: ParkRequest[] = [];
 	const requestOf = new Map<number, number>();
-	const refused = new Map<number, string>();
+	const refused = new Map<number, unknown>();
 	for (let index = 0; index < items.length; index++) {
 		try {
 			const item = items[index];
@@ -103,7 +103,7 @@ export function parkRequestsOf(
 			requestOf.set(index, requests.push(request) - 1);
 		} catch (error) {
 			if (!context.continueOnFail()) throw toNodeError(context, error, index);
-			refused.set(index, error instanceof Error ? error.message : String(error));
+			refused.set(index, error);
 		}
 	}
 	return { requests, requestOf, refused, maskFields };

@@ -3,6 +3,7 @@ import { type DeadLetterStatus, type Store, updateDeadLetterStatus } from '../..
 import { itemValueReader } from '../../shared/itemValues';
 import { toNodeError } from '../../shared/store';
 import { statusOptions } from './statusOptions';
+import { errorItem } from '../../shared/errorItem';
 
 /**
  * Which record, who and why: Replay and Compensate change a record the way Update Status does, so
@@ -96,10 +97,7 @@ export async function changeStatuses(
 			});
 		} catch (error) {
 			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			out.push({
-				json: { error: error instanceof Error ? error.message : String(error) },
-				pairedItem: { item: index },
-			});
+			out.push(errorItem(error, index));
 		}
 	}
 	return out;

@@ -7,6 +7,7 @@ import {
 } from 'n8n-workflow';
 import { composeAlert, isHeld, parseMaskFields } from '../../../../lib';
 import { toNodeError } from '../../../shared/store';
+import { errorItem } from '../../../shared/errorItem';
 
 const properties: INodeProperties[] = [
 	{
@@ -43,10 +44,7 @@ export async function execute(
 			out.push({ json: alert as unknown as IDataObject, pairedItem: { item: index } });
 		} catch (error) {
 			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			out.push({
-				json: { error: error instanceof Error ? error.message : String(error) },
-				pairedItem: { item: index },
-			});
+			out.push(errorItem(error, index));
 		}
 	}
 	return [out];

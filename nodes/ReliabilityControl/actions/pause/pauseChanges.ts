@@ -6,6 +6,7 @@ import {
 	type Store,
 } from '../../../../lib';
 import { toNodeError } from '../../../shared/store';
+import { errorItem } from '../../../shared/errorItem';
 
 /** A text parameter of an item, trimmed. */
 export const textParameter = (context: IExecuteFunctions, name: string, index: number): string =>
@@ -32,10 +33,7 @@ export async function changePauses(
 			out.push({ json: state as unknown as IDataObject, pairedItem: { item: index } });
 		} catch (error) {
 			if (!context.continueOnFail()) throw toNodeError(context, error, index);
-			out.push({
-				json: { error: error instanceof Error ? error.message : String(error) },
-				pairedItem: { item: index },
-			});
+			out.push(errorItem(error, index));
 		}
 	}
 	return [out];
