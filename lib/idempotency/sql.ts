@@ -116,7 +116,9 @@ RETURNING k.scope, k.key`;
  * A record settled as succeeded closes, in the same statement, the open dead letters an earlier
  * delivery of its key left at this step ($3 workflow, $4 step) as replayed, each with its audit
  * event (actor $5, reason $6): the rules of closeSucceededSql, with the key row held locked by
- * this statement's own settle, so no renewal of the key can come between the two.
+ * this statement's own settle, so no renewal of the key can come between the two. The letters
+ * are locked in the park's order (workflow, step, item key), so a settle and a park of the same
+ * keys never wait on each other in a circle.
  */
 export const settleKeysSql = (store: Store): string => `
 WITH input AS (
@@ -156,7 +158,7 @@ WITH input AS (
 	SELECT d.id, d.status FROM ${store.table('dead_letters')} d
 	WHERE d.idempotency_key IN (SELECT s.key FROM settled s JOIN input USING (scope, key) WHERE input.outcome = 'succeeded')
 	  AND d.workflow_id = $3 AND d.step = $4 AND d.status IN ('new', 'held') AND d.error_class <> 'conflict'
-	ORDER BY d.id FOR UPDATE
+	ORDER BY d.workflow_id, d.step, d.item_key FOR UPDATE
 ), closed AS (
 	UPDATE ${store.table('dead_letters')} d
 	SET status = 'replayed', updated_at = now(), generation = d.generation + 1, taken_by = NULL,

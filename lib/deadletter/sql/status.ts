@@ -18,7 +18,9 @@ SELECT id, $2, status, status, $3 FROM ${store.table('dead_letters')} WHERE id =
  */
 const statusChangeSql = (store: Store, where: string): string => `
 WITH target AS (
-	SELECT id, status, generation FROM ${store.table('dead_letters')} WHERE ${where} ORDER BY id FOR UPDATE
+	SELECT id, status, generation FROM ${store.table('dead_letters')} WHERE ${where}
+	-- In the park's order (its identity), so a status change and a park never deadlock.
+	ORDER BY workflow_id, step, item_key, id FOR UPDATE
 ), changed AS (
 	UPDATE ${store.table('dead_letters')} d
 	SET status = $1, updated_at = now(), generation = d.generation + 1,
