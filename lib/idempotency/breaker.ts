@@ -4,9 +4,8 @@ import type { Store } from '../store';
  * The circuit breaker of an integration, shared by every worker through one row: a streak of
  * consecutive transient failures (attempts, in the order they happened, across runs) opens it
  * for a cool-down; any success ends the streak. While it is open, writes to the integration are
- * held instead of sent. A run that found the breaker closed and without a streak, and saw only
- * successes, records nothing (the healthy path pays no statement for the breaker); a failure
- * another run records meanwhile is then ended by the next success that finds it.
+ * held instead of sent. A success ends the streak in the statement that settles it (see
+ * settleKeysSql), so a run records its streak here only when failures followed its last success.
  */
 
 /** What one run saw, in order: each transient failure adds to the streak, a success resets it. */

@@ -13,13 +13,6 @@ import { gateSql, succeededKeysSql } from './sql';
 import { FailureClass, type WriteContext, type WriteOutcome, type WriteRequest } from './types';
 import type { Waves } from './waves';
 
-/** What the gate found: the items' outcomes when it held the run, and whether the breaker had a streak. */
-export interface GateResult {
-	held?: WriteOutcome[];
-	/** The breaker had no streak and was closed: a run of only successes need not record one. */
-	breakerClean: boolean;
-}
-
 /**
  * A paused integration or an open breaker: hold every item, call nothing. Otherwise, items
  * an earlier breaker held whose cool-down is over go back to replay.
@@ -29,15 +22,14 @@ export async function gate(
 	context: WriteContext,
 	waves: Waves,
 	requests: WriteRequest[],
-): Promise<GateResult> {
+): Promise<WriteOutcome[] | undefined> {
 	const integration = context.integration;
-	if (!integration) return { breakerClean: true };
+	if (!integration) return undefined;
 	const [state] = await store.query<{
 		paused: boolean;
 		paused_by: string | null;
 		pause_reason: string | null;
 		open_until: Date | null;
-		breaker_clean: boolean;
 		breaker_holds: boolean;
 	}>(gateSql(store), [integration, storableText(plainText(integration))]);
 	const pause = state.paused
@@ -52,7 +44,7 @@ export async function gate(
 				reason: `circuit breaker of ${integration} closed`,
 			});
 		}
-		return { breakerClean: state.breaker_clean };
+		return undefined;
 	}
 	const message = pause
 		? `integration ${integration} is paused by ${pause.changedBy}: ${pause.reason ?? ''}`.trim()
@@ -95,7 +87,7 @@ export async function gate(
 			pause ? 'pause' : 'breaker',
 		);
 	}
-	const outcomes = requests.map((r) => {
+	return requests.map((r) => {
 		const saved = settledOf(r);
 		if (!saved) return heldOutcomes[held.indexOf(r)];
 		if (!saved.same_request) {
@@ -122,5 +114,4 @@ export async function gate(
 			answer: fromSaved(saved),
 		};
 	});
-	return { held: outcomes, breakerClean: state.breaker_clean };
 }

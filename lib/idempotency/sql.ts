@@ -119,6 +119,10 @@ RETURNING k.scope, k.key`;
  * this statement's own settle, so no renewal of the key can come between the two. The letters
  * are locked in the park's order (workflow, step, item key), so a settle and a park of the same
  * keys never wait on each other in a circle.
+ *
+ * A success also ends the streak of the integration's circuit breaker ($7, null without one),
+ * as it happens rather than when the run ends: the row is written only when it has a streak or
+ * is open, so the healthy path costs the breaker no statement.
  */
 export const settleKeysSql = (store: Store): string => `
 WITH input AS (
@@ -168,6 +172,10 @@ WITH input AS (
 ), audited AS (
 	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
 	SELECT id, $5, from_status, 'replayed', $6 FROM closed
+), streak_ended AS (
+	UPDATE ${store.table('breakers')} b SET consecutive_failures = 0, open_until = NULL, updated_at = now()
+	WHERE b.integration = $7 AND (b.consecutive_failures > 0 OR b.open_until IS NOT NULL)
+	  AND EXISTS (SELECT 1 FROM settled s JOIN input USING (scope, key) WHERE input.outcome = 'succeeded')
 )
 SELECT scope, key, true AS settled, NULL AS owner FROM settled
 UNION ALL
@@ -214,14 +222,12 @@ DELETE FROM ${store.table('idempotency_keys')} k USING doomed d WHERE k.scope = 
 
 /**
  * Whether writes to integration $1 may go out, in one round trip: its pause ($2, the name as
- * pauses store it), its breaker's open-until when still open, whether the breaker has no streak
- * at all (a run that then sees only successes has nothing to record), and whether items its
- * breaker held wait for release (only then is the release statement run).
+ * pauses store it), its breaker's open-until when still open, and whether items its breaker held
+ * wait for release (only then is the release statement run).
  */
 export const gateSql = (store: Store): string => `
 SELECT p.changed_by AS paused_by, p.reason AS pause_reason, p.name IS NOT NULL AS paused,
 	(SELECT b.open_until FROM ${store.table('breakers')} b WHERE b.integration = $1 AND b.open_until > now()) AS open_until,
-	NOT EXISTS (SELECT 1 FROM ${store.table('breakers')} b WHERE b.integration = $1 AND (b.consecutive_failures > 0 OR b.open_until IS NOT NULL)) AS breaker_clean,
 	EXISTS (SELECT 1 FROM ${store.table('dead_letters')} d WHERE d.status = 'held' AND d.hold_reason = 'breaker' AND d.integration = $1) AS breaker_holds
 FROM (SELECT 1) AS one
 LEFT JOIN ${store.table('pauses')} p ON p.scope = 'integration' AND p.name = $2 AND p.paused`;

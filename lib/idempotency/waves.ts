@@ -118,6 +118,7 @@ export class Waves {
 			JSON.stringify(wave.map(({ settlement }) => storableValue(settlement))),
 			this.context.retentionDays,
 			...this.closeReason(),
+			this.context.breaker ? (this.context.integration ?? null) : null,
 		]);
 		const byKey = new Map(rows.map((r) => [`${r.scope}\u0000${r.key}`, r]));
 		for (const { settlement, outcome } of wave) {

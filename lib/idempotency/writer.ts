@@ -55,8 +55,6 @@ class Run implements RunState {
 	readonly leases: RunLeases;
 	readonly streak = new BreakerStreak();
 	readonly progress = { sent: 0 };
-	/** The gate found the breaker closed and without a streak. */
-	private breakerClean = false;
 	readonly now: () => number;
 	readonly sleep: (ms: number) => Promise<void>;
 	readonly random: () => number;
@@ -116,9 +114,8 @@ class Run implements RunState {
 		const byIndex = new Map(valid.map((o) => [o.index, o]));
 		await this.waves.flush();
 		if (this.waves.fatal) throw this.waves.fatal;
-		// A run of only successes against a breaker without a streak changes nothing: no statement.
-		const nothingToRecord = this.breakerClean && this.streak.values.failures === 0;
-		if (this.context.integration && this.context.breaker && !nothingToRecord) {
+		// Successes end the streak in their settle; only failures after the last one are recorded.
+		if (this.context.integration && this.context.breaker && this.streak.values.failures > 0) {
 			await recordBreaker(this.store, this.context.integration, this.streak, this.context.breaker);
 		}
 		return all.map((r) => invalid.get(r.index) ?? byIndex.get(r.index)!);
@@ -126,8 +123,7 @@ class Run implements RunState {
 
 	private async writeValid(requests: WriteRequest[]): Promise<WriteOutcome[]> {
 		if (requests.length === 0) return [];
-		const { held, breakerClean } = await gate(this.store, this.context, this.waves, requests);
-		this.breakerClean = breakerClean;
+		const held = await gate(this.store, this.context, this.waves, requests);
 		if (held) return held;
 
 		// Duplicate keys inside the run: the first occurrence does the work, the others share it.

@@ -340,6 +340,44 @@ describe('the circuit breaker', () => {
 		expect(rows.filter((r) => r.consecutive_failures > 0 || r.open_until !== null)).toEqual([]);
 	});
 
+	it('a success ends the streak of failures other runs recorded while it was sending', async () => {
+		target.route('/streak');
+		const ctx = breaker(4);
+		const breakerRow = async () =>
+			(
+				await adminQuery<{ consecutive_failures: number; open_until: Date | null }>(
+					`SELECT consecutive_failures, open_until FROM "${schema}".breakers WHERE integration = $1`,
+					[ctx.integration],
+				)
+			)[0];
+		const slow = gated(send('/streak'));
+		const success = run(
+			'/streak',
+			{ ...ctx, executionId: `exec-${++execution}` },
+			[write('streak-ok', { n: 1 })],
+			{
+				send: slow.send,
+			},
+		);
+		await slow.waiting;
+		// Another run fails three times (under the threshold of four) while the first one sends.
+		target.script('/streak', { status: 503 }, { status: 503 }, { status: 503 });
+		const [failed] = await run('/streak', { ...ctx, executionId: `exec-${++execution}` }, [
+			write('streak-fail-1', { n: 2 }),
+		]);
+		expect(failed.failure!.class).toBe('exhausted');
+		expect(await breakerRow()).toEqual({ consecutive_failures: 3, open_until: null });
+		slow.open();
+		expect((await success)[0].ok).toBe(true);
+		expect(await breakerRow()).toEqual({ consecutive_failures: 0, open_until: null });
+		// Three more failures start a new streak: still under the threshold, the breaker stays closed.
+		target.script('/streak', { status: 503 }, { status: 503 }, { status: 503 });
+		await run('/streak', { ...ctx, executionId: `exec-${++execution}` }, [
+			write('streak-fail-2', { n: 3 }),
+		]);
+		expect(await breakerRow()).toEqual({ consecutive_failures: 3, open_until: null });
+	});
+
 	it('items it held go back to replay once its cool-down is over, and nothing stays held', async () => {
 		target.route('/outage');
 		target.script('/outage', { status: 503 }, { status: 503 }, { status: 503 });
