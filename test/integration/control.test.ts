@@ -6,7 +6,7 @@ const { store, schema, cleanup } = testStore('control');
 afterAll(cleanup);
 
 describe('pause and resume', () => {
-	it('while an integration is paused its items are held; resume moves them to replay_requested with who and why', async () => {
+	it('while an integration is paused its items are held, a conflict is not; resume moves the held ones to replay_requested with who and why', async () => {
 		const paused = await pause(
 			store,
 			'integration',
@@ -23,7 +23,7 @@ describe('pause and resume', () => {
 		});
 		expect(await isPaused(store, 'integration', 'crm')).toBeDefined();
 
-		const [held, other] = await parkItems(store, [
+		const [held, other, conflict] = await parkItems(store, [
 			{
 				workflowId: 'wf',
 				step: 'CRM Upsert',
@@ -38,9 +38,20 @@ describe('pause and resume', () => {
 				errorClass: 'exhausted',
 				payload: { lead: 1 },
 			},
+			{
+				workflowId: 'wf',
+				step: 'CRM Upsert',
+				integration: 'crm',
+				errorClass: 'conflict',
+				payload: { lead: 2 },
+			},
 		]);
 		expect(held.status).toBe('held');
 		expect(other.status).toBe('new');
+		// A conflict is for a person whatever the integration does: a resume would only replay it
+		// into the same conflict.
+		expect(conflict.status).toBe('new');
+		expect((await getDeadLetters(store, [conflict.id]))[0].hold_reason).toBeNull();
 
 		const resumed = await resume(store, 'integration', 'crm', 'maria@ops', 'vendor fixed it');
 		expect(resumed).toMatchObject({ paused: false, released: 1 });

@@ -6,7 +6,9 @@ import type { Store } from '../../store';
  * record a replay had taken goes back to `new` (the replay failed), with its audit event. New
  * rows get their first audit event in the same statement.
  *
- * Holds: while the item's integration is paused the record is held for the pause. The pause row
+ * Holds: while the item's integration is paused the record is held for the pause (a conflict is
+ * not: it is for a person whatever the integration does, and a resume would only replay it into
+ * the same conflict). The pause row
  * is locked (FOR SHARE) for the statement, so a resume either waits for this park and then
  * releases the new held record, or commits first and this park sees the integration running. A
  * hold asked for by an open breaker stays a hold only while the breaker is still open; a hold
@@ -29,7 +31,7 @@ WITH input AS (
 	WHERE b.open_until > now() AND b.integration IN (SELECT integration FROM input)
 ), decided AS (
 	SELECT input.*,
-	       CASE WHEN input.integration IN (SELECT name FROM paused) THEN 'pause'
+	       CASE WHEN input.integration IN (SELECT name FROM paused) AND input.error_class <> 'conflict' THEN 'pause'
 	            WHEN input.status = 'held' AND input.hold_reason = 'breaker'
 	                 AND input.integration IN (SELECT integration FROM open_breakers) THEN 'breaker' END AS hold
 	FROM input
