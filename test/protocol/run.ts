@@ -1,4 +1,4 @@
-import { pause, resume } from '../../lib/control/pauses';
+import { isPaused, pause, resume } from '../../lib/control/pauses';
 import {
 	getDeadLettersByKey,
 	OPEN_STATUSES,
@@ -93,7 +93,6 @@ export async function runSchedule(
 	const running: Array<Promise<unknown>> = [];
 	const delivered = new Set<number>();
 	let executions = 0;
-	let paused = false;
 	let usedBreaker = false;
 	// Dedupe truth: completions per event, and when each event was first completed.
 	const completions = new Map<string, number>();
@@ -309,11 +308,9 @@ export async function runSchedule(
 					return;
 				}
 				case 'pause':
-					paused = true;
 					await pause(worker, 'integration', integration, 'operator', 'model check outage');
 					return;
 				case 'resume':
-					paused = false;
 					await resume(worker, 'integration', integration, 'operator', 'model check recovery');
 					return;
 				case 'replayRun':
@@ -345,7 +342,9 @@ export async function runSchedule(
 		`UPDATE ${admin.table('idempotency_keys')} SET lease_until = now() - interval '1 second' WHERE scope = $1 AND status = 'in_progress'`,
 		[scope],
 	);
-	if (paused)
+	// The store's word, not the order the commands were issued in: a pause and a resume issued a
+	// moment apart may commit in either order, and the last to commit is what stands.
+	if (await isPaused(admin, 'integration', integration))
 		await resume(admin, 'integration', integration, 'operator', 'model check: outage over');
 	if (usedBreaker) await sleep(BREAKER.coolDownSeconds * 1000 + 20);
 	// A run the store failed (down, or too slow to keep a lease) fails its n8n execution: the
