@@ -36,10 +36,14 @@ SELECT * FROM changed`;
 
 /** Held items of a resumed integration go to replay_requested, with their audit events. */
 const releaseHeldSql = (store: Store): string => `
-WITH released AS (
-	UPDATE ${store.table('dead_letters')} SET status = 'replay_requested', updated_at = now()
-	WHERE integration = $1 AND status = 'held'
-	RETURNING id
+WITH target AS (
+	-- Locked in the park's order (its identity), so a resume and a park or a settle never deadlock.
+	SELECT id FROM ${store.table('dead_letters')} WHERE integration = $1 AND status = 'held'
+	ORDER BY workflow_id, step, item_key, id FOR UPDATE
+), released AS (
+	UPDATE ${store.table('dead_letters')} d SET status = 'replay_requested', updated_at = now()
+	FROM target t WHERE d.id = t.id AND d.status = 'held'
+	RETURNING d.id
 ), audited AS (
 	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
 	SELECT id, $2, 'held', 'replay_requested', $3 FROM released
