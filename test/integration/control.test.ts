@@ -23,7 +23,7 @@ describe('pause and resume', () => {
 		});
 		expect(await isPaused(store, 'integration', 'crm')).toBeDefined();
 
-		const [held, other, conflict] = await parkItems(store, [
+		const [held, other, conflict, conflictAskedHeld] = await parkItems(store, [
 			{
 				workflowId: 'wf',
 				step: 'CRM Upsert',
@@ -45,12 +45,21 @@ describe('pause and resume', () => {
 				errorClass: 'conflict',
 				payload: { lead: 2 },
 			},
+			{
+				workflowId: 'wf',
+				step: 'CRM Upsert',
+				integration: 'crm',
+				errorClass: 'conflict',
+				status: 'held',
+				holdReason: 'pause',
+				payload: { lead: 3 },
+			},
 		]);
 		expect(held.status).toBe('held');
 		expect(other.status).toBe('new');
 		// A conflict is for a person whatever the integration does: a resume would only replay it
 		// into the same conflict.
-		expect(conflict.status).toBe('new');
+		expect([conflict.status, conflictAskedHeld.status]).toEqual(['new', 'new']);
 		expect((await getDeadLetters(store, [conflict.id]))[0].hold_reason).toBeNull();
 
 		const resumed = await resume(store, 'integration', 'crm', 'maria@ops', 'vendor fixed it');

@@ -7,8 +7,8 @@ import type { Store } from '../../store';
  * rows get their first audit event in the same statement.
  *
  * Holds: while the item's integration is paused the record is held for the pause (a conflict is
- * not: it is for a person whatever the integration does, and a resume would only replay it into
- * the same conflict). The pause row
+ * never held, by a pause or a breaker: it is for a person whatever the integration does, and a
+ * release would only replay it into the same conflict). The pause row
  * is locked (FOR SHARE) for the statement, so a resume either waits for this park and then
  * releases the new held record, or commits first and this park sees the integration running. A
  * hold asked for by an open breaker stays a hold only while the breaker is still open; a hold
@@ -31,7 +31,8 @@ WITH input AS (
 	WHERE b.open_until > now() AND b.integration IN (SELECT integration FROM input)
 ), decided AS (
 	SELECT input.*,
-	       CASE WHEN input.integration IN (SELECT name FROM paused) AND input.error_class <> 'conflict' THEN 'pause'
+	       CASE WHEN input.error_class = 'conflict' THEN NULL
+	            WHEN input.integration IN (SELECT name FROM paused) THEN 'pause'
 	            WHEN input.status = 'held' AND input.hold_reason = 'breaker'
 	                 AND input.integration IN (SELECT integration FROM open_breakers) THEN 'breaker' END AS hold
 	FROM input
@@ -43,7 +44,8 @@ WITH input AS (
 	SELECT workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
 	       integration, error_class, error_message, error_status, coalesce(attempts, 1), already_happened, impact, owner,
 	       coalesce(severity, 'normal'),
-	       CASE WHEN hold IS NOT NULL THEN 'held' WHEN status = 'held' THEN 'replay_requested' ELSE coalesce(status, 'new') END,
+	       CASE WHEN hold IS NOT NULL THEN 'held' WHEN status = 'held' AND error_class = 'conflict' THEN 'new'
+	            WHEN status = 'held' THEN 'replay_requested' ELSE coalesce(status, 'new') END,
 	       hold, payload, retry_after, now() + make_interval(days => retention_days), coalesce(attempt_history, '[]'),
 	       source_version, coalesce(steps, '[]')
 	-- In identity order, the same in every park, so overlapping batches never deadlock.
