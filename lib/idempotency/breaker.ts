@@ -5,7 +5,7 @@ import type { Store } from '../store';
  * consecutive transient failures (attempts, in the order they happened, across runs) opens it
  * for a cool-down; any success ends the streak. While it is open, writes to the integration are
  * held instead of sent. A success ends the streak in the statement that settles it (see
- * settleKeysSql), so a run records its streak here only when failures followed its last success.
+ * settleKeysSql), so the healthy path writes the breaker only when it has a streak or is open.
  */
 
 /** What one run saw, in order: each transient failure adds to the streak, a success resets it. */
@@ -50,14 +50,23 @@ ON CONFLICT (integration) DO UPDATE SET
 	updated_at = now()
 RETURNING open_until`;
 
+/**
+ * Records a run's streak at its end. When a settle of the run recorded a success, that statement
+ * already ended the streak as the success happened: only the failures after the run's last
+ * success are added, to what other runs recorded since (nothing to write when there were none).
+ * A success nothing settled (a lookup's answer, a superseded owner's 2xx) ends it here.
+ */
 export async function recordBreaker(
 	store: Store,
 	integration: string,
 	streak: BreakerStreak,
 	settings: { threshold: number; coolDownSeconds: number },
+	settledSuccess: boolean,
 ): Promise<void> {
 	if (streak.empty) return;
-	const { reset, failures } = streak.values;
+	const { failures } = streak.values;
+	if (settledSuccess && failures === 0) return;
+	const reset = streak.values.reset && !settledSuccess;
 	await store.query(recordBreakerSql(store), [
 		integration,
 		reset,

@@ -32,6 +32,11 @@ export class Waves {
 		private readonly leases: RunLeases,
 	) {}
 
+	/** Whether a settle of this run recorded a success, and so ended the breaker's streak. */
+	get settledSuccess(): boolean {
+		return this.closedBySettle.size > 0;
+	}
+
 	/** Records an owner's outcome for its key in the next wave. */
 	settle(settlement: Settlement, outcome: WriteOutcome): void {
 		this.settlements.push({ settlement, outcome });

@@ -114,9 +114,14 @@ class Run implements RunState {
 		const byIndex = new Map(valid.map((o) => [o.index, o]));
 		await this.waves.flush();
 		if (this.waves.fatal) throw this.waves.fatal;
-		// Successes end the streak in their settle; only failures after the last one are recorded.
-		if (this.context.integration && this.context.breaker && this.streak.values.failures > 0) {
-			await recordBreaker(this.store, this.context.integration, this.streak, this.context.breaker);
+		if (this.context.integration && this.context.breaker) {
+			await recordBreaker(
+				this.store,
+				this.context.integration,
+				this.streak,
+				this.context.breaker,
+				this.waves.settledSuccess,
+			);
 		}
 		return all.map((r) => invalid.get(r.index) ?? byIndex.get(r.index)!);
 	}
