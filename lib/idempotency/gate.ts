@@ -5,7 +5,7 @@ import type { Store } from '../store';
 import { storableText } from '../store/storable';
 import type { KeyRow } from './keyRow';
 import { parkFailed } from './park';
-import { conflictWithSuccess } from './outcomes';
+import { conflictWithSuccess, unsentFailure } from './outcomes';
 import { fromSaved } from './responses';
 import { heldId } from './lease';
 import { keyIdOf } from './runState';
@@ -66,19 +66,13 @@ export async function gate(
 	// By key and request: two requests under one key in a run are answered each for its own.
 	const settledOf = (r: WriteRequest) => settled.get(`${keyIdOf(r)}\u0000${r.fingerprint}`);
 	const held = requests.filter((r) => !settledOf(r));
-	const heldOutcomes = held.map((r): WriteOutcome => ({
-		index: r.index,
-		key: r.key,
-		ok: false,
-		replayed: false,
-		attempts: 0,
-		durationMs: 0,
-		failure: {
+	const heldOutcomes = held.map((r) =>
+		unsentFailure(r, {
 			class: FailureClass.paused,
 			message: maskText(message, context.maskFields),
 			retryAt: openUntil,
-		},
-	}));
+		}),
+	);
 	if (held.length > 0) {
 		await parkFailed(
 			store,
@@ -91,15 +85,10 @@ export async function gate(
 		const saved = settledOf(r);
 		if (!saved) return heldOutcomes[held.indexOf(r)];
 		if (!saved.same_request) {
-			const conflict: WriteOutcome = {
-				index: r.index,
-				key: r.key,
-				ok: false,
-				replayed: false,
-				attempts: 0,
-				durationMs: 0,
-				failure: { class: FailureClass.conflict, message: conflictWithSuccess(r.key) },
-			};
+			const conflict = unsentFailure(r, {
+				class: FailureClass.conflict,
+				message: conflictWithSuccess(r.key),
+			});
 			waves.park(conflict, r);
 			return conflict;
 		}

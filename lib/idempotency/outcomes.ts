@@ -185,3 +185,16 @@ export function conflictMessage(
 export function conflictWithSuccess(key: string): string {
 	return `key ${key} already succeeded with a different request; a key must always carry the same request`;
 }
+
+/** An item that ends before anything was sent for it: no attempt, no time, its failure. */
+export function unsentFailure(request: WriteRequest, failure: Failure): WriteOutcome {
+	return {
+		index: request.index,
+		key: request.key,
+		ok: false,
+		replayed: false,
+		attempts: 0,
+		durationMs: 0,
+		failure,
+	};
+}

@@ -6,6 +6,7 @@ import { ItemWrite } from './attempts';
 import { BreakerStreak, recordBreaker } from './breaker';
 import { claimKeys } from './claim';
 import { gate } from './gate';
+import { unsentFailure } from './outcomes';
 import type { KeyRow } from './keyRow';
 import { checkedKey, MAX_KEY_LENGTH } from './keys';
 import { RunLeases } from './lease';
@@ -93,18 +94,10 @@ class Run implements RunState {
 			all
 				.filter((r) => r.invalid !== undefined)
 				.map((request): [number, WriteOutcome] => {
-					const outcome: WriteOutcome = {
-						index: request.index,
-						key: request.key,
-						ok: false,
-						replayed: false,
-						attempts: 0,
-						durationMs: 0,
-						failure: {
-							class: FailureClass.invalid,
-							message: maskText(request.invalid!, this.context.maskFields),
-						},
-					};
+					const outcome = unsentFailure(request, {
+						class: FailureClass.invalid,
+						message: maskText(request.invalid!, this.context.maskFields),
+					});
 					this.waves.park(outcome, request);
 					return [request.index, outcome];
 				}),
@@ -191,18 +184,10 @@ class Run implements RunState {
 	/** The outcome of a later copy of a key in the same run: the first copy's. */
 	private shared(request: WriteRequest, lead: WriteRequest, outcome: WriteOutcome): WriteOutcome {
 		if (lead.fingerprint !== request.fingerprint) {
-			return {
-				index: request.index,
-				key: request.key,
-				ok: false,
-				replayed: false,
-				attempts: 0,
-				durationMs: 0,
-				failure: {
-					class: FailureClass.conflict,
-					message: `key ${request.key} appears twice in this run with different requests`,
-				},
-			};
+			return unsentFailure(request, {
+				class: FailureClass.conflict,
+				message: `key ${request.key} appears twice in this run with different requests`,
+			});
 		}
 		if (!outcome.ok) {
 			return {
