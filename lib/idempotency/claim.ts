@@ -1,4 +1,6 @@
+import { plainText } from '../describe';
 import type { Store } from '../store';
+import { storableText } from '../store/storable';
 import type { KeyRow } from './keyRow';
 import type { RunLeases } from './lease';
 import { leaseOf, type RunState, timeoutOf } from './runState';
@@ -10,14 +12,33 @@ import type { WriteContext, WriteRequest } from './types';
  * meanwhile or is gone. Both return each key's record as the claim found it.
  */
 
-/** Claims the first occurrence of every key; the rows come back by position (`ord`). */
+/** What the claim's gate saw of the run's integration (all false and null without one). */
+export interface GateState {
+	paused: boolean;
+	paused_by: string | null;
+	pause_reason: string | null;
+	open_until: Date | null;
+	breaker_holds: boolean;
+}
+
+/** The claim's answer: each leader's record by position, and the gate. */
+export interface Claims {
+	rows: Map<number, KeyRow>;
+	gate: GateState;
+}
+
+/**
+ * Claims the first occurrence of every key, unless the integration is paused or its breaker
+ * open; the rows come back by position (`ord`).
+ */
 export async function claimKeys(
 	store: Store,
 	context: WriteContext,
 	leases: RunLeases,
 	leaders: WriteRequest[],
-): Promise<Map<number, KeyRow>> {
-	const rows = await store.query<KeyRow & { ord: number }>(claimKeysSql(store), [
+): Promise<Claims> {
+	const integration = context.integration ?? null;
+	const rows = await store.query<KeyRow & GateState & { ord: number }>(claimKeysSql(store), [
 		JSON.stringify(
 			leaders.map((r, ord) => ({
 				ord,
@@ -32,6 +53,8 @@ export async function claimKeys(
 		context.executionId,
 		context.node,
 		context.retentionDays,
+		integration,
+		integration === null ? null : storableText(plainText(integration)),
 	]);
 	// Claimed records are held from now on, also while they wait for a lane: the waves renew them.
 	for (const row of rows) {
@@ -45,7 +68,7 @@ export async function claimKeys(
 			timeoutMs: timeoutOf(request),
 		});
 	}
-	return new Map(rows.map((row) => [row.ord, row]));
+	return { rows: new Map(rows.map((row) => [row.ord, row])), gate: rows[0] };
 }
 
 /** Claims one item's key again: its record failed meanwhile (claimable again) or is gone. */
@@ -65,6 +88,8 @@ export async function claimKeyAgain(run: RunState, request: WriteRequest): Promi
 		run.context.executionId,
 		run.context.node,
 		run.context.retentionDays,
+		null,
+		null,
 	]);
 	return again;
 }

@@ -1,37 +1,31 @@
 import { releaseBreakerHolds } from '../deadletter';
-import { plainText } from '../describe';
 import { maskText } from '../masking';
 import type { Store } from '../store';
-import { storableText } from '../store/storable';
+import type { GateState } from './claim';
 import type { KeyRow } from './keyRow';
 import { parkFailed } from './park';
 import { conflictWithSuccess, unsentFailure } from './outcomes';
 import { fromSaved } from './responses';
 import { heldId } from './lease';
 import { keyIdOf } from './runState';
-import { gateSql, succeededKeysSql } from './sql';
+import { succeededKeysSql } from './sql';
 import { FailureClass, type WriteContext, type WriteOutcome, type WriteRequest } from './types';
 import type { Waves } from './waves';
 
 /**
- * A paused integration or an open breaker: hold every item, call nothing. Otherwise, items
- * an earlier breaker held whose cool-down is over go back to replay.
+ * What the claim's gate saw, acted on: a paused integration or an open breaker holds every item
+ * and calls nothing (the claim claimed nothing). Otherwise, items an earlier breaker held whose
+ * cool-down is over go back to replay, and the run goes on (`undefined`).
  */
 export async function gate(
 	store: Store,
 	context: WriteContext,
 	waves: Waves,
 	requests: WriteRequest[],
+	state: GateState,
 ): Promise<WriteOutcome[] | undefined> {
 	const integration = context.integration;
 	if (!integration) return undefined;
-	const [state] = await store.query<{
-		paused: boolean;
-		paused_by: string | null;
-		pause_reason: string | null;
-		open_until: Date | null;
-		breaker_holds: boolean;
-	}>(gateSql(store), [integration, storableText(plainText(integration))]);
 	const pause = state.paused
 		? { changedBy: state.paused_by ?? '', reason: state.pause_reason }
 		: undefined;

@@ -31,17 +31,32 @@ const lockedInKeyOrder = (store: Store): string => `locked AS (
  *   A: INSERT -> claimed, in_progress, generation 1   B: INSERT -> conflict, row not returned
  *   A: attempt start (generation 1) -> sends          B: reads the row: in_progress, lease live -> polls
  *   A: settle (generation 1) -> succeeded + response  B: poll sees succeeded -> returns the saved response
+ *
+ * The gate rides in the same statement ($6: the integration, $7: its pause name; both null for
+ * none): while the integration is paused or its breaker open nothing is claimed, and every row
+ * says why, so the run holds its items without a round trip of its own. Read in the claim's
+ * snapshot, a pause that commits before the claim holds the whole run; one that commits after
+ * finds the keys claimed, as it would a run that had started. `breaker_holds` says whether items
+ * the breaker held wait for release (only then is the release statement run).
  */
 export const claimKeysSql = (store: Store): string => `
 WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(ord int, scope text, key text, fingerprint text, lease_ms int, timeout_ms int)
+), gate AS (
+	SELECT p.changed_by AS paused_by, p.reason AS pause_reason, p.name IS NOT NULL AS paused,
+		(SELECT b.open_until FROM ${store.table('breakers')} b WHERE b.integration = $6 AND b.open_until > now()) AS open_until,
+		$6::text IS NOT NULL AND EXISTS (
+			SELECT 1 FROM ${store.table('dead_letters')} d WHERE d.status = 'held' AND d.hold_reason = 'breaker' AND d.integration = $6
+		) AS breaker_holds
+	FROM (SELECT 1) AS one
+	LEFT JOIN ${store.table('pauses')} p ON p.scope = 'integration' AND p.name = $7 AND p.paused
 ), claimed AS (
 	INSERT INTO ${store.table('idempotency_keys')} AS k
 		(scope, key, fingerprint, status, lease_until, workflow_id, execution_id, node, expires_at, attempt_timeout_ms)
 	SELECT scope, key, fingerprint, 'in_progress', now() + make_interval(secs => lease_ms / 1000.0), $2, $3, $4,
 	       now() + make_interval(days => $5), timeout_ms
 	-- Rows are locked in key order, the same in every statement, so overlapping batches never deadlock.
-	FROM input ORDER BY scope, key
+	FROM input, gate WHERE NOT gate.paused AND gate.open_until IS NULL ORDER BY scope, key
 	ON CONFLICT (scope, key) DO UPDATE SET
 		fingerprint = EXCLUDED.fingerprint, status = 'in_progress', lease_until = EXCLUDED.lease_until,
 		generation = k.generation + 1, workflow_id = EXCLUDED.workflow_id, execution_id = EXCLUDED.execution_id,
@@ -56,8 +71,10 @@ SELECT i.ord, c.key IS NOT NULL AS claimed, coalesce(c.generation, e.generation)
        CASE WHEN c.key IS NOT NULL THEN i.fingerprint ELSE e.fingerprint END AS fingerprint,
        (e.lease_until < now()) AS lease_expired, e.response_status, e.response_headers, e.response_body,
        e.response_truncated, e.attempts, e.execution_id,
-       extract(epoch FROM (e.attempt_started_at + make_interval(secs => coalesce(e.attempt_timeout_ms, 0) / 1000.0)) - now()) * 1000 AS in_flight_ms
+       extract(epoch FROM (e.attempt_started_at + make_interval(secs => coalesce(e.attempt_timeout_ms, 0) / 1000.0)) - now()) * 1000 AS in_flight_ms,
+       g.paused, g.paused_by, g.pause_reason, g.open_until, g.breaker_holds
 FROM input i
+CROSS JOIN gate g
 LEFT JOIN claimed c ON c.scope = i.scope AND c.key = i.key
 LEFT JOIN ${store.table('idempotency_keys')} e ON e.scope = i.scope AND e.key = i.key`;
 
@@ -219,18 +236,6 @@ WITH doomed AS (
 	FOR UPDATE SKIP LOCKED
 )
 DELETE FROM ${store.table('idempotency_keys')} k USING doomed d WHERE k.scope = d.scope AND k.key = d.key`;
-
-/**
- * Whether writes to integration $1 may go out, in one round trip: its pause ($2, the name as
- * pauses store it), its breaker's open-until when still open, and whether items its breaker held
- * wait for release (only then is the release statement run).
- */
-export const gateSql = (store: Store): string => `
-SELECT p.changed_by AS paused_by, p.reason AS pause_reason, p.name IS NOT NULL AS paused,
-	(SELECT b.open_until FROM ${store.table('breakers')} b WHERE b.integration = $1 AND b.open_until > now()) AS open_until,
-	EXISTS (SELECT 1 FROM ${store.table('dead_letters')} d WHERE d.status = 'held' AND d.hold_reason = 'breaker' AND d.integration = $1) AS breaker_holds
-FROM (SELECT 1) AS one
-LEFT JOIN ${store.table('pauses')} p ON p.scope = 'integration' AND p.name = $2 AND p.paused`;
 
 /**
  * The succeeded records of a held run's keys ($1: scope, key, fingerprint of each): the same

@@ -121,14 +121,20 @@ class Run implements RunState {
 
 	private async writeValid(requests: WriteRequest[]): Promise<WriteOutcome[]> {
 		if (requests.length === 0) return [];
-		const held = await gate(this.store, this.context, this.waves, requests);
-		if (held) return held;
 
 		// Duplicate keys inside the run: the first occurrence does the work, the others share it.
 		const firstByKey = new Map<string, WriteRequest>();
 		for (const r of requests) if (!firstByKey.has(keyIdOf(r))) firstByKey.set(keyIdOf(r), r);
 		const leaders = [...firstByKey.values()];
-		const claims = await claimKeys(this.store, this.context, this.leases, leaders);
+		// The claim carries the gate: paused or breaker open, it claims nothing and the run is held.
+		const { rows: claims, gate: seen } = await claimKeys(
+			this.store,
+			this.context,
+			this.leases,
+			leaders,
+		);
+		const held = await gate(this.store, this.context, this.waves, requests, seen);
+		if (held) return held;
 		this.waves.schedule();
 
 		const leaderOutcomes = await this.lanes(leaders, (request, ord) =>
