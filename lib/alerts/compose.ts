@@ -2,7 +2,8 @@ import { maskText } from '../masking';
 
 /**
  * One outcome alert from whatever the caller hands over: a dead-letter record (List, Get), an
- * item out of Park (`_deadLetter`), a Failed item of the write node, or a heartbeat change. The
+ * item that carries its record's summary (`_deadLetter`: Park's output, Event Dedupe's Parked
+ * outputs), a Failed item of the write node, or a heartbeat change. The
  * first line names the workflow, the item and the business impact; then why, the last three
  * attempts (when the record has them), what already happened, the run link, the record and one
  * next action with its owner. Every part is masked: a message quoting a response body or a
@@ -52,6 +53,7 @@ export function isHeld(input: unknown): boolean {
 	return (
 		json.class === 'paused' ||
 		json.error_class === 'paused' ||
+		json.errorClass === 'paused' ||
 		json.status === 'held' ||
 		(parked !== null &&
 			typeof parked === 'object' &&
@@ -100,12 +102,12 @@ export function composeAlert(input: unknown, options: { maskFields?: string[] } 
 	const item = first(r, 'idempotencyKey', 'idempotency_key', 'key', 'itemKey') || `item ${index}`;
 	const impact = first(r, 'impact') || 'an item needs attention';
 	const owner = first(r, 'owner') || 'the workflow owner';
-	const message = first(r, 'message', 'error_message', 'errorMessage') || 'failed';
-	const rateLimited = r.class === 'rate_limited' || r.error_class === 'rate_limited';
+	const message = first(r, 'message', 'error_message', 'errorMessage', 'reason') || 'failed';
+	const rateLimited = [r.class, r.error_class, r.errorClass].includes('rate_limited');
 	const nextAction =
 		first(r, 'nextAction') ||
 		(rateLimited
-			? `Nothing to fix: it can be replayed after ${first(r, 'retryAt', 'retry_after')}`
+			? `Nothing to fix: it can be replayed after ${first(r, 'retryAt', 'retry_after', 'retryAfter')}`
 			: `Fix the cause (${message}), then set the record to replay_requested`);
 	const attempts = lastAttempts(r);
 	const text = [

@@ -5,3 +5,4 @@ export * from './purge';
 export * from './stats';
 export * from './statuses';
 export * from './sourceVersion';
+export * from './summary';

@@ -1,6 +1,8 @@
 import { type IExecuteFunctions, type INodeExecutionData, NodeOperationError } from 'n8n-workflow';
 import { closeAllStores } from '../../lib/store';
 import { execute as claim } from '../../nodes/EventDedupe/actions/claim.operation';
+import { execute as recover } from '../../nodes/EventDedupe/actions/recover.operation';
+import { claimEvents, ClaimMode, failExecution } from '../../lib/dedupe';
 import { router as deadLetterPark } from '../../nodes/DeadLetterPark/actions/router';
 import { router as reliabilityControl } from '../../nodes/ReliabilityControl/actions/router';
 import { parkItems } from '../../lib/deadletter';
@@ -102,6 +104,54 @@ describe('Event Dedupe Claim', () => {
 				items,
 			),
 		).rejects.toThrow('Retention (Days) must be a whole number from 1 to 3650, got 0.5');
+	});
+});
+
+describe('Event Dedupe Recover', () => {
+	it('an item given up is parked, and its alert names the event, why, what happened and the impact', async () => {
+		await claimEvents(
+			store,
+			{
+				consumer: 'node-recover',
+				workflowId: 'wf-node',
+				executionId: 'exec-died',
+				mode: ClaimMode.untilExecutionEnds,
+				leaseSeconds: 60,
+				retentionDays: 30,
+			},
+			[{ index: 0, eventId: 'INV-77', payload: { invoice: 'INV-77' } }],
+		);
+		await failExecution(store, { executionId: 'exec-died', crashed: true });
+		// Three recoveries ran before and died too.
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET recover_attempts = 3 WHERE consumer = 'node-recover'`,
+		);
+		const [rerun, parked] = await recover.call(
+			{
+				...context({ operation: 'recover', maxRecoveries: 3 }, [{ json: {} }], {
+					executionId: 'exec-recover',
+				}),
+				getInstanceBaseUrl: () => 'https://n8n.example/',
+			} as IExecuteFunctions,
+			store,
+		);
+		expect(rerun).toEqual([]);
+		expect(parked).toHaveLength(1);
+		const [letter] = await adminQuery<{ id: string; error_class: string }>(
+			`SELECT id::text, error_class FROM "${schema}".dead_letters WHERE idempotency_key = 'event:node-recover:INV-77'`,
+		);
+		expect(letter).toEqual({ id: parked[0].json.deadLetterId, error_class: 'crashed' });
+		const [alerts] = await reliabilityControl.call(
+			context({ resource: 'alert', operation: 'compose' }, parked),
+		);
+		expect(String(alerts[0].json.text).split('\n')).toEqual([
+			'wf-node: the event was received but its work did not finish (event:node-recover:INV-77)',
+			'Why: given up after 3 recoveries (event INV-77 of node-recover)',
+			'Already happened: no write step had started',
+			'Run: https://n8n.example/workflow/wf-node/executions/exec-died',
+			`Dead letter: ${letter.id}`,
+			'Next action (the workflow owner): Fix the cause (given up after 3 recoveries (event INV-77 of node-recover)), then set the record to replay_requested',
+		]);
 	});
 });
 

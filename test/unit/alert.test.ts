@@ -104,10 +104,29 @@ describe('alerts from the shapes that feed them', () => {
 		]);
 	});
 
+	it('reads the camelCase record names (a trace entry, a park request) as the others', () => {
+		const alert = composeAlert({
+			workflowName: 'Billing',
+			idempotencyKey: 'inv-2',
+			errorClass: 'rate_limited',
+			errorMessage: 'HTTP 429',
+			retryAfter: '2026-01-01T10:00:00.000Z',
+		});
+		expect(alert.text.split('\n')).toEqual([
+			'Billing: an item needs attention (inv-2)',
+			'Why: HTTP 429',
+			'Already happened: unknown',
+			'Run: n/a',
+			'Dead letter: n/a',
+			'Next action (the workflow owner): Nothing to fix: it can be replayed after 2026-01-01T10:00:00.000Z',
+		]);
+	});
+
 	it('a held item is not an alert, whatever carries it', () => {
 		expect(isHeld({ class: 'paused', message: 'integration crm is paused' })).toBe(true);
 		expect(isHeld({ status: 'held', error_class: 'paused' })).toBe(true);
 		expect(isHeld({ id: 1, _deadLetter: { status: 'held' } })).toBe(true);
+		expect(isHeld({ errorClass: 'paused', errorMessage: 'integration crm is paused' })).toBe(true);
 		expect(isHeld({ class: 'permanent' })).toBe(false);
 		expect(isHeld({ _deadLetter: { status: 'new', class: 'permanent' } })).toBe(false);
 	});

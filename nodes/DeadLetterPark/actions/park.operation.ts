@@ -5,7 +5,7 @@ import {
 	type INodeProperties,
 	updateDisplayOptions,
 } from 'n8n-workflow';
-import { LIMITS, maskText, maskValue, parkItems, type Store } from '../../../lib';
+import { LIMITS, maskValue, parkedSummary, parkItems, type Store } from '../../../lib';
 import { range } from '../../shared/range';
 import { toNodeError } from '../../shared/store';
 import { parkRequestsOf } from './parkRequests';
@@ -171,27 +171,7 @@ export async function execute(
 					// What goes on to the next node (an alert, typically) is masked like the record.
 					...(maskValue(request.payload, maskFields) as IDataObject),
 					// The record's summary: everything an alert needs to name the item and its impact.
-					_deadLetter: {
-						id: result.id,
-						status: result.status,
-						failureCount: result.failureCount,
-						created: result.created,
-						runLink: request.runLink ?? null,
-						workflowId: request.workflowId,
-						workflowName: request.workflowName ?? null,
-						step: request.step,
-						class: request.errorClass,
-						message:
-							request.errorMessage === undefined
-								? null
-								: maskText(request.errorMessage, maskFields),
-						idempotencyKey: request.idempotencyKey ?? null,
-						itemIndex: request.itemIndex ?? null,
-						impact: request.impact ?? null,
-						alreadyHappened: request.alreadyHappened ?? null,
-						owner: request.owner ?? null,
-						severity: request.severity ?? null,
-					},
+					_deadLetter: parkedSummary(request, result, maskFields),
 				},
 				pairedItem: { item: index },
 			};

@@ -5,7 +5,15 @@ import {
 	type INodeProperties,
 	updateDisplayOptions,
 } from 'n8n-workflow';
-import { failExecution, ItemError, KeyStatus, parkItems, type Store } from '../../../lib';
+import {
+	failExecution,
+	ItemError,
+	KeyStatus,
+	parkedSummary,
+	parkItems,
+	type ParkRequest,
+	type Store,
+} from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { forEachItem } from '../../shared/router';
 
@@ -143,30 +151,28 @@ export async function execute(
 				return;
 			}
 			const unknownSteps = settled.keys.filter((k) => k.status === KeyStatus.unknown).length;
-			const results = await parkItems(
-				store,
-				settled.items.map((item) => ({
-					workflowId: workflowId ?? item.workflowId ?? 'unknown',
-					workflowName: text(read.workflowName(index)),
-					executionId,
-					step,
-					idempotencyKey: `event:${item.consumer}:${item.eventId}`,
-					runLink,
-					errorClass: 'execution',
-					errorMessage: message,
-					alreadyHappened:
-						unknownSteps > 0
-							? `steps before ${step} ran; ${unknownSteps} write${unknownSteps === 1 ? '' : 's'} may have taken effect: check before replaying`
-							: `steps before ${step} ran`,
-					impact: text(options.impact) ?? 'the event was received but its work did not finish',
-					owner: text(options.owner),
-					severity: text(options.severity),
-					payload: item.payload ?? {
-						eventId: item.eventId,
-						note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
-					},
-				})),
-			);
+			const requests: ParkRequest[] = settled.items.map((item) => ({
+				workflowId: workflowId ?? item.workflowId ?? 'unknown',
+				workflowName: text(read.workflowName(index)),
+				executionId,
+				step,
+				idempotencyKey: `event:${item.consumer}:${item.eventId}`,
+				runLink,
+				errorClass: 'execution',
+				errorMessage: message,
+				alreadyHappened:
+					unknownSteps > 0
+						? `steps before ${step} ran; ${unknownSteps} write${unknownSteps === 1 ? '' : 's'} may have taken effect: check before replaying`
+						: `steps before ${step} ran`,
+				impact: text(options.impact) ?? 'the event was received but its work did not finish',
+				owner: text(options.owner),
+				severity: text(options.severity),
+				payload: item.payload ?? {
+					eventId: item.eventId,
+					note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
+				},
+			}));
+			const results = await parkItems(store, requests);
 			results.forEach((result, i) =>
 				parked.push({
 					json: {
@@ -183,6 +189,8 @@ export async function execute(
 						severity: text(options.severity) ?? null,
 						runLink: runLink ?? null,
 						_settled: summary,
+						// The record's summary, as Park outputs it: what an alert needs.
+						_deadLetter: parkedSummary(requests[i], result),
 					},
 					pairedItem: { item: index },
 				}),

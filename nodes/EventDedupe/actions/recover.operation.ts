@@ -11,7 +11,9 @@ import {
 	inRange,
 	KeyStatus,
 	LIMITS,
+	parkedSummary,
 	parkItems,
+	type ParkRequest,
 	type RecoveredItem,
 	returnToRecovery,
 	type Store,
@@ -141,31 +143,31 @@ export async function execute(
 								`${s.step}: ${s.status === KeyStatus.succeeded ? 'done' : s.status === KeyStatus.failed ? 'not done' : 'may have taken effect'}`,
 						)
 						.join('; ');
-		const results = await parkItems(
-			store,
-			givenUp.map((item) => ({
-				workflowId: item.workflowId ?? 'unknown',
-				executionId: item.originExecutionId ?? undefined,
-				step: 'crashed',
-				idempotencyKey: `event:${item.consumer}:${item.eventId}`,
-				runLink: linkOf(item),
-				errorClass: ErrorClass.crashed,
-				errorMessage: `${item.reason ?? 'its execution died'} (event ${item.eventId} of ${item.consumer})`,
-				attempts: item.attempt,
-				alreadyHappened: happened(item),
-				impact: 'the event was received but its work did not finish',
-				payload: item.payload ?? {
-					eventId: item.eventId,
-					note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
-				},
-			})),
-		);
+		const requests: ParkRequest[] = givenUp.map((item) => ({
+			workflowId: item.workflowId ?? 'unknown',
+			executionId: item.originExecutionId ?? undefined,
+			step: 'crashed',
+			idempotencyKey: `event:${item.consumer}:${item.eventId}`,
+			runLink: linkOf(item),
+			errorClass: ErrorClass.crashed,
+			errorMessage: `${item.reason ?? 'its execution died'} (event ${item.eventId} of ${item.consumer})`,
+			attempts: item.attempt,
+			alreadyHappened: happened(item),
+			impact: 'the event was received but its work did not finish',
+			payload: item.payload ?? {
+				eventId: item.eventId,
+				note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
+			},
+		}));
+		const results = await parkItems(store, requests);
 		parked = results.map((result, i) => ({
 			json: {
 				...about(givenUp[i]),
 				deadLetterId: result.id,
 				status: result.status,
 				reason: givenUp[i].reason,
+				// The record's summary, as Park outputs it: what an alert needs.
+				_deadLetter: parkedSummary(requests[i], result),
 			},
 			pairedItem: { item: 0 },
 		}));
