@@ -133,9 +133,10 @@ class Run implements RunState {
 			this.leases,
 			leaders,
 		);
+		// Renewing from now on: the gate's release of breaker-held letters may wait on their locks.
+		this.waves.schedule();
 		const held = await gate(this.store, this.context, this.waves, requests, seen);
 		if (held) return held;
-		this.waves.schedule();
 
 		const leaderOutcomes = await this.lanes(leaders, (request, ord) =>
 			this.writeItem(request, claims.get(ord)!),
