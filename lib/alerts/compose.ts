@@ -49,15 +49,17 @@ const first = (record: Record<string, unknown>, ...fields: string[]): string => 
 export function isHeld(input: unknown): boolean {
 	if (input === null || typeof input !== 'object' || Array.isArray(input)) return false;
 	const json = input as Record<string, unknown>;
-	const parked = json._deadLetter as Record<string, unknown> | undefined;
+	const parked = json._deadLetter;
+	// An item out of Park is its payload: only the record's summary says whether it is held.
+	if (parked !== null && typeof parked === 'object' && !Array.isArray(parked)) {
+		const summary = parked as Record<string, unknown>;
+		return summary.status === 'held' || summary.class === 'paused';
+	}
 	return (
 		json.class === 'paused' ||
 		json.error_class === 'paused' ||
 		json.errorClass === 'paused' ||
-		json.status === 'held' ||
-		(parked !== null &&
-			typeof parked === 'object' &&
-			(parked.status === 'held' || parked.class === 'paused'))
+		json.status === 'held'
 	);
 }
 
@@ -102,7 +104,7 @@ export function composeAlert(input: unknown, options: { maskFields?: string[] } 
 	const item = first(r, 'idempotencyKey', 'idempotency_key', 'key', 'itemKey') || `item ${index}`;
 	const impact = first(r, 'impact') || 'an item needs attention';
 	const owner = first(r, 'owner') || 'the workflow owner';
-	const message = first(r, 'message', 'error_message', 'errorMessage', 'reason') || 'failed';
+	const message = first(r, 'message', 'error_message', 'errorMessage') || 'failed';
 	const rateLimited = [r.class, r.error_class, r.errorClass].includes('rate_limited');
 	const nextAction =
 		first(r, 'nextAction') ||

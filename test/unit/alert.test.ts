@@ -129,6 +129,10 @@ describe('alerts from the shapes that feed them', () => {
 		expect(isHeld({ errorClass: 'paused', errorMessage: 'integration crm is paused' })).toBe(true);
 		expect(isHeld({ class: 'permanent' })).toBe(false);
 		expect(isHeld({ _deadLetter: { status: 'new', class: 'permanent' } })).toBe(false);
+		// A payload's own fields do not speak for its record.
+		expect(isHeld({ status: 'held', _deadLetter: { status: 'new', class: 'permanent' } })).toBe(
+			false,
+		);
 	});
 
 	it('names the last three attempts of a Failed item, with their delays', () => {
