@@ -6,3 +6,4 @@ export * from './stats';
 export * from './statuses';
 export * from './sourceVersion';
 export * from './summary';
+export * from './record';

@@ -13,7 +13,7 @@ export interface DeadLetterStats {
 	/** Mean time from parking to closing, over items parked in the window and closed since. */
 	averageResolutionSeconds: number | null;
 	topReasons: Array<{ reason: string; count: number }>;
-	openByWorkflow: Array<{ workflow_id: string; open: number }>;
+	openByWorkflow: Array<{ workflowId: string; open: number }>;
 	openByStep: Array<{ step: string; open: number }>;
 	openByOwner: Array<{ owner: string; open: number }>;
 }

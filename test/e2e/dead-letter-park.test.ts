@@ -203,17 +203,20 @@ describe.each(n8nVersionsUnderTest())('Dead Letter Park and controls in n8n %s',
 		expect(JSON.stringify(record.payload)).toBe(JSON.stringify(expected));
 		expect(record).toMatchObject({
 			step: 'CRM Upsert',
-			workflow_id: LEADS,
-			execution_id: run.id,
-			idempotency_key: 'lead-1:crm-create',
-			error_class: 'permanent',
-			error_status: 422,
+			workflowId: LEADS,
+			executionId: run.id,
+			idempotencyKey: 'lead-1:crm-create',
+			errorClass: 'permanent',
+			errorStatus: 422,
 			owner: 'sales-ops',
 			impact: 'lead not in CRM',
-			already_happened: 'enriched, not in CRM',
-			run_link: `${ctx!.n8n.baseUrl}/workflow/${LEADS}/executions/${run.id}`,
+			alreadyHappened: 'enriched, not in CRM',
+			runLink: `${ctx!.n8n.baseUrl}/workflow/${LEADS}/executions/${run.id}`,
 		});
-		expect(String(record.error_message)).toContain('phone: invalid format');
+		expect(String(record.errorMessage)).toContain('phone: invalid format');
+		// One camelCase record: the store's own bookkeeping stays in the store.
+		expect(record).not.toHaveProperty('item_key');
+		expect(record).not.toHaveProperty('error_class');
 		const stored = await adminQuery<{ text: string }>(
 			`SELECT payload::text AS text FROM "${ctx!.schema}".dead_letters`,
 		);
@@ -227,7 +230,7 @@ describe.each(n8nVersionsUnderTest())('Dead Letter Park and controls in n8n %s',
 			phone: '0151 2345678',
 		});
 		const record = await get(parkedId);
-		expect(record.failure_count).toBe(2);
+		expect(record.failureCount).toBe(2);
 		expect(await adminQuery(`SELECT id FROM "${ctx!.schema}".dead_letters`)).toHaveLength(1);
 	});
 
@@ -312,7 +315,7 @@ describe.each(n8nVersionsUnderTest())('Dead Letter Park and controls in n8n %s',
 		expect(stats).toMatchObject({
 			openCount: 1,
 			openByStatus: { replay_requested: 1 },
-			openByWorkflow: [{ workflow_id: LEADS, open: 1 }],
+			openByWorkflow: [{ workflowId: LEADS, open: 1 }],
 			openByStep: [{ step: 'CRM Upsert', open: 1 }],
 			openByOwner: [{ owner: 'sales-ops', open: 1 }],
 			parkedPerDay: [{ day: new Date().toISOString().slice(0, 10), parked: 2 }],

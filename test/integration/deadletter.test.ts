@@ -325,8 +325,8 @@ describe('list, stats and purge', () => {
 			{ reason: 'timeout', count: 1 },
 		]);
 		expect(stats.openByWorkflow).toEqual([
-			{ workflow_id: 'wf-a', open: 2 },
-			{ workflow_id: 'wf-b', open: 2 },
+			{ workflowId: 'wf-a', open: 2 },
+			{ workflowId: 'wf-b', open: 2 },
 		]);
 		expect(stats.openByStep).toEqual([
 			{ step: 'Ledger', open: 2 },

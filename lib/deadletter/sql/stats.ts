@@ -30,6 +30,6 @@ SELECT
 	(SELECT CASE WHEN sum(closed) > 0 THEN (sum(closed_seconds) / sum(closed))::float8 END FROM history) AS average_resolution_seconds,
 	(SELECT coalesce(json_agg(r ORDER BY r.count DESC, r.reason), '[]'::json) FROM (
 		SELECT reason, sum(parked)::int AS count FROM history GROUP BY reason HAVING sum(parked) > 0 ORDER BY 2 DESC, 1 LIMIT $3) r) AS top_reasons,
-	(SELECT coalesce(json_agg(json_build_object('workflow_id', workflow_id, 'open', n) ORDER BY n DESC, workflow_id), '[]'::json) FROM open_groups WHERE grouping_id = 11) AS open_by_workflow,
+	(SELECT coalesce(json_agg(json_build_object('workflowId', workflow_id, 'open', n) ORDER BY n DESC, workflow_id), '[]'::json) FROM open_groups WHERE grouping_id = 11) AS open_by_workflow,
 	(SELECT coalesce(json_agg(json_build_object('step', step, 'open', n) ORDER BY n DESC, step), '[]'::json) FROM open_groups WHERE grouping_id = 13) AS open_by_step,
 	(SELECT coalesce(json_agg(json_build_object('owner', owner, 'open', n) ORDER BY n DESC, owner), '[]'::json) FROM open_groups WHERE grouping_id = 14) AS open_by_owner`;

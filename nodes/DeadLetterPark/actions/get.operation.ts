@@ -12,6 +12,7 @@ import {
 	ItemError,
 	maskValue,
 	type Store,
+	toDeadLetter,
 } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { toNodeError } from '../../shared/store';
@@ -99,7 +100,10 @@ export async function execute(
 		// Records are masked when parked; masking again on the way out covers rows parked by
 		// older versions and audit reasons.
 		for (const record of found)
-			out.push({ json: maskValue(record) as unknown as IDataObject, pairedItem: { item: index } });
+			out.push({
+				json: maskValue(toDeadLetter(record)) as IDataObject,
+				pairedItem: { item: index },
+			});
 	});
 	return [out];
 }

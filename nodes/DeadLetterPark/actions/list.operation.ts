@@ -11,6 +11,7 @@ import {
 	listDeadLetters,
 	maskValue,
 	type Store,
+	toDeadLetter,
 } from '../../../lib';
 import { range } from '../../shared/range';
 import { toNodeError } from '../../shared/store';
@@ -84,5 +85,10 @@ export async function execute(
 		throw toNodeError(this, error, 0);
 	});
 	// Masked when parked; masked again on the way out for rows parked by older versions.
-	return [rows.map((row) => ({ json: maskValue(row) as IDataObject, pairedItem: { item: 0 } }))];
+	return [
+		rows.map((row) => ({
+			json: maskValue(toDeadLetter(row)) as IDataObject,
+			pairedItem: { item: 0 },
+		})),
+	];
 }

@@ -5,7 +5,7 @@ import {
 	type INodeProperties,
 	updateDisplayOptions,
 } from 'n8n-workflow';
-import { inRange, LIMITS, type Store, takeForReplay } from '../../../lib';
+import { inRange, LIMITS, type Store, takeForReplay, toDeadLetter } from '../../../lib';
 import { toNodeError } from '../../shared/store';
 
 /** How many records one run takes, and when a record a dead run took is taken again. */
@@ -66,7 +66,7 @@ export async function execute(
 		});
 		return [
 			records.map((record) => ({
-				json: record as unknown as IDataObject,
+				json: toDeadLetter(record) as IDataObject,
 				pairedItem: { item: 0 },
 			})),
 		];
