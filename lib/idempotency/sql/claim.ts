@@ -1,0 +1,105 @@
+import type { Store } from '../../store';
+import { lockedInKeyOrder } from './locks';
+
+/**
+ * Claims a run's keys in one statement. A key is claimed when it has no record, when its record
+ * failed definitely (nothing happened at the target: claim again, possibly with a new
+ * fingerprint, the fix-and-replay path), or when it succeeded and is past retention. A record
+ * in progress or unknown is never claimed here, expired or not: it is reported as it stands, so
+ * the caller can replay, wait, reconcile or refuse.
+ *
+ * Timeline of two workers on one key:
+ *   A: INSERT -> claimed, in_progress, generation 1   B: INSERT -> conflict, row not returned
+ *   A: attempt start (generation 1) -> sends          B: reads the row: in_progress, lease live -> polls
+ *   A: settle (generation 1) -> succeeded + response  B: poll sees succeeded -> returns the saved response
+ *
+ * The gate rides in the same statement ($6: the integration, $7: its pause name; both null for
+ * none): while the integration is paused or its breaker open nothing is claimed, and every row
+ * says why, so the run holds its items without a round trip of its own. Read in the claim's
+ * snapshot, a pause that commits before the claim holds the whole run; one that commits after
+ * finds the keys claimed, as it would a run that had started. `breaker_holds` says whether items
+ * the breaker held wait for release (only then is the release statement run).
+ */
+export const claimKeysSql = (store: Store): string => `
+WITH input AS (
+	SELECT * FROM json_to_recordset($1::json) AS t(ord int, scope text, key text, fingerprint text, lease_ms int, timeout_ms int)
+), gate AS (
+	SELECT p.changed_by AS paused_by, p.reason AS pause_reason, p.name IS NOT NULL AS paused,
+		(SELECT b.open_until FROM ${store.table('breakers')} b WHERE b.integration = $6 AND b.open_until > now()) AS open_until,
+		$6::text IS NOT NULL AND EXISTS (
+			SELECT 1 FROM ${store.table('dead_letters')} d WHERE d.status = 'held' AND d.hold_reason = 'breaker' AND d.integration = $6
+		) AS breaker_holds
+	FROM (SELECT 1) AS one
+	LEFT JOIN ${store.table('pauses')} p ON p.scope = 'integration' AND p.name = $7 AND p.paused
+), claimed AS (
+	INSERT INTO ${store.table('idempotency_keys')} AS k
+		(scope, key, fingerprint, status, lease_until, workflow_id, execution_id, node, expires_at, attempt_timeout_ms)
+	SELECT scope, key, fingerprint, 'in_progress', now() + make_interval(secs => lease_ms / 1000.0), $2, $3, $4,
+	       now() + make_interval(days => $5), timeout_ms
+	-- Rows are locked in key order, the same in every statement, so overlapping batches never deadlock.
+	FROM input, gate WHERE NOT gate.paused AND gate.open_until IS NULL ORDER BY scope, key
+	ON CONFLICT (scope, key) DO UPDATE SET
+		fingerprint = EXCLUDED.fingerprint, status = 'in_progress', lease_until = EXCLUDED.lease_until,
+		generation = k.generation + 1, workflow_id = EXCLUDED.workflow_id, execution_id = EXCLUDED.execution_id,
+		node = EXCLUDED.node, attempts = 0, attempt_started_at = NULL, attempt_timeout_ms = EXCLUDED.attempt_timeout_ms,
+		response_status = NULL, response_headers = NULL, response_body = NULL, response_truncated = false,
+		last_error = NULL, updated_at = now(), completed_at = NULL, expires_at = EXCLUDED.expires_at
+	WHERE k.status = 'failed' OR (k.status = 'succeeded' AND k.expires_at < now())
+	RETURNING k.scope, k.key, k.generation
+)
+SELECT i.ord, c.key IS NOT NULL AS claimed, coalesce(c.generation, e.generation) AS generation,
+       CASE WHEN c.key IS NOT NULL THEN 'in_progress' ELSE e.status END AS status,
+       CASE WHEN c.key IS NOT NULL THEN i.fingerprint ELSE e.fingerprint END AS fingerprint,
+       (e.lease_until < now()) AS lease_expired, e.response_status, e.response_headers, e.response_body,
+       e.response_truncated, e.attempts, e.execution_id,
+       extract(epoch FROM (e.attempt_started_at + make_interval(secs => coalesce(e.attempt_timeout_ms, 0) / 1000.0)) - now()) * 1000 AS in_flight_ms,
+       g.paused, g.paused_by, g.pause_reason, g.open_until, g.breaker_holds
+FROM input i
+CROSS JOIN gate g
+LEFT JOIN claimed c ON c.scope = i.scope AND c.key = i.key
+LEFT JOIN ${store.table('idempotency_keys')} e ON e.scope = i.scope AND e.key = i.key`;
+
+/** One record as it stands, in the shape the claim returns. */
+export const readKeySql = (store: Store): string => `
+SELECT status, generation, fingerprint, (lease_until < now()) AS lease_expired, response_status, response_headers,
+       response_body, response_truncated, attempts, execution_id,
+       extract(epoch FROM (attempt_started_at + make_interval(secs => coalesce(attempt_timeout_ms, 0) / 1000.0)) - now()) * 1000 AS in_flight_ms
+FROM ${store.table('idempotency_keys')} WHERE scope = $1 AND key = $2`;
+
+/**
+ * Takes over a record whose outcome is unknown (a lost response, an owner that ended without a
+ * settle), conditional on the generation the taker saw: of two takers, one wins.
+ */
+export const takeOverSql = (store: Store): string => `
+UPDATE ${store.table('idempotency_keys')}
+SET status = 'in_progress', generation = generation + 1, lease_until = now() + make_interval(secs => $5 / 1000.0),
+    execution_id = $4, workflow_id = $6, node = $7, updated_at = now()
+WHERE scope = $1 AND key = $2 AND generation = $3 AND status = 'unknown'
+RETURNING generation`;
+
+/**
+ * Starts one attempt of each given record, if its owner still holds it: counts the attempt,
+ * notes when it started and how long it may take, and stretches the lease over it. Records not
+ * returned were taken over (or settled) meanwhile: their owner must not send.
+ */
+export const startAttemptsSql = (store: Store): string => `
+WITH input AS (
+	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, generation bigint, lease_ms int, timeout_ms int)
+), ${lockedInKeyOrder(store)}
+UPDATE ${store.table('idempotency_keys')} k
+SET attempts = k.attempts + 1, attempt_started_at = now(), attempt_timeout_ms = input.timeout_ms,
+    lease_until = now() + make_interval(secs => input.lease_ms / 1000.0), updated_at = now()
+FROM input JOIN locked USING (scope, key)
+WHERE k.scope = input.scope AND k.key = input.key AND k.generation = input.generation AND k.status = 'in_progress'
+RETURNING k.scope, k.key`;
+
+/** Renews the leases of every record a run still holds, in one statement; the same fence. */
+export const renewLeasesSql = (store: Store): string => `
+WITH input AS (
+	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, generation bigint, lease_ms int)
+), ${lockedInKeyOrder(store)}
+UPDATE ${store.table('idempotency_keys')} k
+SET lease_until = greatest(k.lease_until, now() + make_interval(secs => input.lease_ms / 1000.0))
+FROM input JOIN locked USING (scope, key)
+WHERE k.scope = input.scope AND k.key = input.key AND k.generation = input.generation AND k.status = 'in_progress'
+RETURNING k.scope, k.key`;

@@ -1,0 +1,69 @@
+import type { Store } from '../../store';
+
+/**
+ * Ends the record of an owner that is gone (its lease ended without a settle), conditional on
+ * the generation the caller saw: failed when it never started an attempt (nothing was sent, so
+ * the key is claimable again, also with another request), unknown when it had.
+ */
+export const abandonKeySql = (store: Store): string => `
+UPDATE ${store.table('idempotency_keys')}
+SET status = CASE WHEN attempts = 0 THEN 'failed' ELSE 'unknown' END, lease_until = now(), updated_at = now(),
+    last_error = coalesce(last_error, 'its owner (execution ' || coalesce(execution_id, '?') || ') ended without settling it'),
+    history = history || jsonb_build_array(jsonb_build_object('at', now(), 'kind', 'abandoned', 'execution', execution_id))
+WHERE scope = $1 AND key = $2 AND generation = $3 AND status = 'in_progress' AND lease_until < now()
+RETURNING status`;
+
+/**
+ * The same for every open record of an execution known to be dead (its execution crashed), at
+ * once instead of after its leases end.
+ */
+export const abandonExecutionKeysSql = (store: Store): string => `
+UPDATE ${store.table('idempotency_keys')}
+SET status = CASE WHEN attempts = 0 THEN 'failed' ELSE 'unknown' END, lease_until = now(), updated_at = now(),
+    last_error = coalesce(last_error, 'its owner (execution ' || coalesce(execution_id, '?') || ') ended without settling it'),
+    history = history || jsonb_build_array(jsonb_build_object('at', now(), 'kind', 'abandoned', 'execution', execution_id))
+WHERE execution_id = $1 AND status = 'in_progress'
+RETURNING scope, key, status`;
+
+/**
+ * Deletes settled records past retention, one slice of $1. Records in progress or with an
+ * unknown outcome are never purged: they are the only trace of a write that may have happened.
+ * SKIP LOCKED: a record a write holds is left for the next purge rather than waited on.
+ */
+export const purgeKeysSql = (store: Store): string => `
+WITH doomed AS (
+	SELECT scope, key FROM ${store.table('idempotency_keys')}
+	WHERE expires_at < now() AND status IN ('succeeded', 'failed')
+	LIMIT $1
+	FOR UPDATE SKIP LOCKED
+)
+DELETE FROM ${store.table('idempotency_keys')} k USING doomed d WHERE k.scope = d.scope AND k.key = d.key`;
+
+/**
+ * The succeeded records of a held run's keys ($1: scope, key, fingerprint of each): the same
+ * request is answered from its saved response; a different one under a key still within its
+ * retention is a conflict (past it, a claim would start a new operation, so it is held).
+ */
+export const succeededKeysSql = (store: Store): string => `
+WITH input AS (
+	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, fingerprint text)
+)
+SELECT k.scope, k.key, k.attempts, k.response_status, k.response_headers, k.response_body, k.response_truncated,
+	i.fingerprint AS asked, k.fingerprint = i.fingerprint AS same_request
+FROM ${store.table('idempotency_keys')} k JOIN input i ON i.scope = k.scope AND i.key = k.key
+WHERE k.status = 'succeeded' AND (k.fingerprint = i.fingerprint OR k.expires_at >= now())`;
+
+/**
+ * The steps that took effect before an item was parked: succeeded records of the same workflow
+ * and item ($1: ord, workflow_id, item_ref, scope, key of each parked item), other than the
+ * parked key itself, oldest first.
+ */
+export const stepsOfItemsSql = (store: Store): string => `
+WITH input AS (
+	SELECT * FROM json_to_recordset($1::json) AS t(ord int, workflow_id text, item_ref text, scope text, key text)
+)
+SELECT i.ord, k.scope, k.key, k.node, k.completed_at, k.response_status, k.response_body, k.compensation
+FROM input i JOIN ${store.table('idempotency_keys')} k
+  ON k.workflow_id = i.workflow_id AND k.item_ref = i.item_ref AND k.status = 'succeeded'
+ AND NOT (k.scope = i.scope AND k.key = i.key)
+ORDER BY i.ord, k.completed_at, k.key`;
