@@ -268,8 +268,13 @@ describe('Take', () => {
 		const relays = Array.from({ length: 4 }, () => new Store(storeConfig(schema)));
 		const got: OutboxMessage[][] = [[], [], [], []];
 		try {
+			// Each pool connected first, and the first takes sent together: one relay must not drain
+			// the outbox while the others are still connecting.
+			await Promise.all(relays.map((relay) => relay.ready()));
+			const firsts = await Promise.all(relays.map((relay) => take(relay, 7)));
 			await Promise.all(
 				relays.map(async (relay, r) => {
+					got[r].push(...firsts[r]);
 					for (;;) {
 						const batch = await take(relay, 7);
 						if (batch.length === 0) return;
