@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from '../errors';
-import { claimKeyAgain } from './claim';
+import { claimKeyAgain, gateHold } from './claim';
 import { type KeyRow, readKeyRow } from './keyRow';
 import type { Held } from './lease';
 import { lookup } from './lookup';
@@ -108,7 +108,18 @@ export class ItemWrite {
 					message: `key ${this.request.key} could not be claimed before the deadline`,
 				});
 			}
-			row = await claimKeyAgain(this.run, this.request);
+			const again = await claimKeyAgain(this.run, this.request);
+			// Paused or breaker open: the key stays unclaimed and the item is held, not sent.
+			const held = again.claimed ? undefined : gateHold(this.run.context.integration, again);
+			if (held && (again.status === null || again.status === KeyStatus.failed)) {
+				const outcome = this.item.fail(0, {
+					class: FailureClass.paused,
+					message: held.message,
+					retryAt: held.retryAt,
+				});
+				return { ...outcome, hold: held.hold };
+			}
+			row = again;
 		}
 	}
 

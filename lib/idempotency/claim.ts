@@ -71,9 +71,17 @@ export async function claimKeys(
 	return { rows: new Map(rows.map((row) => [row.ord, row])), gate: rows[0] };
 }
 
-/** Claims one item's key again: its record failed meanwhile (claimable again) or is gone. */
-export async function claimKeyAgain(run: RunState, request: WriteRequest): Promise<KeyRow> {
-	const [again] = await run.store.query<KeyRow>(claimKeysSql(run.store), [
+/**
+ * Claims one item's key again: its record failed meanwhile (claimable again) or is gone. The
+ * gate rides in this claim as in the run's: while the integration is paused or its breaker open
+ * nothing is claimed, and the row says why, so the item is held instead of sent.
+ */
+export async function claimKeyAgain(
+	run: RunState,
+	request: WriteRequest,
+): Promise<KeyRow & GateState> {
+	const integration = run.context.integration ?? null;
+	const [again] = await run.store.query<KeyRow & GateState>(claimKeysSql(run.store), [
 		JSON.stringify([
 			{
 				ord: 0,
@@ -88,8 +96,32 @@ export async function claimKeyAgain(run: RunState, request: WriteRequest): Promi
 		run.context.executionId,
 		run.context.node,
 		run.context.retentionDays,
-		null,
-		null,
+		integration,
+		integration === null ? null : storableText(plainText(integration)),
 	]);
 	return again;
+}
+
+/** Why the gate held a claim, or undefined when it let the claim through. */
+export function gateHold(
+	integration: string | undefined,
+	state: GateState,
+): { hold: 'pause' | 'breaker'; message: string; retryAt?: Date } | undefined {
+	if (!integration) return undefined;
+	if (state.paused) {
+		return {
+			hold: 'pause',
+			message:
+				`integration ${integration} is paused by ${state.paused_by ?? ''}: ${state.pause_reason ?? ''}`.trim(),
+		};
+	}
+	if (state.open_until) {
+		const retryAt = new Date(state.open_until);
+		return {
+			hold: 'breaker',
+			message: `circuit breaker for ${integration} is open until ${retryAt.toISOString()}`,
+			retryAt,
+		};
+	}
+	return undefined;
 }

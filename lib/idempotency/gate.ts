@@ -1,7 +1,7 @@
 import { releaseBreakerHolds } from '../deadletter';
 import { maskText } from '../masking';
 import type { Store } from '../store';
-import type { GateState } from './claim';
+import { gateHold, type GateState } from './claim';
 import type { KeyRow } from './keyRow';
 import { parkFailed } from './park';
 import { conflictWithSuccess, unsentFailure } from './outcomes';
@@ -26,11 +26,8 @@ export async function gate(
 ): Promise<WriteOutcome[] | undefined> {
 	const integration = context.integration;
 	if (!integration) return undefined;
-	const pause = state.paused
-		? { changedBy: state.paused_by ?? '', reason: state.pause_reason }
-		: undefined;
-	const openUntil = pause ? undefined : (state.open_until ?? undefined);
-	if (!pause && !openUntil) {
+	const held = gateHold(integration, state);
+	if (!held) {
 		if (context.breaker && state.breaker_holds) {
 			await releaseBreakerHolds(store, {
 				integration,
@@ -40,9 +37,7 @@ export async function gate(
 		}
 		return undefined;
 	}
-	const message = pause
-		? `integration ${integration} is paused by ${pause.changedBy}: ${pause.reason ?? ''}`.trim()
-		: `circuit breaker for ${integration} is open until ${openUntil!.toISOString()}`;
+	const { message, retryAt: openUntil } = held;
 	// What already succeeded is answered from its saved response: it needs no call, and holding
 	// it would put done work back in a queue. A different request under a succeeded key is a
 	// conflict now and after the outage: held, it would wait in a queue for a call never made.
@@ -59,25 +54,25 @@ export async function gate(
 	);
 	// By key and request: two requests under one key in a run are answered each for its own.
 	const settledOf = (r: WriteRequest) => settled.get(`${keyIdOf(r)}\u0000${r.fingerprint}`);
-	const held = requests.filter((r) => !settledOf(r));
-	const heldOutcomes = held.map((r) =>
+	const waiting = requests.filter((r) => !settledOf(r));
+	const heldOutcomes = waiting.map((r) =>
 		unsentFailure(r, {
 			class: FailureClass.paused,
 			message: maskText(message, context.maskFields),
 			retryAt: openUntil,
 		}),
 	);
-	if (held.length > 0) {
+	if (waiting.length > 0) {
 		await parkFailed(
 			store,
 			context,
-			heldOutcomes.map((outcome, i) => ({ outcome, request: held[i] })),
-			pause ? 'pause' : 'breaker',
+			heldOutcomes.map((outcome, i) => ({ outcome, request: waiting[i] })),
+			held.hold,
 		);
 	}
 	return requests.map((r) => {
 		const saved = settledOf(r);
-		if (!saved) return heldOutcomes[held.indexOf(r)];
+		if (!saved) return heldOutcomes[waiting.indexOf(r)];
 		if (!saved.same_request) {
 			const conflict = unsentFailure(r, {
 				class: FailureClass.conflict,

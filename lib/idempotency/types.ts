@@ -141,6 +141,8 @@ export interface WriteOutcome {
 	failure?: Failure;
 	/** This execution was superseded by another owner of the key while it wrote. */
 	superseded?: boolean;
+	/** Held, not failed: the integration is paused or its breaker open; parked as held for it. */
+	hold?: 'pause' | 'breaker';
 	/** What this item's attempts saw, oldest first: parked with a failure. */
 	history?: AttemptEntry[];
 }

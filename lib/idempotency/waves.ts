@@ -89,7 +89,13 @@ export class Waves {
 				await this.settleWave(settlements);
 				// A superseded owner parks nothing: the new owner's result decides the item.
 				const park = toPark.filter(({ outcome }) => !outcome.superseded);
-				if (park.length > 0 && this.context.park) await parkFailed(this.store, this.context, park);
+				// Items the gate held are parked as held whatever the node's failure setting, as the
+				// run's gate holds them: the resume or the breaker's close releases them to replay.
+				for (const hold of [undefined, 'pause', 'breaker'] as const) {
+					const group = park.filter(({ outcome }) => outcome.hold === hold);
+					if (group.length > 0 && (hold || this.context.park))
+						await parkFailed(this.store, this.context, group, hold);
+				}
 				// Only a success this owner recorded closes records: a superseded owner's 201 is an
 				// observation, and the record (perhaps unknown to the new owner) is what a person reads.
 				// A key's settle is in the same wave as its success or an earlier one.

@@ -587,6 +587,58 @@ describe('the circuit breaker', () => {
 		);
 		expect(stuck).toEqual([]);
 	});
+
+	it.each([
+		['paused', 'pause'],
+		['breaker opened', 'breaker'],
+	] as const)(
+		'a waiter whose key failed meanwhile re-claims it through the gate: %s, it is held, not sent',
+		async (_, hold) => {
+			target.route(`/again-${hold}`);
+			const ctx = breaker(7);
+			const integration = `${ctx.integration}-${hold}`;
+			// The owner holds the key "in flight" while a second execution of the same item waits.
+			const owner = gated(async (): Promise<SendResult> => ({
+				kind: 'response',
+				answer: { status: 422, headers: {}, body: { error: 'invalid phone' } },
+			}));
+			const first = run(
+				`/again-${hold}`,
+				{ ...ctx, integration },
+				[write(`again-${hold}`, { n: 1 })],
+				{
+					send: owner.send,
+				},
+			);
+			await owner.waiting;
+			const waiter = run(
+				`/again-${hold}`,
+				{ ...ctx, integration, executionId: `exec-${++execution}` },
+				[write(`again-${hold}`, { n: 1 })],
+			);
+			await new Promise((resolve) => setTimeout(resolve, 150));
+			// Before the owner's failure is settled the integration stops taking writes.
+			if (hold === 'pause')
+				await adminQuery(
+					`INSERT INTO "${schema}".pauses (scope, name, paused, changed_by, reason) VALUES ('integration', $1, true, 'ops', 'outage')`,
+					[integration],
+				);
+			else
+				await adminQuery(
+					`INSERT INTO "${schema}".breakers (integration, consecutive_failures, open_until) VALUES ($1, 7, now() + interval '1 minute')`,
+					[integration],
+				);
+			owner.open();
+			const [[failed], [held]] = await Promise.all([first, waiter]);
+			expect(failed.failure).toMatchObject({ class: 'permanent', status: 422 });
+			expect(held.failure).toMatchObject({ class: 'paused' });
+			// The waiter sent nothing and left the key failed (claimable once the integration is back).
+			expect(target.requestsTo(`/again-${hold}`)).toHaveLength(0);
+			expect((await keyRow(`again-${hold}`)).status).toBe('failed');
+			const [letter] = await getDeadLetters(store, [held.failure!.deadLetterId!]);
+			expect(letter).toMatchObject({ status: 'held', hold_reason: hold });
+		},
+	);
 });
 
 describe('one item ends alone', () => {
