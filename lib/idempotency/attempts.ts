@@ -141,7 +141,7 @@ export class ItemWrite {
 			timeoutMs: timeoutOf(this.request),
 		};
 		this.run.leases.hold(held);
-		this.item.owned = { held, attempt: 0, lostEarlier: false };
+		this.item.owned = { held, attempt: 0, lostEarlier: false, startedUntil: row.started_until };
 		return this.item.owned;
 	}
 

@@ -29,15 +29,19 @@ export interface Claims {
 
 /**
  * Claims the first occurrence of every key, unless the integration is paused or its breaker
- * open; the rows come back by position (`ord`).
+ * open; the rows come back by position (`ord`). The first `sendingAtOnce` keys (the items the
+ * run's lanes take first) are claimed with their first attempt started: a claimed row of them
+ * says until when (local clock) its lease surely covers an attempt begun now.
  */
 export async function claimKeys(
 	store: Store,
 	context: WriteContext,
 	leases: RunLeases,
 	leaders: WriteRequest[],
+	sendingAtOnce: number,
 ): Promise<Claims> {
 	const integration = context.integration ?? null;
+	const sentAt = leases.now();
 	const rows = await store.query<KeyRow & GateState & { ord: number }>(claimKeysSql(store), [
 		JSON.stringify(
 			leaders.map((r, ord) => ({
@@ -47,6 +51,7 @@ export async function claimKeys(
 				fingerprint: r.fingerprint,
 				lease_ms: leaseOf(context, r),
 				timeout_ms: timeoutOf(r),
+				start: ord < sendingAtOnce,
 			})),
 		),
 		context.workflowId ?? null,
@@ -60,6 +65,7 @@ export async function claimKeys(
 	for (const row of rows) {
 		if (!row.claimed) continue;
 		const request = leaders[row.ord];
+		if (row.ord < sendingAtOnce) row.started_until = sentAt + leaseOf(context, request);
 		leases.hold({
 			scope: request.scope,
 			key: request.key,

@@ -19,6 +19,8 @@ export interface KeyRow {
 	execution_id: string | null;
 	/** Milliseconds until the last attempt's window ends (negative once it has). */
 	in_flight_ms: number | string | null;
+	/** Claimed with its first attempt started: until when (local clock) the lease surely holds. */
+	started_until?: number;
 }
 
 const emptyRow: KeyRow = {

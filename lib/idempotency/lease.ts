@@ -7,7 +7,8 @@ import { renewLeasesSql, startAttemptsSql } from './sql';
  * concurrency never loses its claim. Before each attempt the item's lease is stretched over the
  * attempt (timeout plus margin) by a fenced statement; attempts that start together share one
  * statement, like a group commit: the first goes at once, those that arrive while it runs go
- * together next.
+ * together next. The first attempt of an item sent at once was started by its claim, which
+ * needs no statement here while the claim's lease still covers the attempt.
  */
 export interface Held {
 	scope: string;
@@ -36,7 +37,7 @@ export class RunLeases {
 
 	constructor(
 		private readonly store: Store,
-		private readonly now: () => number,
+		readonly now: () => number,
 	) {}
 
 	hold(held: Held): void {

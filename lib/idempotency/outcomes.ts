@@ -18,6 +18,8 @@ export interface Owned {
 	attempt: number;
 	/** An attempt's response was lost after it was sent: the effect may exist. */
 	lostEarlier: boolean;
+	/** The claim started the first attempt: until when (local clock) its lease surely holds. */
+	startedUntil?: number;
 }
 
 /**

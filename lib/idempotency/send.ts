@@ -158,12 +158,17 @@ function decide(item: ItemOutcomes, owned: Owned, retryAfterMs?: number): RetryD
 
 /**
  * Starts an attempt under the fence. The lease must still cover the whole attempt when it
- * starts; a run that stalled between the statement and the send asks again.
+ * starts; a run that stalled between the statement and the send asks again. The first attempt
+ * of an item the claim started needs no statement while the claim's lease still covers it.
  */
 async function startAttempt(
 	item: ItemOutcomes,
 	owned: Owned,
 ): Promise<{ validUntil: number } | undefined> {
+	const claimed = owned.startedUntil;
+	owned.startedUntil = undefined;
+	if (claimed !== undefined && item.run.now() + owned.held.timeoutMs <= claimed)
+		return { validUntil: claimed };
 	for (let tries = 0; tries < 3; tries++) {
 		const start = await item.run.leases.startAttempt(owned.held);
 		if (!start.owned) return undefined;

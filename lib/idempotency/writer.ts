@@ -127,11 +127,13 @@ class Run implements RunState {
 		for (const r of requests) if (!firstByKey.has(keyIdOf(r))) firstByKey.set(keyIdOf(r), r);
 		const leaders = [...firstByKey.values()];
 		// The claim carries the gate: paused or breaker open, it claims nothing and the run is held.
+		// The items the lanes take first are sent at once: the claim starts their first attempt.
 		const { rows: claims, gate: seen } = await claimKeys(
 			this.store,
 			this.context,
 			this.leases,
 			leaders,
+			this.laneCount(leaders.length),
 		);
 		// Renewing from now on: the gate's release of breaker-held letters may wait on their locks.
 		this.waves.schedule();
@@ -163,7 +165,7 @@ class Run implements RunState {
 	): Promise<R[]> {
 		const results = new Array<R>(items.length);
 		let next = 0;
-		const limit = Math.max(1, Math.min(this.context.concurrency, items.length));
+		const limit = this.laneCount(items.length);
 		await Promise.all(
 			Array.from({ length: limit }, async () => {
 				while (next < items.length && !this.waves.fatal) {
@@ -178,6 +180,11 @@ class Run implements RunState {
 		);
 		if (this.waves.fatal) throw this.waves.fatal;
 		return results;
+	}
+
+	/** How many items run at once: each lane takes the next item in order. */
+	private laneCount(items: number): number {
+		return Math.max(1, Math.min(this.context.concurrency, items));
 	}
 
 	/** One item to its outcome; anything unexpected ends this item, never the run (but a store failure does). */

@@ -9,6 +9,8 @@ import {
 	type WriteDeps,
 	type WriteRequest,
 } from '../../lib/idempotency';
+import { claimKeys } from '../../lib/idempotency/claim';
+import { RunLeases } from '../../lib/idempotency/lease';
 import { getStore, Store, sweepIdleStores } from '../../lib/store';
 import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
@@ -205,6 +207,48 @@ describe('leases follow the work', () => {
 		expect(
 			target.effectsOf('/queued').filter((e) => (e.body as { n: number }).n === 2),
 		).toHaveLength(1);
+	});
+
+	it('the claim starts the first attempt of the items sent at once, not of the queued ones', async () => {
+		target.route('/prestarted');
+		const lane = gated((r) => send('/prestarted')(r));
+		const outcomes = run(
+			'/prestarted',
+			context({ concurrency: 1 }),
+			[write('prestarted-0', { n: 0 }), write('prestarted-1', { n: 1 }, 1)],
+			{ send: async (r) => (r.index === 0 ? await lane.send(r) : await send('/prestarted')(r)) },
+		);
+		await lane.waiting;
+		const started = await adminQuery<{ key: string; attempts: number; started: boolean }>(
+			`SELECT key, attempts, attempt_started_at IS NOT NULL AS started FROM "${schema}".idempotency_keys
+			 WHERE scope = 'proto' AND key LIKE 'prestarted-%' ORDER BY key`,
+		);
+		// The first item is in flight on the claim's attempt start; the queued one has none yet, so
+		// an owner dying now leaves it failed (claimable), not unknown.
+		expect(started).toEqual([
+			{ key: 'prestarted-0', attempts: 1, started: true },
+			{ key: 'prestarted-1', attempts: 0, started: false },
+		]);
+		lane.open();
+		expect((await outcomes).map((o) => [o.ok, o.attempts])).toEqual([
+			[true, 1],
+			[true, 1],
+		]);
+		expect((await keyRow('prestarted-1')).attempts).toBe(1);
+		expect(target.effectsOf('/prestarted')).toHaveLength(2);
+	});
+
+	it('an owner that dies between its claim and its send leaves the key unknown, never sent blind', async () => {
+		target.route('/died-before-send', { honoursKey: false });
+		const ctx = context({ leaseMarginMs: 100, onUnknown: 'park' });
+		const item = write('died-before-send', { n: 1 }, 0, 200);
+		// The owner claims (its first attempt started with the claim) and dies before sending.
+		await claimKeys(store, ctx, new RunLeases(store, Date.now), [item], 1);
+		await new Promise((resolve) => setTimeout(resolve, 400));
+		const [outcome] = await run('/died-before-send', context({ onUnknown: 'park' }), [item]);
+		expect(outcome.failure).toMatchObject({ class: 'unknown_outcome' });
+		expect((await keyRow('died-before-send')).status).toBe('unknown');
+		expect(target.requestsTo('/died-before-send')).toHaveLength(0);
 	});
 
 	it("an owner whose key was taken over sends nothing more and takes the new owner's result", async () => {

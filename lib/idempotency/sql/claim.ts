@@ -19,10 +19,17 @@ import { lockedInKeyOrder } from './locks';
  * snapshot, a pause that commits before the claim holds the whole run; one that commits after
  * finds the keys claimed, as it would a run that had started. `breaker_holds` says whether items
  * the breaker held wait for release (only then is the release statement run).
+ *
+ * A key marked `start` (an item the run sends at once) is claimed with its first attempt started,
+ * as the attempt-start statement would: counted, timed and under a lease over the attempt. Its
+ * owner then sends without another statement, so a single-event write costs a claim and a settle.
+ * The price: an owner that dies between this claim and its send leaves a record that reads as
+ * possibly sent (unknown, reconciled by lookup, resend with the key, or a person) rather than
+ * failed, as one that dies between an attempt start and its send always did.
  */
 export const claimKeysSql = (store: Store): string => `
 WITH input AS (
-	SELECT * FROM json_to_recordset($1::json) AS t(ord int, scope text, key text, fingerprint text, lease_ms int, timeout_ms int)
+	SELECT * FROM json_to_recordset($1::json) AS t(ord int, scope text, key text, fingerprint text, lease_ms int, timeout_ms int, start boolean)
 ), gate AS (
 	SELECT p.changed_by AS paused_by, p.reason AS pause_reason, p.name IS NOT NULL AS paused,
 		(SELECT b.open_until FROM ${store.table('breakers')} b WHERE b.integration = $6 AND b.open_until > now()) AS open_until,
@@ -33,15 +40,18 @@ WITH input AS (
 	LEFT JOIN ${store.table('pauses')} p ON p.scope = 'integration' AND p.name = $7 AND p.paused
 ), claimed AS (
 	INSERT INTO ${store.table('idempotency_keys')} AS k
-		(scope, key, fingerprint, status, lease_until, workflow_id, execution_id, node, expires_at, attempt_timeout_ms)
+		(scope, key, fingerprint, status, lease_until, workflow_id, execution_id, node, expires_at, attempt_timeout_ms,
+		 attempts, attempt_started_at)
 	SELECT scope, key, fingerprint, 'in_progress', now() + make_interval(secs => lease_ms / 1000.0), $2, $3, $4,
-	       now() + make_interval(days => $5), timeout_ms
+	       now() + make_interval(days => $5), timeout_ms,
+	       CASE WHEN start THEN 1 ELSE 0 END, CASE WHEN start THEN now() END
 	-- Rows are locked in key order, the same in every statement, so overlapping batches never deadlock.
 	FROM input, gate WHERE NOT gate.paused AND gate.open_until IS NULL ORDER BY scope, key
 	ON CONFLICT (scope, key) DO UPDATE SET
 		fingerprint = EXCLUDED.fingerprint, status = 'in_progress', lease_until = EXCLUDED.lease_until,
 		generation = k.generation + 1, workflow_id = EXCLUDED.workflow_id, execution_id = EXCLUDED.execution_id,
-		node = EXCLUDED.node, attempts = 0, attempt_started_at = NULL, attempt_timeout_ms = EXCLUDED.attempt_timeout_ms,
+		node = EXCLUDED.node, attempts = EXCLUDED.attempts, attempt_started_at = EXCLUDED.attempt_started_at,
+		attempt_timeout_ms = EXCLUDED.attempt_timeout_ms,
 		response_status = NULL, response_headers = NULL, response_body = NULL, response_truncated = false,
 		last_error = NULL, updated_at = now(), completed_at = NULL, expires_at = EXCLUDED.expires_at
 	WHERE k.status = 'failed' OR (k.status = 'succeeded' AND k.expires_at < now())
