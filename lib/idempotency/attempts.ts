@@ -93,10 +93,11 @@ export class ItemWrite {
 				}
 				const next = await this.waitForOwner(row);
 				if (!next) {
-					return this.item.fail(0, {
+					const outcome = this.item.fail(0, {
 						class: FailureClass.unknownOutcome,
 						message: `key ${this.request.key} was still in progress elsewhere (execution ${row.execution_id ?? '?'}) when the deadline of ${Math.round(this.run.context.policy.deadlineMs / 1000)} s was reached`,
 					});
+					return { ...outcome, waitedOn: true };
 				}
 				row = next;
 				continue;

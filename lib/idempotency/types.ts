@@ -143,6 +143,12 @@ export interface WriteOutcome {
 	superseded?: boolean;
 	/** Held, not failed: the integration is paused or its breaker open; parked as held for it. */
 	hold?: 'pause' | 'breaker';
+	/**
+	 * Gave up waiting for another owner of the key: that owner may still succeed, after its
+	 * settle has closed the key's letters and before this item's park. The park is followed by
+	 * the close of the key's letters if its record says succeeded.
+	 */
+	waitedOn?: boolean;
 	/** What this item's attempts saw, oldest first: parked with a failure. */
 	history?: AttemptEntry[];
 }

@@ -47,7 +47,10 @@ export class Waves {
 		this.toPark.push({ outcome, request });
 	}
 
-	/** A succeeded item: the next wave closes the dead letters an earlier delivery left open. */
+	/**
+	 * A succeeded item (or one that stopped waiting for an owner that may yet succeed): the next
+	 * wave, after its parks, closes the key's open dead letters if its record says succeeded.
+	 */
 	succeeded(request: WriteRequest): void {
 		this.succeededKeys.set(keyIdOf(request), { scope: request.scope, key: request.key });
 	}

@@ -192,6 +192,9 @@ class Run implements RunState {
 		const outcome = await new ItemWrite(this, request).write(row);
 		if (outcome.ok) this.waves.succeeded(request);
 		else this.waves.park(outcome, request);
+		// The wave parks before it closes: an owner's success that landed after this item stopped
+		// waiting closes the letter it leaves, whichever of the two statements came first.
+		if (outcome.waitedOn) this.waves.succeeded(request);
 		return outcome;
 	}
 

@@ -251,6 +251,46 @@ describe('leases follow the work', () => {
 		expect(target.requestsTo('/died-before-send')).toHaveLength(0);
 	});
 
+	it('a waiter that gives up just before the owner succeeds leaves no open dead letter', async () => {
+		target.route('/gave-up');
+		const owner = gated((r) => send('/gave-up')(r));
+		const first = run('/gave-up', context(), [write('gave-up', { n: 1 })], { send: owner.send });
+		await owner.waiting;
+		// The waiter's park goes out only once the owner has succeeded: the owner's settle found no
+		// letter of the key to close.
+		let released = false;
+		const racing = new Proxy(store, {
+			get(target, prop, receiver) {
+				const value = Reflect.get(target, prop, receiver);
+				if (prop !== 'query') return value;
+				return async (sql: string, ...rest: unknown[]) => {
+					if (!released && /INSERT INTO\s+\S*dead_letters\b/.test(sql)) {
+						released = true;
+						owner.open();
+						await first;
+					}
+					return await (value as (...a: unknown[]) => unknown).call(target, sql, ...rest);
+				};
+			},
+		});
+		const [waiter] = await run(
+			'/gave-up',
+			context({ policy: { ...DEFAULT_POLICY, deadlineMs: 300 } }),
+			[write('gave-up', { n: 1 })],
+			{},
+			racing,
+		);
+		const [done] = await first;
+		expect(done).toMatchObject({ ok: true, replayed: false });
+		expect(waiter.failure).toMatchObject({ class: 'unknown_outcome' });
+		expect((await keyRow('gave-up')).status).toBe('succeeded');
+		const letters = await adminQuery<{ status: string }>(
+			`SELECT status FROM "${schema}".dead_letters WHERE workflow_id = 'wf-proto' AND idempotency_key = 'gave-up'`,
+		);
+		expect(letters).toEqual([{ status: 'replayed' }]);
+		expect(target.effectsOf('/gave-up')).toHaveLength(1);
+	});
+
 	it("an owner whose key was taken over sends nothing more and takes the new owner's result", async () => {
 		target.route('/taken', { honoursKey: true });
 		target.script('/taken', { status: 503 });
