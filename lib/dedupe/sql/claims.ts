@@ -48,7 +48,10 @@ LEFT JOIN ${store.table('processed_events')} existing ON existing.consumer = $1 
 
 /**
  * Raises each entity's version to the claimed event's when it is newer, keeping the previous
- * value for Release. Returns the entities whose version moved; the rest are stale or equal.
+ * value for Release. Returns the entities whose version moved; the rest are stale or equal. An
+ * event that meets the version it advanced itself (its earlier claim failed, and this is its
+ * redelivery or replay) is its own retry, not a duplicate: it counts as advanced, and the
+ * previous version stays what it was before that event.
  */
 export const advanceVersionsSql = (store: Store): string => `
 WITH input AS (
@@ -57,9 +60,10 @@ WITH input AS (
 	INSERT INTO ${store.table('entity_versions')} AS v (consumer, entity_key, version, previous_version, event_id, execution_id)
 	SELECT $1, entity_key, version, NULL, event_id, $5 FROM input ORDER BY entity_key
 	ON CONFLICT (consumer, entity_key) DO UPDATE SET
-		previous_version = v.version, version = EXCLUDED.version, event_id = EXCLUDED.event_id,
+		previous_version = CASE WHEN EXCLUDED.version > v.version THEN v.version ELSE v.previous_version END,
+		version = EXCLUDED.version, event_id = EXCLUDED.event_id,
 		execution_id = EXCLUDED.execution_id, updated_at = now()
-	WHERE EXCLUDED.version > v.version
+	WHERE EXCLUDED.version > v.version OR (EXCLUDED.version = v.version AND EXCLUDED.event_id = v.event_id)
 	RETURNING v.entity_key
 )
 SELECT i.entity_key, a.entity_key IS NOT NULL AS advanced, current.version AS current_version
