@@ -1,5 +1,5 @@
 import { purgeDeadLetters, purgeDeadLetterStats } from '../deadletter';
-import { purgeEntityVersions, purgeExpiredEvents } from '../dedupe';
+import { purgeEntityVersions, purgeExecutionReports, purgeExpiredEvents } from '../dedupe';
 import { purgeExpiredKeys } from '../idempotency/purge';
 import { inRange, LIMITS } from '../limits';
 import { purgeMessages } from '../outbox/purge';
@@ -39,6 +39,8 @@ export interface HousekeepingResult {
 	deadLetterDaily: number;
 	pauseEvents: number;
 	outboxMessages: number;
+	/** Settled failed, crashed and stopped executions (repeated reports are told by them). */
+	executionReports: number;
 }
 
 export async function purgeExpired(
@@ -69,5 +71,6 @@ export async function purgeExpired(
 		deadLetterDaily: await purgeDeadLetterStats(store, statsRetentionDays, sliceSize),
 		pauseEvents: await purgePauseHistory(store, historyRetentionDays, sliceSize),
 		outboxMessages: await purgeMessages(store, retentionDays, sliceSize),
+		executionReports: await purgeExecutionReports(store, retentionDays, sliceSize),
 	};
 }

@@ -4,6 +4,7 @@ import { describeValue } from '../describe';
 import { maskText } from '../masking';
 import { storableText, storableValue } from '../store/storable';
 import {
+	closeDoneEventLettersSql,
 	closeSucceededSql,
 	evidenceSql,
 	releaseBreakerHoldsSql,
@@ -192,6 +193,22 @@ export async function closeSucceededDeadLetters(
 		JSON.stringify(storableValue(done.keys)),
 		done.workflowId,
 		done.step,
+	]);
+	return rows.filter((row) => row.changed).length;
+}
+
+/**
+ * Closes the open letters of the events an execution has done (see closeDoneEventLettersSql):
+ * the item succeeded on a later delivery, a replay or a recovery. Returns how many closed.
+ */
+export async function closeDoneEventLetters(store: Store, executionId: string): Promise<number> {
+	const rows = await store.query<StatusChangeRow>(closeDoneEventLettersSql(store), [
+		'replayed',
+		'Event Dedupe',
+		`the event's work succeeded (execution ${executionId})`,
+		ALLOWED_FROM.replayed,
+		null,
+		executionId,
 	]);
 	return rows.filter((row) => row.changed).length;
 }

@@ -52,5 +52,7 @@ export const ErrorClass = {
 	crashed: 'crashed',
 	/** Another execution took the write's key over: its result decides (a Failed output only). */
 	superseded: 'superseded',
+	/** Its execution was cancelled (Stop, the API's stop, a workflow timeout, a worker's drain). */
+	stopped: 'stopped',
 } as const;
 export type ErrorClass = (typeof ErrorClass)[keyof typeof ErrorClass];

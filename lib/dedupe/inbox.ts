@@ -1,3 +1,6 @@
+import { parkItems, type ParkResult } from '../deadletter/park';
+import { closeDoneEventLetters } from '../deadletter/status';
+import { ErrorClass } from '../deadletter/statuses';
 import { abandonExecutionKeys } from '../idempotency/recovery';
 import type { KeyStatus } from '../idempotency/types';
 import type { Store } from '../store';
@@ -6,8 +9,12 @@ import {
 	completeExecutionSql,
 	countInboxOfExecutionSql,
 	endExecutionLeasesSql,
+	executionReportedSql,
+	failedClaimsOfExecutionSql,
 	failExecutionClaimsSql,
 	holdExecutionClaimsSql,
+	inboxOfExecutionSql,
+	recordExecutionReportSql,
 	releaseExecutionSql,
 	returnToRecoverySql,
 	takeCrashedSql,
@@ -65,6 +72,8 @@ export async function settleExecutionClaims(
 	switch (end.status) {
 		case ExecutionEnd.success:
 			await store.execute(completeExecutionSql(store), [executionId]);
+			// Letters of these items from earlier deliveries (failed, stopped) are done with.
+			await closeDoneEventLetters(store, executionId);
 			return;
 		case ExecutionEnd.waiting:
 			await store.execute(holdExecutionClaimsSql(store), [
@@ -82,6 +91,11 @@ export async function settleExecutionClaims(
 }
 
 export interface FailedExecution {
+	/**
+	 * n8n reported this execution before (a crash reported again at the next restart), and it was
+	 * settled then: nothing was settled, parked or is to be alerted now.
+	 */
+	repeated: boolean;
 	/** Inbox items of a failed execution, for the error workflow to park with their payloads. */
 	items: InboxItem[];
 	/** Inbox items of a crashed execution, now left to Recover. */
@@ -98,12 +112,16 @@ export interface FailedExecution {
  * The error workflow's step for a failed or crashed execution: its in-progress write keys are
  * marked at once (a redelivery or a recovery reconciles them now, instead of waiting out a
  * lease), its inbox claims are failed with their items (to park) or, for a crash, left to
- * Recover; claims of the other modes are released.
+ * Recover; claims of the other modes are released. A crash whose claims its own end-of-execution
+ * hook failed did end in its process: those items are parked. An execution settled before (n8n
+ * reporting a crash again) is settled no more: `repeated`, and nothing to park or alert.
  */
 export async function failExecution(
 	store: Store,
 	execution: { executionId: string; crashed: boolean; message?: string },
 ): Promise<FailedExecution> {
+	if (await executionReported(store, execution.executionId))
+		return { repeated: true, items: [], recovering: 0, kept: 0, released: 0, keys: [] };
 	const keys = await abandonExecutionKeys(store, execution.executionId);
 	let items: InboxItem[] = [];
 	let recovering = 0;
@@ -114,6 +132,12 @@ export async function failExecution(
 				execution.message ?? null,
 			])
 		).rowCount;
+		items = (
+			await store.query<InboxRow>(failedClaimsOfExecutionSql(store), [
+				execution.executionId,
+				execution.message ?? null,
+			])
+		).map(toItem);
 	} else {
 		items = (
 			await store.query<InboxRow>(failExecutionClaimsSql(store), [
@@ -128,7 +152,87 @@ export async function failExecution(
 	const [{ kept }] = await store.query<{ kept: number }>(countInboxOfExecutionSql(store), [
 		execution.executionId,
 	]);
-	return { items, recovering, kept, released, keys };
+	return { repeated: false, items, recovering, kept, released, keys };
+}
+
+/** Whether an execution's ending was settled already. */
+export async function executionReported(store: Store, executionId: string): Promise<boolean> {
+	return (await store.query(executionReportedSql(store), [executionId])).length > 0;
+}
+
+/**
+ * Records that an execution's ending was settled (its items parked, or left to Recover), once
+ * that is done: a report n8n repeats later finds it and settles nothing. Returns the count.
+ */
+export async function recordExecutionReport(
+	store: Store,
+	executionId: string,
+	ending: 'failed' | 'crashed' | 'stopped',
+): Promise<number> {
+	const [{ reports }] = await store.query<{ reports: number }>(recordExecutionReportSql(store), [
+		executionId,
+		ending,
+	]);
+	return reports;
+}
+
+/** Where a stopped execution was, for the letters of its items. */
+export interface StoppedExecution {
+	executionId: string;
+	workflowId?: string;
+	workflowName?: string;
+	/** The node that was running when it was stopped (or the last that ran). */
+	step?: string;
+	runLink?: string;
+	/** What stopped it, as n8n says (Stop, the API, a timeout, a worker's drain), when it says. */
+	reason?: string;
+}
+
+/**
+ * A cancelled execution (n8n's Stop, the API's stop, a workflow timeout, a worker's drain) runs
+ * no error workflow, so its end-of-execution hook settles it: each item the inbox kept for it is
+ * parked as stopped (the letter first, so a failure between the two leaves the claim to Recover,
+ * never an item in no letter), then its claims are failed; its open write keys are marked, its
+ * claims of the other modes released (a redelivery is new), and the execution recorded as
+ * settled, so an error workflow n8n may still run for it parks nothing twice.
+ */
+export async function stopExecution(
+	store: Store,
+	stop: StoppedExecution,
+): Promise<{ parked: ParkResult[]; released: number }> {
+	const message =
+		stop.reason ??
+		'the execution was stopped before it finished (the Stop button, the API, a workflow timeout or a worker shutting down)';
+	await abandonExecutionKeys(store, stop.executionId);
+	const items = (await store.query<InboxRow>(inboxOfExecutionSql(store), [stop.executionId])).map(
+		toItem,
+	);
+	const step = stop.step ?? 'unknown step';
+	const parked = await parkItems(
+		store,
+		items.map((item) => ({
+			workflowId: stop.workflowId ?? item.workflowId ?? 'unknown',
+			workflowName: stop.workflowName,
+			executionId: stop.executionId,
+			step,
+			idempotencyKey: `event:${item.consumer}:${item.eventId}`,
+			runLink: stop.runLink,
+			errorClass: ErrorClass.stopped,
+			errorMessage: message,
+			alreadyHappened: `steps before ${step} ran; ${step} was stopped while it ran`,
+			impact: 'the event was received but its work was stopped before it finished',
+			payload: item.payload ?? {
+				eventId: item.eventId,
+				note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
+			},
+		})),
+	);
+	await store.execute(failExecutionClaimsSql(store), [stop.executionId, message]);
+	const [{ released }] = await store.query<{ released: number }>(releaseExecutionSql(store), [
+		stop.executionId,
+	]);
+	await recordExecutionReport(store, stop.executionId, 'stopped');
+	return { parked, released };
 }
 
 export interface RecoveredItem extends InboxItem {

@@ -1,9 +1,13 @@
 import { deleteInSlices, type Store } from '../store';
-import { purgeEntityVersionsSql, purgeExpiredSql } from './sql';
+import { purgeEntityVersionsSql, purgeExecutionReportsSql, purgeExpiredSql } from './sql';
 
 /** Purging by retention, in short slices. */
 
-/** Deletes done events past retention (one consumer, or all when null); returns how many. */
+/**
+ * Deletes done and failed events past retention (one consumer, or all when null); returns how
+ * many. A failed claim's item is in a dead letter by then, or was never redelivered in the
+ * retention: its personal data goes with it.
+ */
 export async function purgeExpiredEvents(
 	store: Store,
 	consumer: string | null,
@@ -22,4 +26,13 @@ export async function purgeEntityVersions(
 	sliceSize = 10_000,
 ): Promise<number> {
 	return await deleteInSlices(store, purgeEntityVersionsSql(store), [olderThanDays], sliceSize);
+}
+
+/** Deletes the records of settled executions older than `olderThanDays`; returns how many. */
+export async function purgeExecutionReports(
+	store: Store,
+	olderThanDays: number,
+	sliceSize = 10_000,
+): Promise<number> {
+	return await deleteInSlices(store, purgeExecutionReportsSql(store), [olderThanDays], sliceSize);
 }

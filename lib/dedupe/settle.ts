@@ -1,3 +1,4 @@
+import { closeDoneEventLetters } from '../deadletter/status';
 import { type Store } from '../store';
 import { type SettleResult } from './outcomes';
 import {
@@ -25,6 +26,8 @@ export async function completeEvents(
 		owner: string | null;
 		status: string;
 	}>(completeEventsSql(store), [consumer, eventIds, executionId]);
+	// Letters of these items from earlier deliveries (failed, stopped, crashed) are done with.
+	if (rows.some((row) => row.changed)) await closeDoneEventLetters(store, executionId);
 	const byId = new Map(rows.map((row) => [row.event_id, row]));
 	return eventIds.map((eventId) => {
 		const row = byId.get(eventId);

@@ -18,6 +18,7 @@ export async function sendLoop(
 ): Promise<WriteOutcome> {
 	const { run, request, context } = item;
 	for (;;) {
+		if (run.deps.signal?.aborted) return stopped(item, owned);
 		const start = await startAttempt(item, owned);
 		if (!start) return await superseded(item, owned, fromRecord);
 		owned.attempt++;
@@ -178,6 +179,21 @@ async function startAttempt(
 		`The reliability store answered too slowly to keep the lease of key ${item.request.key}`,
 		'Nothing more was sent for this key; deliver the item again once the store answers promptly.',
 	);
+}
+
+/**
+ * The execution was cancelled: no attempt starts. The key ends failed (nothing of it took effect)
+ * or unknown (an earlier attempt's response was lost), so a redelivery or a replay decides it.
+ */
+function stopped(item: ItemOutcomes, owned: Owned): WriteOutcome {
+	item.note({ kind: 'observed', message: 'the execution was stopped: no further attempt' });
+	return item.definiteFail(owned, {
+		class: FailureClass.stopped,
+		message:
+			owned.attempt === 0
+				? 'the execution was stopped (Stop, the API, a workflow timeout or a worker shutting down) before the request was sent: nothing was sent'
+				: `the execution was stopped (Stop, the API, a workflow timeout or a worker shutting down) after attempt ${owned.attempt}: nothing more was sent`,
+	});
 }
 
 /** Another execution took the key over: this run sends no more and waits for its result. */

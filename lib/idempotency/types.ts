@@ -37,6 +37,8 @@ export const FailureClass = {
 	invalid: ErrorClass.invalid,
 	/** Another execution took the key over while this one wrote; the new owner's result decides. */
 	superseded: ErrorClass.superseded,
+	/** The execution was cancelled: nothing more is sent for the item. */
+	stopped: ErrorClass.stopped,
 } as const;
 export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass];
 
@@ -120,6 +122,12 @@ export interface WriteDeps {
 	sleep?(ms: number): Promise<void>;
 	now?(): number;
 	random?(): number;
+	/**
+	 * The execution's cancel signal (n8n's Stop, the API's stop, a workflow timeout, a worker's
+	 * drain): once it fires no attempt starts, a backoff ends at once, and each item ends failed
+	 * as stopped (or unknown, when an earlier attempt's response was lost).
+	 */
+	signal?: AbortSignal;
 }
 
 export interface Failure {

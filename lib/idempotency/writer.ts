@@ -67,7 +67,7 @@ class Run implements RunState {
 		readonly deps: WriteDeps,
 	) {
 		this.now = deps.now ?? Date.now;
-		this.sleep = deps.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+		this.sleep = deps.sleep ?? ((ms) => abortableSleep(ms, deps.signal));
 		this.random = deps.random ?? Math.random;
 		this.leases = new RunLeases(store, this.now);
 		this.waves = new Waves(store, context, this.leases);
@@ -229,4 +229,18 @@ class Run implements RunState {
 				: `${error.hint ?? ''} ${sent} request${sent === 1 ? ' had' : 's had'} been sent when the store failed, so some may have taken effect; their idempotency keys make a redelivery safe: deliver the items again once the store is back (a write that was in flight is reconciled once its lease, the request timeout plus a margin, ends).`;
 		return new StoreUnavailableError(error.message, hint.trim(), { cause: error.cause ?? error });
 	}
+}
+
+/** Waits `ms`, or less when the execution is cancelled meanwhile (the send loop then stops). */
+function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+	if (signal?.aborted) return Promise.resolve();
+	return new Promise<void>((resolve) => {
+		const done = () => {
+			clearTimeout(timer);
+			signal?.removeEventListener('abort', done);
+			resolve();
+		};
+		const timer = setTimeout(done, ms);
+		signal?.addEventListener('abort', done, { once: true });
+	});
 }

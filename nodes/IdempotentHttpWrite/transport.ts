@@ -25,7 +25,10 @@ export function transport(
 	authentication: string,
 	byIndex: Map<number, PreparedRequest>,
 ): Pick<WriteDeps, 'send' | 'lookup'> {
-	const call = async (options: IHttpRequestOptions): Promise<HttpAnswer> => {
+	// A cancelled execution's request in flight is abandoned: its effect may exist (lost).
+	const abortSignal = context.getExecutionCancelSignal?.();
+	const call = async (request: IHttpRequestOptions): Promise<HttpAnswer> => {
+		const options: IHttpRequestOptions = abortSignal ? { ...request, abortSignal } : request;
 		const response = (
 			authentication === 'oAuth2Api'
 				? await context.helpers.httpRequestWithAuthentication.call(context, 'oAuth2Api', options)

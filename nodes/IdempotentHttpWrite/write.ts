@@ -79,7 +79,11 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 			maskFields: settings.maskFields,
 		},
 		requests,
-		transport(this, settings.authentication, byIndex),
+		{
+			...transport(this, settings.authentication, byIndex),
+			// n8n's Stop, the API's stop, a workflow timeout, a worker's drain: nothing more is sent.
+			signal: this.getExecutionCancelSignal?.(),
+		},
 	).catch((error: unknown) => {
 		throw toNodeError(this, error);
 	});

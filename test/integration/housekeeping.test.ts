@@ -39,7 +39,7 @@ async function seed(prefix: string): Promise<void> {
 		FROM generate_series(1, 3) i;
 
 		INSERT INTO ${t('processed_events')} (consumer, event_id, status, lease_until, expires_at)
-		SELECT 'orders', '${prefix}gone-' || i, 'done', now() - interval '40 days', now() - interval '1 day'
+		SELECT 'orders', '${prefix}gone-' || i, CASE WHEN i <= 20 THEN 'done' ELSE 'failed' END, now() - interval '40 days', now() - interval '1 day'
 		FROM generate_series(1, 25) i
 		UNION ALL SELECT 'orders', '${prefix}open-' || i, 'in_progress', now() + interval '1 hour', now() - interval '1 day'
 		FROM generate_series(1, 2) i
@@ -71,6 +71,10 @@ async function seed(prefix: string): Promise<void> {
 		SELECT 'integration', '${prefix}crm', i % 2 = 0, 'maria', now() - interval '400 days' FROM generate_series(1, 25) i
 		UNION ALL SELECT 'integration', '${prefix}crm', true, 'maria', now() FROM generate_series(1, 3) i;
 
+		INSERT INTO ${t('execution_reports')} (execution_id, ending, first_reported_at)
+		SELECT '${prefix}gone-' || i, 'failed', now() - interval '40 days' FROM generate_series(1, 25) i
+		UNION ALL SELECT '${prefix}live-' || i, 'crashed', now() FROM generate_series(1, 3) i;
+
 		INSERT INTO ${t('outbox_messages')} (destination, method, url, idempotency_key, fingerprint, status, created_at, completed_at)
 		SELECT 'crm', 'POST', 'https://crm.example/x', '${prefix}gone-' || i, 'f', CASE WHEN i <= 20 THEN 'done' ELSE 'dead' END, now() - interval '41 days', now() - interval '40 days'
 		FROM generate_series(1, 25) i
@@ -101,7 +105,9 @@ describe('housekeeping', () => {
 			deadLetterDaily: 25,
 			pauseEvents: 25,
 			outboxMessages: 25,
+			executionReports: 25,
 		});
+		expect(await count('execution_reports', prefixed('a-', 'live-', 'execution_id'))).toBe(3);
 		expect(await count('idempotency_keys', prefixed('a-', 'gone-'))).toBe(0);
 		expect(await count('idempotency_keys', prefixed('a-', 'open-'))).toBe(2);
 		expect(await count('idempotency_keys', prefixed('a-', 'live-'))).toBe(3);
@@ -134,7 +140,7 @@ describe('housekeeping', () => {
 		expect(await count('outbox_messages', prefixed('a-', 'live-', 'idempotency_key'))).toBe(3);
 
 		// Nothing left to do: a second run deletes nothing.
-		expect(Object.values(await purgeExpired(store, { sliceSize: 10 }))).toEqual(Array(7).fill(0));
+		expect(Object.values(await purgeExpired(store, { sliceSize: 10 }))).toEqual(Array(8).fill(0));
 	});
 
 	it('a row a claim holds is skipped, not waited on, and goes with the next purge', async () => {

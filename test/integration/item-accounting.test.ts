@@ -1,11 +1,21 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
 import { getDeadLettersByKey } from '../../lib/deadletter';
 import {
 	claimEvents,
 	ClaimMode,
+	completeEvents,
 	ExecutionEnd,
 	failExecution,
+	recordExecutionReport,
 	settleExecutionClaims,
+	stopExecution,
 } from '../../lib/dedupe';
+import { DEFAULT_POLICY, requestFingerprint, runWrites } from '../../lib/idempotency';
+import { purgeExpired } from '../../lib/control/housekeeping';
+import { fetchSender } from '../helpers/send';
 import { adminQuery, testStore } from '../helpers/store';
 
 /**
@@ -85,5 +95,205 @@ describe('Check Order: a failed claim met again by its own redelivery', () => {
 		expect((await claimEvents(store, again, [order('ORD-2', 3)]))[0].outcome).toBe('new');
 		expect(await claimRow('ORD-2')).toMatchObject({ execution_id: again.executionId });
 		expect(await openLetters('ORD-2')).toEqual([]);
+	});
+});
+
+describe('an error whose text says "crash" is a failure, not a crash', () => {
+	const handler = JSON.parse(
+		readFileSync(join(__dirname, '../../workflows/error-handler.json'), 'utf8'),
+	) as { nodes: Array<{ name: string; parameters: Record<string, string> }> };
+	const crashedExpression = handler.nodes
+		.find((node) => node.name === 'Settle Failed Execution')!
+		.parameters.crashed.replace(/^=\{\{(.*)\}\}$/s, '$1');
+	// The bundled Error handler's Crashed expression, evaluated as n8n evaluates it ($json).
+	const crashedFor = (error: { name?: string; message?: string }) =>
+		new Function('$json', `return (${crashedExpression});`)({ execution: { error } }) as boolean;
+
+	it('the Error handler tells a crash by the error class n8n reports, never by its text', () => {
+		expect(crashedFor({ name: 'WorkflowCrashedError', message: 'Workflow did not finish' })).toBe(
+			true,
+		);
+		expect(crashedFor({ name: 'NodeApiError', message: 'Upstream service crashed' })).toBe(false);
+		expect(crashedFor({ name: 'NodeOperationError', message: 'Workflow did not finish' })).toBe(
+			false,
+		);
+	});
+
+	it('a crash whose claims its own hook failed did end: its items are parked, not left to Recover', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('ORD-3')]);
+		await settleExecutionClaims(store, run.executionId, {
+			status: ExecutionEnd.error,
+			message: 'Upstream service crashed',
+		});
+		const settled = await failExecution(store, {
+			executionId: run.executionId,
+			crashed: true,
+			message: 'Upstream service crashed',
+		});
+		expect(settled.items.map((item) => item.eventId)).toEqual(['ORD-3']);
+		expect(settled.recovering).toBe(0);
+	});
+});
+
+describe('n8n reports a crashed execution twice', () => {
+	it('the second report settles, parks and alerts nothing once a redelivery did the item', async () => {
+		const crashed = context();
+		await claimEvents(store, crashed, [order('ORD-4')]);
+		const first = await failExecution(store, {
+			executionId: crashed.executionId,
+			crashed: true,
+			message: 'Workflow did not finish',
+		});
+		expect(first).toMatchObject({ repeated: false, recovering: 1, items: [] });
+		await recordExecutionReport(store, crashed.executionId, 'crashed');
+		// The sender redelivers (its lease ended at the report) and the redelivery succeeds.
+		const again = context();
+		expect((await claimEvents(store, again, [order('ORD-4')]))[0].outcome).toBe('new');
+		await settleExecutionClaims(store, again.executionId, { status: ExecutionEnd.success });
+		const second = await failExecution(store, {
+			executionId: crashed.executionId,
+			crashed: true,
+			message: 'Workflow did not finish',
+		});
+		expect(second).toMatchObject({ repeated: true, items: [], recovering: 0, kept: 0 });
+		expect(await recordExecutionReport(store, crashed.executionId, 'crashed')).toBe(2);
+		expect(await claimRow('ORD-4')).toMatchObject({ status: 'done' });
+		expect(await openLetters('ORD-4')).toEqual([]);
+		expect(await getDeadLettersByKey(store, [`execution:${crashed.executionId}`])).toEqual([]);
+	});
+});
+
+describe('a cancelled execution (Stop, the API, a timeout, a worker drain)', () => {
+	it('its items are parked as stopped at the running node; the error workflow n8n may still run parks nothing twice', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('ORD-5'), { ...order('ORD-6'), index: 1 }]);
+		const { parked } = await stopExecution(store, {
+			executionId: run.executionId,
+			workflowId: 'wf-orders',
+			workflowName: 'Orders',
+			step: 'Post to ERP',
+			runLink: `http://n8n.local/workflow/wf-orders/executions/${run.executionId}`,
+		});
+		expect(parked).toHaveLength(2);
+		for (const id of ['ORD-5', 'ORD-6']) {
+			expect(await claimRow(id)).toMatchObject({ status: 'failed' });
+			const [letter] = await openLetters(id);
+			expect(letter).toMatchObject({
+				status: 'new',
+				error_class: 'stopped',
+				step: 'Post to ERP',
+				execution_id: run.executionId,
+				payload: { order: id, amount: 40 },
+			});
+		}
+		const late = await failExecution(store, { executionId: run.executionId, crashed: false });
+		expect(late).toMatchObject({ repeated: true, items: [] });
+		expect(await openLetters('ORD-5')).toHaveLength(1);
+	});
+
+	it("a later successful run of the item closes the stopped item's letter", async () => {
+		const run = context();
+		await claimEvents(store, run, [order('ORD-7')]);
+		await stopExecution(store, { executionId: run.executionId, step: 'Post to ERP' });
+		expect(await openLetters('ORD-7')).toHaveLength(1);
+		const again = context();
+		expect((await claimEvents(store, again, [order('ORD-7')]))[0].outcome).toBe('new');
+		await settleExecutionClaims(store, again.executionId, { status: ExecutionEnd.success });
+		expect(await openLetters('ORD-7')).toEqual([]);
+		const [closed] = await getDeadLettersByKey(store, ['event:orders:ORD-7']);
+		expect(closed.status).toBe('replayed');
+	});
+
+	it("a failed execution's letter is closed by the redelivery that completes the item", async () => {
+		const run = context();
+		await claimEvents(store, run, [order('ORD-8')]);
+		await settleExecutionClaims(store, run.executionId, { status: ExecutionEnd.error });
+		const settled = await failExecution(store, { executionId: run.executionId, crashed: false });
+		expect(settled.items).toHaveLength(1);
+		// The error workflow parks it (as the bundled handler does), then the sender redelivers.
+		const { parkItems } = await import('../../lib/deadletter');
+		await parkItems(store, [
+			{
+				workflowId: 'wf-orders',
+				step: 'Post to ERP',
+				idempotencyKey: 'event:orders:ORD-8',
+				errorClass: 'execution',
+				payload: settled.items[0].payload,
+			},
+		]);
+		const lease = { ...context(), mode: ClaimMode.leaseUntilComplete };
+		expect((await claimEvents(store, lease, [order('ORD-8')]))[0].outcome).toBe('new');
+		await completeEvents(store, 'orders', ['ORD-8'], lease.executionId);
+		expect(await openLetters('ORD-8')).toEqual([]);
+	});
+});
+
+describe('the Idempotent HTTP Write stops when its execution is cancelled', () => {
+	let server: Server;
+	let url: string;
+	const received: string[] = [];
+	const cancel = new AbortController();
+	beforeAll(async () => {
+		server = createServer((req, res) => {
+			received.push(String(req.headers['idempotency-key']));
+			// The target fails the first attempt; while the write backs off, the execution is stopped.
+			setTimeout(() => cancel.abort(), 50);
+			res.writeHead(503).end('{"error":"busy"}');
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/orders`;
+	});
+	afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+	it('sends nothing more after the cancel signal; the key ends failed as stopped, its item parked', async () => {
+		const started = Date.now();
+		const [outcome] = await runWrites(
+			store,
+			{
+				workflowId: 'wf-orders',
+				executionId: 'exec-stopped-write',
+				node: 'Post to ERP',
+				retentionDays: 30,
+				policy: { ...DEFAULT_POLICY, maxAttempts: 6, baseDelayMs: 5_000, maxDelayMs: 5_000 },
+				onUnknown: 'retry',
+				concurrency: 1,
+				maxSavedBodyChars: 1000,
+				park: true,
+			},
+			[
+				{
+					index: 0,
+					scope: 'erp',
+					key: 'ORD-9:post',
+					fingerprint: requestFingerprint({ method: 'POST', url, body: { order: 'ORD-9' } }),
+					payload: { order: 'ORD-9' },
+				},
+			],
+			{ send: fetchSender(url, () => ({ order: 'ORD-9' })), signal: cancel.signal },
+		);
+		expect(received).toEqual(['ORD-9:post']);
+		expect(Date.now() - started).toBeLessThan(4_000);
+		expect(outcome.failure).toMatchObject({ class: 'stopped' });
+		const [key] = await adminQuery<{ status: string }>(
+			`SELECT status FROM "${schema}".idempotency_keys WHERE key = 'ORD-9:post'`,
+		);
+		expect(key.status).toBe('failed');
+		const [letter] = await getDeadLettersByKey(store, ['ORD-9:post']);
+		expect(letter).toMatchObject({ status: 'new', error_class: 'stopped' });
+	});
+});
+
+describe('retention covers every state of a claim', () => {
+	it('a failed claim past retention is purged with its item; one inside it stays', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('ORD-10'), { ...order('ORD-11'), index: 1 }]);
+		await settleExecutionClaims(store, run.executionId, { status: ExecutionEnd.error });
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET expires_at = now() - interval '1 day' WHERE event_id = 'ORD-10'`,
+		);
+		await purgeExpired(store);
+		expect(await claimRow('ORD-10')).toBeUndefined();
+		expect(await claimRow('ORD-11')).toMatchObject({ status: 'failed' });
 	});
 });

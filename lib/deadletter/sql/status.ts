@@ -106,3 +106,18 @@ WITH target AS (
 	FROM changed
 )
 SELECT * FROM changed ORDER BY updated_at, id`;
+
+/**
+ * The open letters of events execution $6 has now done (keys `event:<consumer>:<event ID>`, as
+ * the Error handler and a stopped execution park them): a successful run of an item closes
+ * every letter still waiting for it (new, held, asked to be replayed). One taken by the Replay
+ * workflow or an operator (being fixed) is theirs to close.
+ */
+export const closeDoneEventLettersSql = (store: Store): string =>
+	statusChangeSql(
+		store,
+		`idempotency_key IN (
+		SELECT 'event:' || p.consumer || ':' || p.event_id FROM ${store.table('processed_events')} p
+		WHERE p.execution_id = $6 AND p.status = 'done')
+	AND status IN ('new', 'held', 'replay_requested')`,
+	);

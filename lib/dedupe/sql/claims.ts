@@ -142,14 +142,14 @@ WITH released AS (
 SELECT event_id FROM released`;
 
 /**
- * Removes done events past retention, in bounded slices so a large purge never holds long
- * locks. A claim still in progress is never purged: it is the only trace of its event. A row a
+ * Removes done and failed events past retention, in bounded slices so a large purge never holds
+ * long locks. A claim still in progress is never purged: it is the only trace of its event. A row a
  * claim holds right now is skipped, not waited on: the next purge takes it.
  */
 export const purgeExpiredSql = (store: Store): string => `
 WITH doomed AS (
 	SELECT consumer, event_id FROM ${store.table('processed_events')}
-	WHERE expires_at < now() AND status = 'done' AND ($1::text IS NULL OR consumer = $1)
+	WHERE expires_at < now() AND status IN ('done', 'failed') AND ($1::text IS NULL OR consumer = $1)
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
 )

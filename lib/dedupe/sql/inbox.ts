@@ -80,3 +80,41 @@ WHERE consumer = $1 AND event_id = $2 AND execution_id = $3 AND status = 'in_pro
 export const countInboxOfExecutionSql = (store: Store): string => `
 SELECT count(*)::int AS kept FROM ${store.table('processed_events')}
 WHERE origin_execution_id = $1 AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)`;
+
+/** The inbox claims an execution holds (running or failed), with their items, in ID order. */
+export const inboxOfExecutionSql = (store: Store): string => `
+SELECT consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes
+FROM ${store.table('processed_events')}
+WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
+ORDER BY consumer, event_id`;
+
+/**
+ * The execution crashed, yet some of its claims are failed: its end-of-execution hook ran, so it
+ * did end (with an error) in the process that ran it. Those items are parked, not left to Recover.
+ */
+export const failedClaimsOfExecutionSql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET last_error = coalesce(last_error, $2)
+WHERE execution_id = $1 AND status = 'failed' AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
+RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes`;
+
+/** Whether an execution's ending was settled already (n8n reporting a crash again). */
+export const executionReportedSql = (store: Store): string => `
+SELECT ending, reports FROM ${store.table('execution_reports')} WHERE execution_id = $1`;
+
+/** Records that an execution's ending was settled; a repeated report counts up. */
+export const recordExecutionReportSql = (store: Store): string => `
+INSERT INTO ${store.table('execution_reports')} AS r (execution_id, ending)
+VALUES ($1, $2)
+ON CONFLICT (execution_id) DO UPDATE SET reports = r.reports + 1, last_reported_at = now()
+RETURNING reports`;
+
+/** Removes reports older than $1 days, one slice of $2. */
+export const purgeExecutionReportsSql = (store: Store): string => `
+WITH doomed AS (
+	SELECT execution_id FROM ${store.table('execution_reports')}
+	WHERE first_reported_at < now() - make_interval(days => $1)
+	LIMIT $2
+	FOR UPDATE SKIP LOCKED
+)
+DELETE FROM ${store.table('execution_reports')} r USING doomed d WHERE r.execution_id = d.execution_id`;

@@ -90,6 +90,29 @@ const properties: INodeProperties[] = [
 				placeholder: 'e.g. lead not in CRM',
 			},
 			{
+				displayName: 'Failed Execution ID',
+				name: 'executionId',
+				type: 'string',
+				default: '',
+				description:
+					'The execution the item failed in, when it is not this one (an Error Trigger workflow): the record links to that run. Empty: this execution.',
+			},
+			{
+				displayName: 'Failed Workflow ID',
+				name: 'workflowId',
+				type: 'string',
+				default: '',
+				description:
+					'The workflow the item failed in, when it is not this one (an Error Trigger workflow). Empty: this workflow.',
+			},
+			{
+				displayName: 'Failed Workflow Name',
+				name: 'workflowName',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. {{ $json.workflow.name }}',
+			},
+			{
 				displayName: 'Integration',
 				name: 'integration',
 				type: 'string',

@@ -1,5 +1,11 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
-import { ExecutionEnd, keeperFor, settleExecutionClaims, type Store } from '../../../lib';
+import {
+	ExecutionEnd,
+	keeperFor,
+	settleExecutionClaims,
+	stopExecution,
+	type Store,
+} from '../../../lib';
 
 /**
  * Holds this execution's inbox claims until the execution ends. While it runs, the process
@@ -8,15 +14,21 @@ import { ExecutionEnd, keeperFor, settleExecutionClaims, type Store } from '../.
  * those hooks: one handler per execution settles the claims by how it ended. The hooks are not
  * part of n8n's public node interface, so their absence is handled: the claims are then held
  * for at most an hour, and a Complete step ends them.
+ *
+ * A cancelled execution (n8n's Stop, the API's stop, a workflow timeout, a worker's drain) ends
+ * with status `canceled` and n8n runs no error workflow for it: the handler parks its items as
+ * stopped, naming the node that was running, so none is left failed in no letter.
  */
 interface RunEnd {
 	status?: string;
 	waitTill?: Date | string | null;
-	data?: { resultData?: { error?: { message?: string } } };
+	data?: {
+		resultData?: { error?: { name?: string; message?: string }; lastNodeExecuted?: string };
+	};
 }
 
 interface LifecycleHooks {
-	addHandler?: (hook: string, handler: (run: RunEnd) => Promise<void>) => void;
+	addHandler?: (hook: string, handler: (...args: never[]) => Promise<void>) => void;
 }
 
 /** Longest an execution's claims are held while it runs (a run longer than this lets them lapse). */
@@ -51,8 +63,18 @@ export function holdUntilExecutionEnds(
 	keeper.keep(executionId, MAX_HOLD_MS);
 	if (withHandler.has(hooks)) return true;
 	withHandler.add(hooks);
+	// The node running now: the step a stopped execution's items were stopped at (n8n sets
+	// lastNodeExecuted only once a node finishes).
+	let running: string | undefined = context.getNode().name;
+	hooks.addHandler('nodeExecuteBefore', async (nodeName: string) => {
+		running = nodeName;
+	});
 	hooks.addHandler('workflowExecuteAfter', async (run: RunEnd) => {
 		keeper.drop(executionId);
+		if (run.status === 'canceled') {
+			await stopExecution(store, stoppedAt(context, run, running)).catch(() => undefined);
+			return;
+		}
 		const waitTill = run.waitTill ? new Date(run.waitTill) : undefined;
 		// A failed settle leaves the claims to lapse: Recover then runs the item again, safely.
 		await settleExecutionClaims(store, executionId, {
@@ -63,4 +85,24 @@ export function holdUntilExecutionEnds(
 		}).catch(() => undefined);
 	});
 	return true;
+}
+
+/** Where a cancelled execution stood, and what n8n says stopped it (when it says). */
+function stoppedAt(context: IExecuteFunctions, run: RunEnd, running: string | undefined) {
+	const executionId = context.getExecutionId();
+	const workflow = context.getWorkflow();
+	const error = run.data?.resultData?.error;
+	const baseUrl = context.getInstanceBaseUrl().replace(/\/+$/, '');
+	return {
+		executionId,
+		workflowId: workflow.id,
+		workflowName: workflow.name,
+		step: running ?? run.data?.resultData?.lastNodeExecuted,
+		runLink: workflow.id
+			? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}`
+			: undefined,
+		reason: error?.message
+			? `the execution was stopped: ${error.message}${error.name ? ` (${error.name})` : ''}`
+			: undefined,
+	};
 }

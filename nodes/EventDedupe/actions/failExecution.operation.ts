@@ -12,6 +12,7 @@ import {
 	parkedSummary,
 	parkItems,
 	type ParkRequest,
+	recordExecutionReport,
 	type Store,
 } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
@@ -32,7 +33,7 @@ const properties: INodeProperties[] = [
 		type: 'boolean',
 		default: false,
 		description:
-			'Whether the execution crashed (n8n died mid-run) rather than failed: its items are then left to the Recover workflow to run again, instead of being parked. The bundled Error handler sets it from the error n8n reports for a crash ("Workflow did not finish").',
+			"Whether the execution crashed (n8n died mid-run) rather than failed: its items are then left to the Recover workflow to run again, instead of being parked. The bundled Error handler sets it from the class of the error n8n reports (WorkflowCrashedError), never from the message text. Items the execution's own end-of-execution hook had failed are parked either way: it did end.",
 	},
 	{
 		displayName: 'Error Message',
@@ -129,6 +130,9 @@ export async function execute(
 			const message =
 				text(read.message(index)) ?? (crashed ? 'the execution crashed' : 'the execution failed');
 			const settled = await failExecution(store, { executionId, crashed, message });
+			// n8n reported this execution before (a crash, again at a restart): settled then.
+			if (settled.repeated) return;
+			const ending = crashed ? 'crashed' : 'failed';
 			const workflowId = text(read.workflowId(index));
 			const step = text(read.lastNode(index)) ?? 'unknown step';
 			const runLink = workflowId
@@ -148,6 +152,7 @@ export async function execute(
 						json: { ...items[index].json, _settled: summary },
 						pairedItem: { item: index },
 					});
+				await recordExecutionReport(store, executionId, ending);
 				return;
 			}
 			const unknownSteps = settled.keys.filter((k) => k.status === KeyStatus.unknown).length;
@@ -173,6 +178,7 @@ export async function execute(
 				},
 			}));
 			const results = await parkItems(store, requests);
+			await recordExecutionReport(store, executionId, ending);
 			results.forEach((result, i) =>
 				parked.push({
 					json: {
