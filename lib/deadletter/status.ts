@@ -178,7 +178,7 @@ export async function closeSucceededDeadLetters(
 	done: {
 		workflowId: string;
 		step: string;
-		keys: Array<{ scope: string; key: string }>;
+		keys: Array<{ scope: string; key: string; fingerprint?: string }>;
 		actor: string;
 		reason: string;
 	},

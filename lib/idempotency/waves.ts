@@ -90,8 +90,11 @@ export class Waves {
 			this.succeededKeys = new Map();
 			try {
 				await this.settleWave(settlements);
-				// A superseded owner parks nothing: the new owner's result decides the item.
-				const park = toPark.filter(({ outcome }) => !outcome.superseded);
+				// A superseded owner's failed item is parked too: the key's record may say unknown,
+				// or succeeded for another request, and the item must be in a letter. The letter is
+				// the key's (one open record per key), and it closes below, or when the new owner
+				// succeeds, once the record says succeeded for this same request.
+				const park = toPark;
 				// Items the gate held are parked as held whatever the node's failure setting, as the
 				// run's gate holds them: the resume or the breaker's close releases them to replay.
 				for (const hold of [undefined, 'pause', 'breaker'] as const) {
@@ -102,13 +105,21 @@ export class Waves {
 				// Only a success this owner recorded closes records: a superseded owner's 201 is an
 				// observation, and the record (perhaps unknown to the new owner) is what a person reads.
 				// A key's settle is in the same wave as its success or an earlier one.
-				await this.closeSucceeded(
-					succeeded.filter(
+				await this.closeSucceeded([
+					...succeeded.filter(
 						({ scope, key }) =>
 							!this.supersededKeys.has(heldId(scope, key)) &&
 							!this.closedBySettle.has(heldId(scope, key)),
 					),
-				);
+					// The new owner may have finished this same request before the park: done.
+					...park
+						.filter(({ outcome }) => outcome.superseded)
+						.map(({ request }) => ({
+							scope: request.scope,
+							key: request.key,
+							fingerprint: request.fingerprint,
+						})),
+				]);
 				// An owner that lost a record learns it at its next attempt start or settle.
 				await this.leases.renew();
 			} catch (error) {
@@ -160,7 +171,9 @@ export class Waves {
 	 * passed its retention and been claimed again speaks of the earlier operation, and the letters
 	 * of the new one are the new one's.
 	 */
-	private async closeSucceeded(keys: Array<{ scope: string; key: string }>): Promise<void> {
+	private async closeSucceeded(
+		keys: Array<{ scope: string; key: string; fingerprint?: string }>,
+	): Promise<void> {
 		if (keys.length === 0) return;
 		const [workflowId, step, actor, reason] = this.closeReason();
 		await closeSucceededDeadLetters(this.store, { workflowId, step, keys, actor, reason });

@@ -99,9 +99,10 @@ describe('console pages', () => {
 			request({ reason: 'exhausted', owner: 'finance' }),
 		);
 		expect(byReason.body).toMatch(/<b class="matching">1<\/b> matching/);
-		// Items Recover gave up can be found by their reason; no record is ever superseded.
+		// Items Recover gave up, stopped executions' items and superseded owners' can be found by reason.
 		expect(byReason.body).toContain('<option value="crashed">crashed</option>');
-		expect(byReason.body).not.toContain('<option value="superseded">');
+		expect(byReason.body).toContain('<option value="stopped">stopped</option>');
+		expect(byReason.body).toContain('<option value="superseded">superseded</option>');
 		const none = await handleConsoleRequest(store, request({ step: 'nothing here' }));
 		expect(none.body).toContain('No dead letters match.');
 	});

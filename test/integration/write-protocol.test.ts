@@ -316,6 +316,60 @@ describe('leases follow the work', () => {
 		expect(Number(row.generation)).toBe(2);
 	});
 
+	it('a superseded owner whose key then succeeded for another request parks its item as a conflict', async () => {
+		target.route('/sup-other', { honoursKey: true });
+		target.script('/sup-other', { status: 503 });
+		const a = context({ policy: { ...DEFAULT_POLICY, baseDelayMs: 800, maxDelayMs: 800 } });
+		const first = run('/sup-other', a, [write('sup-other', { n: 1 }, 0, 200)], {
+			random: () => 1,
+		});
+		// While A backs off after its 503, another execution takes the key over and succeeds with
+		// a different request.
+		await new Promise((resolve) => setTimeout(resolve, 200));
+		await adminQuery(
+			`UPDATE "${schema}".idempotency_keys SET status = 'succeeded', fingerprint = 'another request',
+			 generation = generation + 1, execution_id = 'exec-other', response_status = 201, completed_at = now()
+			 WHERE scope = 'proto' AND key = 'sup-other'`,
+		);
+		const [outcomeA] = await first;
+		expect(outcomeA).toMatchObject({ ok: false, superseded: true, failure: { class: 'conflict' } });
+		expect(target.requestsTo('/sup-other')).toHaveLength(1);
+		// The item is in a letter a person reads: the key succeeded, but not with this request.
+		const letters = await adminQuery<{ status: string; error_class: string }>(
+			`SELECT status, error_class FROM "${schema}".dead_letters WHERE idempotency_key = 'sup-other'`,
+		);
+		expect(letters).toEqual([{ status: 'new', error_class: 'conflict' }]);
+	});
+
+	it("a superseded owner's failure is parked, and closed at once when the key succeeded for this request", async () => {
+		target.route('/sup-same', { honoursKey: true });
+		target.script('/sup-same', { status: 503 }, { status: 503 }, { status: 503 });
+		const a = context({
+			policy: { ...DEFAULT_POLICY, maxAttempts: 2, baseDelayMs: 400, maxDelayMs: 400 },
+		});
+		const hold = gated(send('/sup-same'));
+		let sends = 0;
+		const first = run('/sup-same', a, [write('sup-same', { n: 1 }, 0, 200)], {
+			random: () => 1,
+			// A's second attempt stalls on its way out until the key is someone else's.
+			send: async (r) => (++sends === 1 ? await send('/sup-same')(r) : await hold.send(r)),
+		});
+		await hold.waiting;
+		await adminQuery(
+			`UPDATE "${schema}".idempotency_keys SET status = 'succeeded', generation = generation + 1,
+			 execution_id = 'exec-other', response_status = 201, completed_at = now()
+			 WHERE scope = 'proto' AND key = 'sup-same'`,
+		);
+		hold.open();
+		const [outcomeA] = await first;
+		expect(outcomeA).toMatchObject({ ok: false, superseded: true });
+		const letters = await adminQuery<{ status: string }>(
+			`SELECT status FROM "${schema}".dead_letters WHERE idempotency_key = 'sup-same'`,
+		);
+		// Parked (the item was in a letter) and closed: the key's record says this request succeeded.
+		expect(letters).toEqual([{ status: 'replayed' }]);
+	});
+
 	it("a superseded owner's late answer is kept, and its proof of an effect settles an unknown record", async () => {
 		target.route('/late', { honoursKey: true });
 		const hold = gated(send('/late'));

@@ -44,10 +44,7 @@ export async function listPage(filters: Filters, context: PageContext): Promise<
 	];
 	const reasonOptions: Array<[string, string]> = [
 		['', 'any reason'],
-		// Superseded is a Failed output only: no record is parked with it.
-		...Object.values(ErrorClass)
-			.filter((c) => c !== ErrorClass.superseded)
-			.map((c): [string, string] => [c, c.replace('_', ' ')]),
+		...Object.values(ErrorClass).map((c): [string, string] => [c, c.replace('_', ' ')]),
 	];
 	const table = rows.length
 		? html`<table class="dead-letters"><thead><tr><th>#</th><th>Waiting</th><th>Workflow</th><th>Step</th><th>Reason</th><th>Message</th><th>Owner</th><th>Status</th><th class="num">Attempts</th></tr></thead><tbody>

@@ -44,7 +44,8 @@ export const updateStatusSql = (store: Store): string =>
 
 /**
  * The open records of items that have now succeeded (a later delivery of the keys $6, a JSON list
- * of {scope, key}, at step $8 of workflow $7), while each key's record still says succeeded: once
+ * of {scope, key} and, where the success must be of the same request, its fingerprint, at step $8
+ * of workflow $7), while each key's record still says succeeded: once
  * a key passed its retention and was claimed again, its letters belong to the new operation, and
  * a success of the old one says nothing of them. Only records waiting for a person or a resume:
  * one taken by the Replay workflow or an operator is theirs to close. A conflict stays open: the
@@ -59,9 +60,10 @@ export const closeSucceededSql = (store: Store): string =>
 	statusChangeSql(
 		store,
 		`idempotency_key IN (
-		SELECT s.key FROM json_to_recordset($6::json) AS s(scope text, key text)
+		SELECT s.key FROM json_to_recordset($6::json) AS s(scope text, key text, fingerprint text)
 		JOIN ${store.table('idempotency_keys')} k ON k.scope = s.scope AND k.key = s.key
-		WHERE k.status = 'succeeded' ORDER BY k.scope, k.key FOR SHARE OF k)
+		WHERE k.status = 'succeeded' AND (s.fingerprint IS NULL OR k.fingerprint = s.fingerprint)
+		ORDER BY k.scope, k.key FOR SHARE OF k)
 	AND workflow_id = $7 AND step = $8 AND status IN ('new', 'held') AND error_class <> 'conflict'`,
 	);
 
