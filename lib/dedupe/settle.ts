@@ -51,15 +51,20 @@ export async function releaseExecutionClaims(store: Store, executionId: string):
 	return rows[0].released + failed.rowCount;
 }
 
-/** Frees the claims of given events (never a completed one); returns the IDs released. */
+/**
+ * Frees the claims of given events that `heldBy` holds (never a completed one, never another
+ * execution's: fenced by the owner); returns the IDs released.
+ */
 export async function releaseEvents(
 	store: Store,
 	consumer: string,
 	eventIds: string[],
+	heldBy: string,
 ): Promise<string[]> {
 	const rows = await store.query<{ event_id: string }>(releaseEventsSql(store), [
 		consumer,
 		eventIds,
+		heldBy,
 	]);
 	return rows.map((row) => row.event_id);
 }

@@ -84,8 +84,11 @@ describe('claims', () => {
 	});
 
 	it('release by event ID frees just that event', async () => {
-		await claimEvents(store, context(), ids('evt-r1', 'evt-r2'));
-		expect(await releaseEvents(store, 'orders', ['evt-r1'])).toEqual(['evt-r1']);
+		const owner = context();
+		await claimEvents(store, owner, ids('evt-r1', 'evt-r2'));
+		expect(await releaseEvents(store, 'orders', ['evt-r1'], owner.executionId)).toEqual([
+			'evt-r1',
+		]);
 		expect(outcomes(await claimEvents(store, context(), ids('evt-r1', 'evt-r2')))).toEqual([
 			'new',
 			'duplicate',
@@ -240,7 +243,18 @@ describe('claims are fenced by their owner', () => {
 		const owner = context({ mode: ClaimMode.leaseUntilComplete });
 		await claimEvents(store, owner, ids('kept-done'));
 		await completeEvents(store, 'orders', ['kept-done'], owner.executionId);
-		expect(await releaseEvents(store, 'orders', ['kept-done'])).toEqual([]);
+		expect(await releaseEvents(store, 'orders', ['kept-done'], owner.executionId)).toEqual([]);
+	});
+
+	it("release by event ID never frees another execution's live claim", async () => {
+		const owner = context({ mode: ClaimMode.untilExecutionEnds });
+		await claimEvents(store, owner, [{ index: 0, eventId: 'held-elsewhere', payload: { n: 1 } }]);
+		expect(await releaseEvents(store, 'orders', ['held-elsewhere'], 'another-execution')).toEqual(
+			[],
+		);
+		expect(await rows(`event_id = 'held-elsewhere'`)).toHaveLength(1);
+		const [again] = await claimEvents(store, context(), ids('held-elsewhere'));
+		expect(again).toMatchObject({ outcome: 'duplicate', reason: 'in_progress' });
 	});
 
 	it('after a takeover the old owner completes nothing and learns who holds the claim', async () => {

@@ -133,10 +133,13 @@ WITH released AS (
 ), ${restoreVersions(store)}
 SELECT count(*)::int AS released FROM released`;
 
-/** Releases given events of one consumer, with the same rule: a completed event stays done. */
+/**
+ * Releases given events of one consumer that execution $3 holds, with the same rule: a completed
+ * event stays done, and another execution's claim is never released (its work may be running).
+ */
 export const releaseEventsSql = (store: Store): string => `
 WITH released AS (
-	DELETE FROM ${store.table('processed_events')} WHERE consumer = $1 AND event_id = ANY($2::text[]) AND ${openOrClaimDone}
+	DELETE FROM ${store.table('processed_events')} WHERE consumer = $1 AND event_id = ANY($2::text[]) AND execution_id = $3 AND ${openOrClaimDone}
 	RETURNING consumer, event_id, execution_id
 ), ${restoreVersions(store)}
 SELECT event_id FROM released`;

@@ -46,6 +46,15 @@ const properties: INodeProperties[] = [
 		default: '={{ $json.id }}',
 		displayOptions: { show: { releaseBy: ['event'] } },
 	},
+	{
+		displayName: 'Held By Execution',
+		name: 'heldByExecution',
+		type: 'string',
+		default: '={{ $execution.id }}',
+		description:
+			'Release only claims this execution holds (this one by default; in an Error Trigger workflow, the failed execution). A claim another execution holds is left alone and reported: releasing it would let a redelivery run while that execution still works on the event.',
+		displayOptions: { show: { releaseBy: ['event'] } },
+	},
 ];
 
 export const description = updateDisplayOptions({ show: { operation: ['release'] } }, properties);
@@ -73,12 +82,23 @@ export async function execute(
 				);
 			return checked.id;
 		});
-		const released = new Set(await releaseEvents(store, consumerName(this), ids));
+		const heldBy = String(this.getNodeParameter('heldByExecution', 0, '') ?? '').trim();
+		if (heldBy === '')
+			throw new ItemError(
+				'Held By Execution is empty',
+				0,
+				'Set Held By Execution to the execution whose claims to release: {{ $execution.id }} for this one, {{ $json.execution.id }} in an Error Trigger workflow.',
+			);
+		const released = new Set(await releaseEvents(store, consumerName(this), ids, heldBy));
 		return [
 			items.map((item, index) => ({
 				json: {
 					...item.json,
-					_dedupe: { eventId: ids[index], released: released.has(ids[index]) },
+					_dedupe: {
+						eventId: ids[index],
+						released: released.has(ids[index]),
+						...(released.has(ids[index]) ? {} : { heldBy }),
+					},
 				},
 				pairedItem: { item: index },
 			})),
