@@ -86,9 +86,7 @@ describe('claims', () => {
 	it('release by event ID frees just that event', async () => {
 		const owner = context();
 		await claimEvents(store, owner, ids('evt-r1', 'evt-r2'));
-		expect(await releaseEvents(store, 'orders', ['evt-r1'], owner.executionId)).toEqual([
-			'evt-r1',
-		]);
+		expect(await releaseEvents(store, 'orders', ['evt-r1'], owner.executionId)).toEqual(['evt-r1']);
 		expect(outcomes(await claimEvents(store, context(), ids('evt-r1', 'evt-r2')))).toEqual([
 			'new',
 			'duplicate',
