@@ -2,6 +2,8 @@ import type { Store, Transaction } from '../store';
 import { checkedEventId } from './eventIds';
 import { ConfigurationError, ItemError } from '../errors';
 import { ClaimOutcome } from './outcomes';
+import { ALLOWED_FROM } from '../deadletter/statuses';
+import { closeDoneEventLettersSql } from '../deadletter/sql';
 import { claimWithWorkSql, eventStatusSql } from './sql';
 
 /**
@@ -42,7 +44,18 @@ export async function claimWithWork(
 		claim.executionId,
 		claim.retentionDays,
 	]);
-	if (rows.length > 0) return ClaimOutcome.new;
+	if (rows.length > 0) {
+		// Letters of this event from earlier deliveries are done with once the work commits.
+		await tx.query(closeDoneEventLettersSql(store), [
+			'replayed',
+			'Event Dedupe',
+			`the event's work succeeded (execution ${claim.executionId})`,
+			ALLOWED_FROM.replayed,
+			null,
+			claim.executionId,
+		]);
+		return ClaimOutcome.new;
+	}
 	// Not claimed: done before, or held by an Event Dedupe claim whose lease is still live.
 	const [held] = await tx.query<{ execution_id: string | null }>(eventStatusSql(store), [
 		claim.consumer,

@@ -187,6 +187,46 @@ describe('Handle Each Event Once: the claim commits with the work', () => {
 		});
 	});
 
+	it("the same execution's Event Dedupe claim is completed with the work, its stopped letter closed", async () => {
+		const { parkItems } = await import('../../lib/deadletter');
+		// An earlier delivery of the event was stopped and parked.
+		await parkItems(store, [
+			{
+				workflowId: 'wf-once',
+				step: 'Outbox',
+				idempotencyKey: `event:${consumer}:ev-own`,
+				errorClass: 'stopped',
+				payload: { invoice: 'ev-own' },
+			},
+		]);
+		// Event Dedupe (until the execution ends) claims it first, in the same execution.
+		await claimEvents(
+			store,
+			{
+				consumer,
+				executionId: 'x-own',
+				mode: ClaimMode.untilExecutionEnds,
+				leaseSeconds: 600,
+				retentionDays: 30,
+			},
+			[{ index: 0, eventId: 'ev-own', payload: { invoice: 'ev-own' } }],
+		);
+		const results = await writeWithMessages(store, [invoiceItem(0, 'ev-own')], context('x-own'), {
+			continueOnFail: false,
+		});
+		expect(results[0]).toMatchObject({ ok: true, messages: [{ enqueued: true }] });
+		expect(await stateOf('ev-own')).toEqual({
+			event: { status: 'done', execution_id: 'x-own' },
+			rows: 1,
+			messages: 1,
+		});
+		const letters = await adminQuery<{ status: string }>(
+			`SELECT status FROM "${schema}".dead_letters WHERE idempotency_key = $1`,
+			[`event:${consumer}:ev-own`],
+		);
+		expect(letters).toEqual([{ status: 'replayed' }]);
+	});
+
 	it('an event an Event Dedupe claim holds under a live lease fails the item and writes nothing', async () => {
 		await claimEvents(
 			store,

@@ -6,7 +6,9 @@ import type { Store } from '../../store';
  * Claims one event inside the caller's transaction, done for good at once: the work runs in the
  * same transaction, so the claim and the work commit together or not at all (seed 001's
  * "checked and written in the same transaction as the work"). Returns a row when it claimed;
- * none when the event was already processed (or is claimed elsewhere under a live lease).
+ * none when the event was already processed (or is claimed elsewhere under a live lease). A
+ * claim the same execution holds (Event Dedupe before the Outbox in one workflow) is completed
+ * with the work.
  */
 export const claimWithWorkSql = (store: Store): string => `
 INSERT INTO ${store.table('processed_events')} AS p
@@ -19,6 +21,8 @@ ON CONFLICT (consumer, event_id) DO UPDATE SET
 	completed_at = now(), completed_by = 'complete', expires_at = EXCLUDED.expires_at,
 	generation = p.generation + 1, payload = NULL, payload_bytes = NULL, recover_attempts = 0, last_error = NULL
 WHERE (p.status = 'in_progress' AND p.lease_until < now())
+   -- This execution's own claim (Event Dedupe earlier in the workflow): the work completes it.
+   OR (p.status = 'in_progress' AND p.execution_id = $4)
    OR p.status = 'failed'
    OR (p.status = 'done' AND p.expires_at < now())
 RETURNING p.event_id`;
