@@ -120,14 +120,16 @@ describe('first use', () => {
 	});
 
 	it('a bad schema name is a clear error and creates nothing', async () => {
-		const before = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM pg_namespace`);
+		// Only schemas these names could have made: other test files create and drop their own.
+		const suspects = `SELECT count(*)::int AS n FROM pg_namespace WHERE lower(nspname) LIKE 'bad%'`;
+		const before = await adminQuery<{ n: number }>(suspects);
 		expect(() => toStoreConfig(credentialData('bad-name; DROP SCHEMA public'))).toThrow(
 			ConfigurationError,
 		);
 		const result = await diagnoseStore(credentialData('Bad"Name'));
 		expect(result.ok).toBe(false);
 		expect(result.message).toMatch(/is not a valid identifier.*lowercase letters/);
-		const after = await adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM pg_namespace`);
+		const after = await adminQuery<{ n: number }>(suspects);
 		expect(after[0].n).toBe(before[0].n);
 	});
 
