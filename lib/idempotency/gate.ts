@@ -62,7 +62,9 @@ export async function gate(
 			retryAt: openUntil,
 		}),
 	);
-	if (waiting.length > 0) {
+	// A run that only routes its failures leaves held items to its caller (the Outbox relay
+	// retries them): a letter would be replayed after the caller delivered the item.
+	if (waiting.length > 0 && context.park) {
 		await parkFailed(
 			store,
 			context,

@@ -95,11 +95,12 @@ export class Waves {
 				// the key's (one open record per key), and it closes below, or when the new owner
 				// succeeds, once the record says succeeded for this same request.
 				const park = toPark;
-				// Items the gate held are parked as held whatever the node's failure setting, as the
-				// run's gate holds them: the resume or the breaker's close releases them to replay.
+				// Items the gate held are parked as held (the resume or the breaker's close releases
+				// them to replay) unless the run only routes its failures: then its caller retries
+				// them (the Outbox relay does), and a letter would replay what is already delivered.
 				for (const hold of [undefined, 'pause', 'breaker'] as const) {
 					const group = park.filter(({ outcome }) => outcome.hold === hold);
-					if (group.length > 0 && (hold || this.context.park))
+					if (group.length > 0 && this.context.park)
 						await parkFailed(this.store, this.context, group, hold);
 				}
 				// Only a success this owner recorded closes records: a superseded owner's 201 is an

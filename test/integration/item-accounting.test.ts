@@ -15,6 +15,8 @@ import {
 } from '../../lib/dedupe';
 import { DEFAULT_POLICY, requestFingerprint, runWrites } from '../../lib/idempotency';
 import { purgeExpired } from '../../lib/control/housekeeping';
+import { pause, resume } from '../../lib/control/pauses';
+
 import { fetchSender } from '../helpers/send';
 import { adminQuery, testStore } from '../helpers/store';
 
@@ -295,5 +297,71 @@ describe('retention covers every state of a claim', () => {
 		await purgeExpired(store);
 		expect(await claimRow('ORD-10')).toBeUndefined();
 		expect(await claimRow('ORD-11')).toMatchObject({ status: 'failed' });
+	});
+});
+
+describe('a run that only routes its failures (the Outbox relay)', () => {
+	let server: Server;
+	let url: string;
+	const effects: string[] = [];
+	beforeAll(async () => {
+		server = createServer((req, res) => {
+			effects.push(String(req.headers['idempotency-key']));
+			res.writeHead(201).end('{"ok":true}');
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/messages`;
+	});
+	afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+	const relay = (park: boolean, key: string) =>
+		runWrites(
+			store,
+			{
+				workflowId: 'wf-relay',
+				executionId: `exec-relay-${++n}`,
+				node: 'Send Message',
+				integration: 'crm-relay',
+				retentionDays: 30,
+				policy: { ...DEFAULT_POLICY, maxAttempts: 1 },
+				onUnknown: 'retry',
+				concurrency: 1,
+				maxSavedBodyChars: 1000,
+				park,
+			},
+			[
+				{
+					index: 0,
+					scope: 'crm-relay',
+					key,
+					fingerprint: requestFingerprint({ method: 'POST', url, body: { key } }),
+					payload: { key },
+				},
+			],
+			{ send: fetchSender(url, () => ({ key })) },
+		);
+
+	it('parks no held item: its caller retries it, and no letter replays what it delivers', async () => {
+		await pause(store, 'integration', 'crm-relay', 'maria', 'supplier outage');
+		const [held] = await relay(false, 'MSG-1');
+		expect(held.failure).toMatchObject({ class: 'paused' });
+		expect(await getDeadLettersByKey(store, ['MSG-1'])).toEqual([]);
+		await resume(store, 'integration', 'crm-relay', 'maria', 'outage over');
+		const [sent] = await relay(false, 'MSG-1');
+		expect(sent.ok).toBe(true);
+		expect(effects).toEqual(['MSG-1']);
+		expect(await getDeadLettersByKey(store, ['MSG-1'])).toEqual([]);
+	});
+
+	it('a success closes its letter even when it was asked to be replayed', async () => {
+		await pause(store, 'integration', 'crm-relay', 'maria', 'supplier outage');
+		await relay(true, 'MSG-2');
+		const [letter] = await getDeadLettersByKey(store, ['MSG-2']);
+		expect(letter.status).toBe('held');
+		// The resume asks for a replay; the sender's redelivery gets there first.
+		await resume(store, 'integration', 'crm-relay', 'maria', 'outage over');
+		expect((await getDeadLettersByKey(store, ['MSG-2']))[0].status).toBe('replay_requested');
+		expect((await relay(true, 'MSG-2'))[0].ok).toBe(true);
+		expect((await getDeadLettersByKey(store, ['MSG-2']))[0].status).toBe('replayed');
 	});
 });

@@ -47,8 +47,8 @@ export const updateStatusSql = (store: Store): string =>
  * of {scope, key} and, where the success must be of the same request, its fingerprint, at step $8
  * of workflow $7), while each key's record still says succeeded: once
  * a key passed its retention and was claimed again, its letters belong to the new operation, and
- * a success of the old one says nothing of them. Only records waiting for a person or a resume:
- * one taken by the Replay workflow or an operator is theirs to close. A conflict stays open: the
+ * a success of the old one says nothing of them. Only records waiting for a person, a resume or
+ * a replay: one taken by the Replay workflow or an operator is theirs to close. A conflict stays open: the
  * key succeeded with another request (or against another version) than the parked one, and only
  * a person can say which is right. The key records are read locked (FOR SHARE): a claim of the
  * key that committed after this statement began is seen, and a claim that comes later waits,
@@ -64,7 +64,7 @@ export const closeSucceededSql = (store: Store): string =>
 		JOIN ${store.table('idempotency_keys')} k ON k.scope = s.scope AND k.key = s.key
 		WHERE k.status = 'succeeded' AND (s.fingerprint IS NULL OR k.fingerprint = s.fingerprint)
 		ORDER BY k.scope, k.key FOR SHARE OF k)
-	AND workflow_id = $7 AND step = $8 AND status IN ('new', 'held') AND error_class <> 'conflict'`,
+	AND workflow_id = $7 AND step = $8 AND status IN ('new', 'held', 'replay_requested') AND error_class <> 'conflict'`,
 	);
 
 /**

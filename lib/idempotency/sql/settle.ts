@@ -56,7 +56,7 @@ WITH input AS (
 ), closing AS (
 	SELECT d.id, d.status FROM ${store.table('dead_letters')} d
 	WHERE d.idempotency_key IN (SELECT s.key FROM settled s JOIN input USING (scope, key) WHERE input.outcome = 'succeeded')
-	  AND d.workflow_id = $3 AND d.step = $4 AND d.status IN ('new', 'held') AND d.error_class <> 'conflict'
+	  AND d.workflow_id = $3 AND d.step = $4 AND d.status IN ('new', 'held', 'replay_requested') AND d.error_class <> 'conflict'
 	ORDER BY d.workflow_id, d.step, d.item_key FOR UPDATE
 ), closed AS (
 	UPDATE ${store.table('dead_letters')} d
