@@ -1,0 +1,229 @@
+import { bundledWorkflows } from '../../dev/bundled';
+import { n8nVersionsUnderTest } from '../../dev/harness/paths';
+import { waitFor } from '../../dev/harness/ports';
+import { TestTarget } from '../../dev/target/server';
+import { connect, packageNode, webhookNode, workflow } from '../../dev/workflows';
+import { adminQuery } from '../helpers/store';
+import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
+
+/**
+ * Every item accounted for through n8n's execution lifecycle, in real n8n: an execution stopped
+ * through n8n's API, one cancelled by its workflow timeout, and one that fails with an error
+ * whose text says "crashed". Each webhook answers on receipt, so the sender never delivers again:
+ * the item must end in a letter that names it. A stopped execution sends nothing more.
+ */
+jest.setTimeout(600_000);
+
+const target = new TestTarget();
+beforeAll(() => target.start());
+afterAll(() => target.stop());
+
+const STOP_FLOW = 'lifecycleStopFlow';
+const TIMEOUT_FLOW = 'lifecycleTimeoutFlow';
+const CRASH_TEXT_FLOW = 'lifecycleCrashTextFlow';
+
+/** Webhook -> Event Dedupe v2 (kept until the execution ends) -> a write that keeps retrying 503s. */
+const retryingFlow = (id: string, path: string, consumer: string, erpUrl: string) =>
+	workflow(
+		id,
+		`Lifecycle: ${path}`,
+		[
+			webhookNode(path),
+			{
+				...packageNode('eventDedupe', 'Claim Order', {
+					operation: 'claim',
+					eventId: '={{ $json.body.order }}',
+					consumer,
+				}),
+				typeVersion: 2,
+			},
+			packageNode(
+				'idempotentHttpWrite',
+				'Post to ERP',
+				{
+					method: 'POST',
+					url: erpUrl,
+					integration: 'erp',
+					keyMode: 'custom',
+					customKey: '={{ $json.body.order }}:post',
+					jsonBody: '={{ $json.body }}',
+					retries: {
+						maxAttempts: 10,
+						baseDelaySeconds: 2,
+						maxDelaySeconds: 2,
+						deadlineSeconds: 120,
+					},
+				},
+				[520, 0],
+			),
+		],
+		connect(['Webhook', 'Claim Order'], ['Claim Order', 'Post to ERP']),
+	);
+
+/** Webhook -> Event Dedupe v2 -> Stop and Error with a message that says "crashed". */
+const crashTextFlow = () => ({
+	...workflow(
+		CRASH_TEXT_FLOW,
+		'Lifecycle: an error that says crashed',
+		[
+			webhookNode('lifecycle-crash-text'),
+			{
+				...packageNode('eventDedupe', 'Claim Order', {
+					operation: 'claim',
+					eventId: '={{ $json.body.order }}',
+					consumer: 'crash-text',
+				}),
+				typeVersion: 2,
+			},
+			{
+				id: 'node-POSystem',
+				name: 'PO System',
+				type: 'n8n-nodes-base.stopAndError',
+				typeVersion: 1,
+				position: [520, 0],
+				parameters: { errorType: 'errorMessage', errorMessage: 'Upstream service crashed' },
+			},
+		],
+		connect(['Webhook', 'Claim Order'], ['Claim Order', 'PO System']),
+	),
+	settings: { executionOrder: 'v1', errorWorkflow: 'relErrorHandler1' },
+});
+
+describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (version) => {
+	let ctx: E2eContext | undefined;
+	const erp = `/${version}/lifecycle/erp`;
+	const major = Number(version.split('.')[0]);
+
+	beforeAll(async () => {
+		target.route(erp, { honoursKey: false });
+		target.script(erp, ...Array.from({ length: 200 }, () => ({ status: 503 })));
+		const bundled = bundledWorkflows(target.url(`/${version}/lifecycle/demo`)).filter((w) =>
+			['relAlertWorkflow', 'relErrorHandler1'].includes(w.id),
+		);
+		const timeoutFlow = retryingFlow(
+			TIMEOUT_FLOW,
+			'lifecycle-timeout',
+			'timeouts',
+			target.url(erp),
+		);
+		ctx = await startWithPackage(
+			version,
+			'lifecycle',
+			[
+				...bundled,
+				retryingFlow(STOP_FLOW, 'lifecycle-stop', 'stops', target.url(erp)),
+				{ ...timeoutFlow, settings: { executionOrder: 'v1', executionTimeout: 5 } },
+				crashTextFlow(),
+			],
+			[],
+			[
+				...(major >= 2 ? ['relAlertWorkflow', 'relErrorHandler1'] : []),
+				STOP_FLOW,
+				TIMEOUT_FLOW,
+				CRASH_TEXT_FLOW,
+			],
+		);
+	});
+
+	afterAll(async () => {
+		await stopAndClean(ctx);
+	});
+
+	const sentFor = (order: string) =>
+		target.requestsTo(erp).filter((r) => (r.body as { order?: string }).order === order).length;
+
+	const letterOf = async (consumer: string, order: string) =>
+		(
+			await adminQuery<{
+				status: string;
+				error_class: string;
+				step: string;
+				execution_id: string;
+				payload: { body?: { order?: string } } | null;
+			}>(
+				`SELECT status, error_class, step, execution_id, payload FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = $1`,
+				[`event:${consumer}:${order}`],
+			)
+		)[0];
+
+	const claimOf = async (consumer: string, order: string) =>
+		(
+			await adminQuery<{ status: string }>(
+				`SELECT status FROM "${ctx!.schema}".processed_events WHERE consumer = $1 AND event_id = $2`,
+				[consumer, order],
+			)
+		)[0]?.status;
+
+	it("Stop through n8n's API: nothing more is sent, and the item is parked as stopped at the write", async () => {
+		const order = `S-${version}`;
+		expect((await ctx!.n8n.api.webhook('lifecycle-stop', { order, amount: 40 })).status).toBe(200);
+		await waitFor(
+			'the first attempt',
+			async () => (sentFor(order) >= 1 ? true : undefined),
+			60_000,
+			50,
+		);
+		const [running] = await waitFor(
+			'the running execution',
+			async () => {
+				const list = await ctx!.n8n.api.executions(STOP_FLOW);
+				const found = list.filter((e) => e.status === 'running');
+				return found.length > 0 ? found : undefined;
+			},
+			30_000,
+			100,
+		);
+		await ctx!.n8n.api.rest('POST', `/executions/${running.id}/stop`);
+		const sentAtStop = sentFor(order);
+		const letter = await waitFor(
+			'the stopped item parked',
+			async () => await letterOf('stops', order),
+			60_000,
+			250,
+		);
+		expect(letter).toMatchObject({
+			status: 'new',
+			error_class: 'stopped',
+			step: 'Post to ERP',
+			execution_id: running.id,
+		});
+		expect(await claimOf('stops', order)).toBe('failed');
+		// Well past two backoffs: a stopped execution sent nothing more.
+		await new Promise((resolve) => setTimeout(resolve, 6_000));
+		expect(sentFor(order)).toBe(sentAtStop);
+	});
+
+	it('a workflow timeout cancels the execution: the item is parked as stopped, nothing more sent', async () => {
+		const order = `T-${version}`;
+		expect((await ctx!.n8n.api.webhook('lifecycle-timeout', { order, amount: 40 })).status).toBe(
+			200,
+		);
+		const letter = await waitFor(
+			'the timed-out item parked',
+			async () => await letterOf('timeouts', order),
+			90_000,
+			250,
+		);
+		expect(letter).toMatchObject({ status: 'new', error_class: 'stopped' });
+		expect(await claimOf('timeouts', order)).toBe('failed');
+		const sentAtPark = sentFor(order);
+		await new Promise((resolve) => setTimeout(resolve, 6_000));
+		expect(sentFor(order)).toBe(sentAtPark);
+	});
+
+	it('an error whose text says "crashed" is parked by the Error handler, not left for Recover', async () => {
+		const order = `C-${version}`;
+		expect((await ctx!.n8n.api.webhook('lifecycle-crash-text', { order, amount: 40 })).status).toBe(
+			200,
+		);
+		const letter = await waitFor(
+			'the failed item parked',
+			async () => await letterOf('crash-text', order),
+			90_000,
+			250,
+		);
+		expect(letter).toMatchObject({ status: 'new', error_class: 'execution' });
+		expect(letter.payload?.body?.order).toBe(order);
+		expect(await claimOf('crash-text', order)).toBe('failed');
+	});
+});
