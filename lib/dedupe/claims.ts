@@ -9,7 +9,7 @@ import {
 	type ClaimResult,
 	DuplicateReason,
 } from './outcomes';
-import { advanceVersionsSql, claimEventsSql, dropClaimsSql } from './sql';
+import { advanceVersionsSql, claimEventsSql, dropClaimsSql, dropReclaimedSql } from './sql';
 import { compareVersions } from './version';
 
 /** Identifiers the store would change (control characters, half surrogates) are refused, never altered. */
@@ -82,10 +82,12 @@ export async function claimEvents(
 				candidates.map((c) => c.payloadBytes ?? null),
 			]);
 			const won: ClaimRequest[] = [];
+			const reclaimed = new Set<string>();
 			for (const row of claimed) {
 				const request = firstByEvent.get(row.event_id)!;
 				if (row.claimed) {
 					won.push(request);
+					if (row.existing_status !== null) reclaimed.add(row.event_id);
 				} else {
 					results.set(request.index, {
 						index: request.index,
@@ -98,9 +100,17 @@ export async function claimEvents(
 				}
 			}
 			const rejected = await applyOrdering(tx, store, context, won, results);
-			if (rejected.length > 0) {
-				await tx.query(dropClaimsSql(store), [context.consumer, rejected, context.executionId]);
-			}
+			const fresh = rejected.filter((eventId) => !reclaimed.has(eventId));
+			const taken = rejected.filter((eventId) => reclaimed.has(eventId));
+			if (fresh.length > 0)
+				await tx.query(dropClaimsSql(store), [context.consumer, fresh, context.executionId]);
+			if (taken.length > 0)
+				await tx.query(dropReclaimedSql(store), [
+					context.consumer,
+					taken,
+					context.executionId,
+					'older than its entity by the time it was claimed again (Check Order)',
+				]);
 		});
 	}
 	return requests.map(

@@ -31,7 +31,8 @@ WITH input AS (
 		completed_by = EXCLUDED.completed_by, expires_at = EXCLUDED.expires_at, entity_key = EXCLUDED.entity_key,
 		version = EXCLUDED.version, generation = p.generation + 1, payload = EXCLUDED.payload,
 		payload_bytes = EXCLUDED.payload_bytes, origin_execution_id = EXCLUDED.origin_execution_id,
-		recover_attempts = 0, last_error = NULL
+		recover_attempts = 0, last_error = NULL,
+		previous_executions = CASE WHEN p.execution_id IS DISTINCT FROM EXCLUDED.execution_id AND p.execution_id IS NOT NULL THEN (p.previous_executions || p.execution_id)[greatest(1, cardinality(p.previous_executions) - 14):] ELSE p.previous_executions END
 	WHERE (p.status = 'in_progress' AND p.lease_until < now())
 	   OR p.status = 'failed'
 	   OR (p.status = 'done' AND p.expires_at < now())
@@ -74,6 +75,16 @@ LEFT JOIN ${store.table('entity_versions')} current ON current.consumer = $1 AND
 /** Undoes claims that ordering rejected in the same transaction, so they never count as processed. */
 export const dropClaimsSql = (store: Store): string => `
 DELETE FROM ${store.table('processed_events')} WHERE consumer = $1 AND event_id = ANY($2::text[]) AND execution_id = $3`;
+
+/**
+ * Ordering rejected claims that took over an existing row (a redelivery of a failed or crashed
+ * event, now older than its entity): the row keeps the item and ends done by that rule ($4 says
+ * why), rather than being deleted with the only copy of an item its earlier delivery kept.
+ */
+export const dropReclaimedSql = (store: Store): string => `
+UPDATE ${store.table('processed_events')}
+SET status = 'done', completed_at = now(), completed_by = 'ordering', lease_until = now(), last_error = $4
+WHERE consumer = $1 AND event_id = ANY($2::text[]) AND execution_id = $3`;
 
 /** What Complete and Release may change: a claim in progress, or one done at claim; never a completed one. */
 const openOrClaimDone = `(status = 'in_progress' OR completed_by = 'claim')`;
@@ -134,15 +145,24 @@ WITH released AS (
 SELECT count(*)::int AS released FROM released`;
 
 /**
- * Releases given events of one consumer that execution $3 holds, with the same rule: a completed
- * event stays done, and another execution's claim is never released (its work may be running).
+ * Releases given events of one consumer that execution $3 holds, with the same rules: a completed
+ * event stays done, another execution's claim is never released (its work may be running), and
+ * an inbox claim is failed with its item kept (a redelivery claims it as new, and the record of
+ * who held it stays), never deleted.
  */
 export const releaseEventsSql = (store: Store): string => `
-WITH released AS (
+WITH failed AS (
+	UPDATE ${store.table('processed_events')}
+	SET status = 'failed', lease_until = now(), last_error = 'released by execution ' || $3
+	WHERE consumer = $1 AND event_id = ANY($2::text[]) AND execution_id = $3 AND status = 'in_progress'
+	  AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
+	RETURNING event_id
+), released AS (
 	DELETE FROM ${store.table('processed_events')} WHERE consumer = $1 AND event_id = ANY($2::text[]) AND execution_id = $3 AND ${openOrClaimDone}
+	  AND payload IS NULL AND payload_bytes IS NULL
 	RETURNING consumer, event_id, execution_id
 ), ${restoreVersions(store)}
-SELECT event_id FROM released`;
+SELECT event_id FROM released UNION ALL SELECT event_id FROM failed`;
 
 /**
  * Removes done and failed events past retention, in bounded slices so a large purge never holds

@@ -49,6 +49,7 @@ WITH lapsed AS (
 ), taken AS (
 	UPDATE ${store.table('processed_events')} p
 	SET generation = p.generation + 1,
+	    previous_executions = CASE WHEN p.execution_id IS DISTINCT FROM $1 AND p.execution_id IS NOT NULL THEN (p.previous_executions || p.execution_id)[greatest(1, cardinality(p.previous_executions) - 14):] ELSE p.previous_executions END,
 	    execution_id = CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN $1 ELSE p.execution_id END,
 	    recover_attempts = p.recover_attempts + CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN 1 ELSE 0 END,
 	    status = CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN 'in_progress' ELSE 'failed' END,
@@ -76,10 +77,14 @@ UPDATE ${store.table('processed_events')}
 SET lease_until = now(), last_error = $4
 WHERE consumer = $1 AND event_id = $2 AND execution_id = $3 AND status = 'in_progress'`;
 
-/** How many items the inbox kept for an execution's claims, whoever holds them now. */
+/**
+ * How many items the inbox kept for an execution's claims, whoever holds them now: its own, and
+ * those a redelivery or Recover has taken from it since.
+ */
 export const countInboxOfExecutionSql = (store: Store): string => `
 SELECT count(*)::int AS kept FROM ${store.table('processed_events')}
-WHERE origin_execution_id = $1 AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)`;
+WHERE (origin_execution_id = $1 OR previous_executions @> ARRAY[$1::text])
+  AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)`;
 
 /** The inbox claims an execution holds (running or failed), with their items, in ID order. */
 export const inboxOfExecutionSql = (store: Store): string => `

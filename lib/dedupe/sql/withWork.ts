@@ -19,7 +19,8 @@ ON CONFLICT (consumer, event_id) DO UPDATE SET
 	status = 'done', workflow_id = EXCLUDED.workflow_id, execution_id = EXCLUDED.execution_id,
 	origin_execution_id = EXCLUDED.origin_execution_id, claimed_at = now(), lease_until = now(),
 	completed_at = now(), completed_by = 'complete', expires_at = EXCLUDED.expires_at,
-	generation = p.generation + 1, payload = NULL, payload_bytes = NULL, recover_attempts = 0, last_error = NULL
+	generation = p.generation + 1, payload = NULL, payload_bytes = NULL, recover_attempts = 0, last_error = NULL,
+	previous_executions = CASE WHEN p.execution_id IS DISTINCT FROM EXCLUDED.execution_id AND p.execution_id IS NOT NULL THEN (p.previous_executions || p.execution_id)[greatest(1, cardinality(p.previous_executions) - 14):] ELSE p.previous_executions END
 WHERE (p.status = 'in_progress' AND p.lease_until < now())
    -- This execution's own claim (Event Dedupe earlier in the workflow): the work completes it.
    OR (p.status = 'in_progress' AND p.execution_id = $4)

@@ -146,8 +146,9 @@ export async function execute(
 				keys: settled.keys,
 			};
 			if (settled.items.length === 0) {
-				// A crash whose items the inbox kept is Recover's to run again: nobody's to alert about yet.
-				if (!(crashed && settled.kept > 0))
+				// Items the inbox kept are someone's now (Recover, a redelivery, or this execution's
+				// end already parked them): nothing execution-level to park or alert about.
+				if (settled.kept === 0)
 					notKept.push({
 						json: { ...items[index].json, _settled: summary },
 						pairedItem: { item: index },
