@@ -1,4 +1,6 @@
-import { checkProtocol, withModelEnv } from './check';
+import { checkItems, checkProtocol, withModelEnv } from './check';
+import itemRegressions from './item-regressions.json';
+import { type ItemSchedule, runItemSchedule } from './items';
 import regressions from './regressions.json';
 import { runSchedule } from './run';
 import type { Schedule } from './schedule';
@@ -9,6 +11,7 @@ import type { Schedule } from './schedule';
  * the search ever found, replayed as it was.
  */
 const budget = Number(process.env.PROTOCOL_SCHEDULES ?? 300);
+const itemBudget = Number(process.env.PROTOCOL_ITEM_SCHEDULES ?? 300);
 
 describe('the write, claim and dead-letter protocols', () => {
 	// A schedule whose break depended on timing is run several times (its `repeat`).
@@ -35,5 +38,32 @@ describe('the write, claim and dead-letter protocols', () => {
 			expect(result).toMatchObject({ schedules: budget, violations: 0 });
 		},
 		30 * 60_000,
+	);
+
+	it.each(itemRegressions.map((r) => [r.name, r.schedule] as const))(
+		'every item is accounted for on a schedule that once lost one: %s',
+		async (_name, schedule) => {
+			const violations = await withModelEnv(
+				async (env) =>
+					await runItemSchedule(
+						env.admin,
+						schedule as ItemSchedule,
+						`ireg${Date.now() % 100000}`,
+						new Map(),
+					),
+			);
+			expect(violations).toEqual([]);
+		},
+	);
+
+	it(
+		`accounts for every item on ${itemBudget} random schedules of n8n's execution lifecycle, reaching every kind`,
+		async () => {
+			const result = await checkItems({ schedules: itemBudget });
+			expect(result.failure).toBeUndefined();
+			expect(result.unreached).toEqual([]);
+			expect(result).toMatchObject({ schedules: itemBudget, violations: 0 });
+		},
+		15 * 60_000,
 	);
 });

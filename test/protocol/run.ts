@@ -2,11 +2,18 @@ import { isPaused, pause, resume } from '../../lib/control/pauses';
 import {
 	getDeadLettersByKey,
 	OPEN_STATUSES,
+	parkItems,
 	StatusChangeRefused,
 	takeForReplay,
 	updateDeadLetterStatus,
 } from '../../lib/deadletter';
-import { ClaimMode, claimEvents, completeEvents, releaseExecutionClaims } from '../../lib/dedupe';
+import {
+	ClaimMode,
+	claimEvents,
+	completeEvents,
+	failExecution,
+	releaseExecutionClaims,
+} from '../../lib/dedupe';
 import { StoreUnavailableError } from '../../lib/errors';
 import { abandonExecutionKeys } from '../../lib/idempotency/recovery';
 import {
@@ -44,6 +51,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 interface Execution {
 	id: string;
+	/** The keys it delivered (one item each). */
+	keys?: number[];
 	killed: boolean;
 	faultNext: boolean;
 	done?: Promise<unknown>;
@@ -138,7 +147,12 @@ export async function runSchedule(
 		withIntegration: boolean,
 		worker: Store,
 	): Execution => {
-		const execution: Execution = { id: `${id}-x${executions++}`, killed: false, faultNext: false };
+		const execution: Execution = {
+			id: `${id}-x${executions++}`,
+			keys,
+			killed: false,
+			faultNext: false,
+		};
 		for (const k of keys) delivered.add(k);
 		const requests = keys.map((k, i) => request(k, variant, i));
 		if (withIntegration) usedBreaker = true;
@@ -336,6 +350,31 @@ export async function runSchedule(
 	await checkHolds(admin, workflowId, violations, 'during the schedule');
 	await checkAudit(admin, workflowId, violations);
 
+	// The state the schedule left, checked per delivered item before anything is delivered again
+	// (senders do not redeliver after a 2xx): n8n reports each run that died or whose store failed,
+	// and the bundled Error handler settles it (Settle Failed Execution, then Park Failure for an
+	// execution whose items the inbox did not keep, as these writes' were not).
+	for (const delivery of deliveries) {
+		if (!delivery.killed && !delivery.storeFailed) continue;
+		const settled = await failExecution(admin, {
+			executionId: delivery.id,
+			crashed: delivery.killed,
+			message: delivery.killed ? 'Workflow did not finish' : 'the store was unavailable',
+		});
+		if (settled.items.length === 0 && settled.kept === 0)
+			await parkItems(admin, [
+				{
+					workflowId,
+					executionId: delivery.id,
+					step: 'Write',
+					idempotencyKey: `execution:${delivery.id}`,
+					errorClass: 'execution',
+					payload: { keys: delivery.keys },
+				},
+			]);
+	}
+	await checkItemsAccounted(admin, { scope, workflowId, deliveries, keyName }, violations);
+
 	// Recovery, as the world would do it: dead owners' leases end, the outage ends, the breaker
 	// cools down, senders deliver once more, the Replay workflow drains its queue.
 	await admin.query(
@@ -374,6 +413,47 @@ export async function runSchedule(
 	);
 	await checkEvents(admin, consumer, completions, violations);
 	return violations;
+}
+
+/**
+ * Every delivered item (a key of one delivery) ends done (its key succeeded), in a dead letter a
+ * person or a replay owns (of its key, or for a run that died, of its execution), or it is lost.
+ */
+async function checkItemsAccounted(
+	admin: Store,
+	run: {
+		scope: string;
+		workflowId: string;
+		deliveries: Execution[];
+		keyName: (k: number) => string;
+	},
+	violations: string[],
+) {
+	const records = new Map(
+		(
+			await admin.query<{ key: string; status: string }>(
+				`SELECT key, status FROM ${admin.table('idempotency_keys')} WHERE scope = $1`,
+				[run.scope],
+			)
+		).map((r) => [r.key, r.status]),
+	);
+	const letters = await admin.query<{ idempotency_key: string; status: string }>(
+		`SELECT idempotency_key, status FROM ${admin.table('dead_letters')} WHERE workflow_id = $1`,
+		[run.workflowId],
+	);
+	const owned = (key: string) =>
+		letters.some((l) => l.idempotency_key === key && l.status !== 'replayed');
+	for (const delivery of run.deliveries) {
+		for (const k of delivery.keys ?? []) {
+			const key = run.keyName(k);
+			const status = records.get(key);
+			if (status === 'succeeded' || owned(key)) continue;
+			if ((delivery.killed || delivery.storeFailed) && owned(`execution:${delivery.id}`)) continue;
+			violations.push(
+				`delivery ${delivery.id}, key ${key}: silently gone before any redelivery (record ${status ?? 'absent'}, no letter a person or a replay owns)`,
+			);
+		}
+	}
 }
 
 /** No held item without a pause or a breaker that can release it. */
