@@ -1,7 +1,26 @@
-// Prints jest's totals from its --json output as one plain line: "N passed, N failed[, N skipped]".
+// Prints, from jest's --json output, the ten slowest test files with their seconds (so the next
+// regression in the suite's time shows in every CI log), then jest's totals as one plain line,
+// the last: "N passed, N failed[, N skipped]".
 const fs = require('node:fs');
+const path = require('node:path');
 
 const results = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const files = (results.testResults || [])
+	.map((file) => ({
+		name: path.relative(process.cwd(), file.name || file.testFilePath || ''),
+		seconds:
+			((file.perfStats?.end ?? file.endTime ?? 0) -
+				(file.perfStats?.start ?? file.startTime ?? 0)) /
+			1000,
+	}))
+	.filter((file) => file.seconds > 0)
+	.sort((a, b) => b.seconds - a.seconds)
+	.slice(0, 10);
+if (files.length > 0) {
+	console.log('[ci] the ten slowest test files:');
+	for (const file of files)
+		console.log(`[ci]   ${file.seconds.toFixed(0).padStart(5)} s  ${file.name}`);
+}
 const skipped = results.numPendingTests + results.numTodoTests;
 const failed = results.numFailedTests + (results.numRuntimeErrorTestSuites || 0);
 let line = `${results.numPassedTests} passed, ${failed} failed`;
