@@ -6,6 +6,7 @@ import {
 	headerValue,
 	nextDelayMs,
 	parseRetryAfter,
+	provesNothingDone,
 	requestFingerprint,
 } from '../../lib/idempotency';
 
@@ -75,6 +76,19 @@ describe('retry policy', () => {
 		[301, 'permanent'],
 	])('status %d is %s', (status, expected) => {
 		expect(classifyStatus(status, DEFAULT_POLICY)).toBe(expected);
+	});
+
+	it.each([
+		[429, undefined, true],
+		[425, undefined, true],
+		[503, 5_000, true],
+		[503, undefined, false],
+		[502, 5_000, false],
+		[500, undefined, false],
+		[504, undefined, false],
+		[408, undefined, false],
+	])('a %d (Retry-After %p ms) proves nothing was done: %p', (status, retryAfterMs, expected) => {
+		expect(provesNothingDone(status, retryAfterMs)).toBe(expected);
 	});
 
 	it('full jitter stays between 0 and the capped exponential', () => {
