@@ -15,13 +15,16 @@ import { requestFingerprint } from './keys';
 import { fetchSend } from './fetchSend';
 import { DEFAULT_POLICY, type RetryPolicy } from './policy';
 import type { SendResult, WriteOutcome } from './types';
+import { compensateKeySql } from './sql';
 import { runWrites } from './writer';
 
 /**
  * Compensate: reverses the steps a parked item had already taken, newest first. Each
  * compensating request is an idempotent write of its own (key `<step key>:compensate`), so
- * pressing Compensate twice sends it once. Every answer is evidence in the record's audit
- * trail; the record ends `compensated`, or stays open with the compensation that failed parked.
+ * pressing Compensate twice sends it once. A step reversed by its request has its own key record
+ * marked `compensated`, so a later run with that key is refused instead of answered from a saved
+ * response whose resource is gone. Every answer is evidence in the record's audit trail; the
+ * record ends `compensated`, or stays open with the compensation that failed parked.
  */
 
 export interface CompensateInput {
@@ -174,6 +177,8 @@ export async function compensateDeadLetter(
 				},
 			};
 		}
+		// The step's effect is gone: its key no longer answers from the saved response.
+		await store.query(compensateKeySql(store), [step.scope, step.key, input.actor, record.id]);
 		const answer = outcome.answer!;
 		await appendEvidence(
 			store,

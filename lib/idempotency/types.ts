@@ -4,12 +4,17 @@ import type { RetryPolicy } from './policy';
 
 /** The values and shapes of one Idempotent HTTP Write run, shared by its modules. */
 
-/** The states of a key record. `unknown`: the effect may exist; only reconciliation moves it on. */
+/**
+ * The states of a key record. `unknown`: the effect may exist; only reconciliation moves it on.
+ * `compensated`: the effect was reversed by Compensate; terminal, a later run with the key is
+ * refused rather than answered from the saved response.
+ */
 export const KeyStatus = {
 	inProgress: 'in_progress',
 	succeeded: 'succeeded',
 	failed: 'failed',
 	unknown: 'unknown',
+	compensated: 'compensated',
 } as const;
 export type KeyStatus = (typeof KeyStatus)[keyof typeof KeyStatus];
 

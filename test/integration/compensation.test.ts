@@ -177,6 +177,48 @@ describe('Compensate', () => {
 		});
 	});
 
+	it('a compensated step stays compensated: a later run with its key is refused, naming when and by whom, and sends nothing', async () => {
+		for (const path of ['/people', '/deals', '/people-undo']) target.route(path);
+		target.script('/deals', { status: 400, body: { message: 'pipeline closed' } });
+		const person = await step(
+			'exec-c1',
+			'Create Person',
+			'/people',
+			{ name: 'Cy' },
+			{
+				kind: 'request',
+				method: 'DELETE',
+				url: `${target.url('/people-undo')}?id={{ $json.id }}`,
+			},
+		);
+		const deal = await step('exec-c1', 'Create Deal', '/deals', { amount: 5 });
+		expect([person.ok, deal.ok]).toEqual([true, false]);
+		const id = deal.failure!.deadLetterId!;
+		const done = await compensateDeadLetter(
+			store,
+			{ id, actor: 'ops@example.com', executionId: 'console-c1' },
+			deps,
+		);
+		expect(done.result).toBe('compensated');
+		const [row] = await adminQuery<{ status: string; compensated_by: string }>(
+			`SELECT status, compensated_by FROM "${schema}".idempotency_keys WHERE scope = 'signup' AND key = 'ana:/people'`,
+		);
+		expect(row).toEqual({ status: 'compensated', compensated_by: 'ops@example.com' });
+
+		// The sender delivers the signup again: the person is not "created" from the saved response.
+		const again = await step('exec-c2', 'Create Person', '/people', { name: 'Cy' });
+		expect(again.ok).toBe(false);
+		expect(again.replayed).toBe(false);
+		expect(again.failure!.class).toBe('conflict');
+		expect(again.failure!.message).toMatch(
+			new RegExp(
+				`^key ana:/people was compensated at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, by ops@example.com \\(dead letter ${id}\\)`,
+			),
+		);
+		expect(target.requestsTo('/people')).toHaveLength(1);
+		expect(target.effectsOf('/people-undo')).toHaveLength(1);
+	});
+
 	it('a repair plan made from the item is kept masked, like every text the store keeps', async () => {
 		// Found by check:fuzz: the plan went into the key record verbatim.
 		target.route('/plan', { honoursKey: true });
