@@ -12,7 +12,7 @@ import { OPEN_STATUSES } from '../deadletter/statuses';
 import { maskText } from '../masking';
 import type { Store } from '../store';
 import { type CompensatingRequest, compensatingRequest } from './compensation';
-import { requestFingerprint } from './keys';
+import { derivedKey, requestFingerprint } from './keys';
 import { fetchSend } from './fetchSend';
 import { DEFAULT_POLICY, type RetryPolicy } from './policy';
 import type { SendResult, WriteOutcome } from './types';
@@ -21,11 +21,12 @@ import { runWrites } from './writer';
 
 /**
  * Compensate: reverses the steps a parked item had already taken, newest first. Each
- * compensating request is an idempotent write of its own (key `<step key>:compensate`), so
- * pressing Compensate twice sends it once. A step reversed by its request has its own key record
- * marked `compensated`, so a later run with that key is refused instead of answered from a saved
- * response whose resource is gone. Every answer is evidence in the record's audit trail; the
- * record ends `compensated`, or stays open with the compensation that failed parked.
+ * compensating request is an idempotent write of its own (key `<step key>:compensate`, or its
+ * hash when that would be longer than a key may be), so pressing Compensate twice sends it once.
+ * A step reversed by its request has its own key record marked `compensated`, so a later run with
+ * that key is refused instead of answered from a saved response whose resource is gone. Every
+ * answer is evidence in the record's audit trail; the record ends `compensated`, or goes back to
+ * new with the compensation that failed parked.
  */
 
 export interface CompensateInput {
@@ -114,7 +115,7 @@ export async function compensateDeadLetter(
 
 	for (const step of newestFirst) {
 		if (step.compensation?.kind !== 'request') continue;
-		const key = `${step.key}:compensate`;
+		const key = derivedKey(step.key, 'compensate');
 		let request: CompensatingRequest;
 		let saved: unknown = step.response;
 		try {

@@ -345,6 +345,31 @@ describe('Compensate', () => {
 		expect(target.requestsTo('/invite')).toHaveLength(1);
 	});
 
+	it('a step under a key of 251 characters is compensated under a hashed key, once', async () => {
+		// Its `:compensate` key would be 262 characters, over what a key may be: it was refused.
+		const path = `/l${'o'.repeat(245)}`;
+		for (const route of [path, '/long-next', '/long-undo']) target.route(route);
+		target.script('/long-next', { status: 400 });
+		const first = await step(
+			'exec-long',
+			'Create Long',
+			path,
+			{ n: 1 },
+			{ kind: 'request', method: 'DELETE', url: `${target.url('/long-undo')}?id={{ $json.id }}` },
+		);
+		expect(first.key).toHaveLength(251);
+		const failed = await step('exec-long', 'Next', '/long-next', { n: 1 });
+		const id = failed.failure!.deadLetterId!;
+		const press = () =>
+			compensateDeadLetter(store, { id, actor: 'ops', executionId: 'console-long' }, deps);
+		const [done, again] = [await press(), await press()];
+		expect(done.result).toBe('compensated');
+		expect(done.sent[0].key).toMatch(/^sha256:[0-9a-f]{64}$/);
+		expect(again.result).toBe('already');
+		expect(target.effectsOf('/long-undo')).toHaveLength(1);
+		expect(target.effectsOf('/long-undo')[0].key).toBe(done.sent[0].key);
+	});
+
 	it('a repair plan made from the item is kept masked, like every text the store keeps', async () => {
 		// Found by check:fuzz: the plan went into the key record verbatim.
 		target.route('/plan', { honoursKey: true });

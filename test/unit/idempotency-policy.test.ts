@@ -1,9 +1,12 @@
 import {
 	businessKey,
+	checkedKey,
 	classifyStatus,
 	decideRetry,
 	DEFAULT_POLICY,
+	derivedKey,
 	headerValue,
+	MAX_KEY_LENGTH,
 	nextDelayMs,
 	parseRetryAfter,
 	provesNothingDone,
@@ -55,6 +58,21 @@ describe('keys and fingerprints', () => {
 			}),
 		).not.toBe(a);
 	});
+
+	it.each([1, 200, 244, 245, 250, 255])(
+		'a derived key of a %i-character key the user was allowed is never longer than a key may be',
+		(length) => {
+			const checked = checkedKey('k'.repeat(length), true);
+			if (!('key' in checked)) throw new Error(checked.problem);
+			const derived = derivedKey(checked.key, 'compensate');
+			expect(derived.length).toBeLessThanOrEqual(MAX_KEY_LENGTH);
+			expect(checkedKey(derived, true)).toEqual({ key: derived });
+			// Short enough: the readable form, so a key compensated before keeps its compensation.
+			if (length <= 244) expect(derived).toBe(`${'k'.repeat(length)}:compensate`);
+			else expect(derived).toMatch(/^sha256:[0-9a-f]{64}$/);
+			expect(derivedKey(checked.key, 'compensate')).toBe(derived);
+		},
+	);
 
 	it('quotes the header value as the IETF draft has it, or leaves it plain', () => {
 		expect(headerValue('abc', 'plain')).toBe('abc');
