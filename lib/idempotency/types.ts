@@ -115,8 +115,9 @@ export interface WriteContext {
 	 */
 	leaseMarginMs?: number;
 	/**
-	 * How long after an attempt's timeout its request is assumed to have landed or never to land
-	 * (default 2 s): a lookup or a takeover waits this out before it reads the target.
+	 * The target's commit horizon: how long after an attempt's timeout its request is assumed to
+	 * have landed or never to land (default 2 s; the node's Target Commit Horizon). A lookup or a
+	 * takeover waits this out before it reads the target; a later commit can be a second effect.
 	 */
 	inFlightGraceMs?: number;
 }

@@ -19,6 +19,11 @@ export interface WriteSettings {
 	headerName: string;
 	quoting: 'plain' | 'quoted';
 	onUnknown: UnknownOutcomeStrategy;
+	/**
+	 * Reconcile by lookup: how long after a request's timeout the target may still commit it (the
+	 * lookup waits it out before it reads, so a late commit is found rather than sent again).
+	 */
+	commitHorizonMs?: number;
 	onFailure: 'parkAndRoute' | 'parkAndFail' | 'route';
 	park: { owner?: string; impact?: string; alreadyHappened?: string };
 	authentication: string;
@@ -93,6 +98,13 @@ function compensationOf(context: IExecuteFunctions): WriteSettings['compensation
 	};
 }
 
+const COMMIT_HORIZON_SECONDS: Range = {
+	label: 'Target Commit Horizon (Seconds)',
+	min: 0,
+	max: 600,
+	integer: false,
+};
+
 export function readSettings(context: IExecuteFunctions): WriteSettings {
 	const node = context.getNode();
 	const workflow = context.getWorkflow();
@@ -133,6 +145,11 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 		headerName,
 		quoting: idempotency.quoting === 'quoted' ? 'quoted' : 'plain',
 		onUnknown,
+		commitHorizonMs:
+			onUnknown === UnknownOutcomeStrategy.lookup
+				? inRange(context.getNodeParameter('commitHorizonSeconds', 0, 2), COMMIT_HORIZON_SECONDS) *
+					1000
+				: undefined,
 		onFailure,
 		park: {
 			owner: text(parkOptions.owner) || undefined,

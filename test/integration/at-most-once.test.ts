@@ -156,3 +156,29 @@ describe('an answer that does not prove nothing was done is an unknown outcome',
 		expect(await keyStatus('keyed-502')).toBe('succeeded');
 	});
 });
+
+describe('the target commit horizon', () => {
+	// The request's timeout ends at 300 ms; the target commits it at 900 ms, 600 ms later. A
+	// lookup before that finds nothing and resends: beyond the horizon, two effects.
+	it.each([
+		[0, 2],
+		[1_000, 1],
+	])(
+		'a commit 600 ms after the timeout, with a horizon of %i ms: %i effect(s)',
+		async (horizonMs, effects) => {
+			const route = `/late-${horizonMs}`;
+			target.route(route, { honoursKey: false });
+			target.script(route, { delayMs: 900 });
+			const { outcome, lookups } = await writeOnce(
+				route,
+				`late-${horizonMs}`,
+				context({ inFlightGraceMs: horizonMs }),
+			);
+			// Let the late request land before counting.
+			await new Promise((resolve) => setTimeout(resolve, 1_000));
+			expect(lookups).toBe(1);
+			expect(outcome.ok).toBe(true);
+			expect(target.effectsOf(route)).toHaveLength(effects);
+		},
+	);
+});

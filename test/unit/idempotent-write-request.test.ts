@@ -373,3 +373,14 @@ describe('the compensation of a step', () => {
 		).toThrow('Compensation URL "/undo" is not an http:// or https:// address');
 	});
 });
+
+describe('the target commit horizon', () => {
+	it('reconcile by lookup waits the horizon the node names (default 2 s); other strategies have none', () => {
+		const lookup = (extra: Parameters) =>
+			readSettings(context({ ...base, onUnknown: 'lookup', ...extra })).commitHorizonMs;
+		expect(lookup({})).toBe(2_000);
+		expect(lookup({ commitHorizonSeconds: 7.5 })).toBe(7_500);
+		expect(() => lookup({ commitHorizonSeconds: -1 })).toThrow(/Target Commit Horizon/);
+		expect(readSettings(context({ ...base, onUnknown: 'park' })).commitHorizonMs).toBeUndefined();
+	});
+});
