@@ -87,6 +87,11 @@ export type LookupResult =
 	| { kind: 'conflict'; message: string };
 
 export interface WriteContext {
+	/**
+	 * Records of an earlier default scope to move to the run's scope before it claims (see
+	 * scopes.ts): the node's scope once followed its name and now follows its ID.
+	 */
+	adoptScope?: { from: string; to: string };
 	workflowId?: string;
 	workflowName?: string;
 	executionId: string;

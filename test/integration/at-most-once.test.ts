@@ -182,3 +182,50 @@ describe('the target commit horizon', () => {
 		},
 	);
 });
+
+describe("the default scope follows the node's ID", () => {
+	it('records of the name-based scope move to the ID-based one, and a rename later resends nothing', async () => {
+		const route = '/scoped';
+		target.route(route, { honoursKey: false });
+		const body = { name: 'scoped' };
+		const request = (scope: string, key: string): WriteRequest => ({
+			...write(key, body),
+			scope,
+		});
+		const send = fetchSender(target.url(route), () => body, TIMEOUT_MS);
+		// Written by an earlier version: the scope was the workflow and the node's name.
+		const [before] = await runWrites(store, context(), [request('wf-once:Post', 'k-1')], {
+			send,
+		});
+		const [unknownBefore] = await runWrites(
+			store,
+			context({ onUnknown: 'park' }),
+			[request('wf-once:Post', 'k-2')],
+			{ send: async () => ({ kind: 'lost', code: 'ECONNRESET', message: 'socket hang up' }) },
+		);
+		expect([before.ok, unknownBefore.failure?.class]).toEqual([true, 'unknown_outcome']);
+
+		// This version: the node's ID; the node is then renamed twice.
+		for (const name of ['Post', 'Create Contact', 'Create Person']) {
+			const outcomes = await runWrites(
+				store,
+				context({
+					onUnknown: 'park',
+					adoptScope: { from: `wf-once:${name}`, to: 'wf-once:node-7' },
+				}),
+				[request('wf-once:node-7', 'k-1'), { ...request('wf-once:node-7', 'k-2'), index: 1 }],
+				{ send },
+			);
+			expect(outcomes[0]).toMatchObject({ ok: true, replayed: true });
+			expect(outcomes[1].failure?.class).toBe('unknown_outcome');
+		}
+		expect(target.effectsOf(route)).toHaveLength(1);
+		const scopes = await adminQuery<{ scope: string; key: string; status: string }>(
+			`SELECT scope, key, status FROM "${schema}".idempotency_keys WHERE key IN ('k-1', 'k-2') ORDER BY key`,
+		);
+		expect(scopes).toEqual([
+			{ scope: 'wf-once:node-7', key: 'k-1', status: 'succeeded' },
+			{ scope: 'wf-once:node-7', key: 'k-2', status: 'unknown' },
+		]);
+	});
+});

@@ -80,3 +80,12 @@ SET status = 'compensated', compensated_at = now(), compensated_by = $3, compens
     history = history || jsonb_build_array(jsonb_build_object('at', now(), 'kind', 'compensated', 'actor', $3::text, 'deadLetter', $4::text))
 WHERE scope = $1 AND key = $2 AND status = 'succeeded'
 RETURNING status`;
+
+/**
+ * Moves the records of scope $1 to scope $2 (the node's scope once followed its name, now its
+ * ID), but for keys that already have a record under $2: those keep theirs.
+ */
+export const adoptScopeSql = (store: Store): string => `
+UPDATE ${store.table('idempotency_keys')} k SET scope = $2, updated_at = now()
+WHERE k.scope = $1
+  AND NOT EXISTS (SELECT 1 FROM ${store.table('idempotency_keys')} n WHERE n.scope = $2 AND n.key = k.key)`;
