@@ -7,7 +7,8 @@ import { readJson as readBody, sendJson as json } from '../../demo/http';
  * POST/PUT/PATCH to a route commits an "effect" (a created record) and answers 201. Per route it
  * honours an Idempotency-Key (replaying its own saved response, one effect per key) or ignores
  * it. Each request can be scripted: any status with Retry-After, a delay, a connection reset
- * before committing, or a commit followed by a dropped response. It reports what it committed.
+ * before committing, a commit followed by a dropped response, or a commit followed by an error
+ * status (a gateway that gave up on an origin that committed). It reports what it committed.
  *
  * A versioned route plays one record with conditional writes: GET answers it with its ETag, a
  * PUT or PATCH carrying If-Match commits only when the ETag is still the current one (else 412
@@ -16,6 +17,7 @@ import { readJson as readBody, sendJson as json } from '../../demo/http';
 export type Step =
 	| { status: number; retryAfter?: string; body?: unknown; delayMs?: number }
 	| { reset: 'before' | 'after'; delayMs?: number }
+	| { commitThen: number; delayMs?: number }
 	| { delayMs: number };
 
 export interface Effect {
@@ -196,6 +198,8 @@ export class TestTarget {
 		const replay = savedKey ? this.saved.get(savedKey) : undefined;
 		if (replay) {
 			if (step && 'reset' in step) return void request.socket.destroy();
+			if (step && 'commitThen' in step)
+				return json(response, step.commitThen, { message: `scripted ${step.commitThen}` });
 			return json(response, replay.status, replay.body, { 'idempotent-replayed': 'true' });
 		}
 		const effect: Effect = { id: this.nextId++, route, key, body, at: Date.now() };
@@ -206,6 +210,8 @@ export class TestTarget {
 		};
 		if (savedKey) this.saved.set(savedKey, { status: 201, body: answer });
 		if (step && 'reset' in step && step.reset === 'after') return void request.socket.destroy();
+		if (step && 'commitThen' in step)
+			return json(response, step.commitThen, { message: `scripted ${step.commitThen}` });
 		return json(response, 201, answer, { location: `${route}/${effect.id}` });
 	}
 }

@@ -1,5 +1,7 @@
 import { pause, PauseScope, resume } from '../control';
 import {
+	compensatedReplayMessage,
+	compensatedSteps,
 	getDeadLetters,
 	listDeadLetters,
 	updateDeadLetterStatus,
@@ -123,8 +125,17 @@ export async function runAction(
 				count: result.sent.length,
 			};
 		}
-		case 'replay':
+		case 'replay': {
+			const compensated = /^\d+$/.test(id)
+				? (await compensatedSteps(store, [id])).get(id)
+				: undefined;
+			if (compensated)
+				throw new ActionRefused(
+					compensatedReplayMessage(id, compensated),
+					'Finish what Compensate started (press Compensate again), or resolve or abandon the item with a note saying what is left to do.',
+				);
 			return await statusChange('replay_requested', 'replay');
+		}
 		case 'being_fixed':
 			return await statusChange('being_fixed', 'mark as being fixed');
 		case 'resolve':

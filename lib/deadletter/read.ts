@@ -3,6 +3,7 @@ import { plainText } from '../describe';
 import { inRange, LIMITS, optionalInRange } from '../limits';
 import { storableText } from '../store/storable';
 import {
+	compensatedStepsSql,
 	countSql,
 	getByIdSql,
 	getByKeySql,
@@ -64,6 +65,44 @@ export async function getDeadLetters(store: Store, ids: string[]): Promise<DeadL
 	const valid = ids.filter(isDeadLetterId);
 	if (valid.length === 0) return [];
 	return await withHistory(store, await store.query(getByIdSql(store), [valid]));
+}
+
+/** A step of a parked item whose effect Compensate reversed. */
+export interface CompensatedStep {
+	id: string;
+	step: string | null;
+	key: string;
+	compensated_at: Date;
+	compensated_by: string | null;
+}
+
+/** The compensated steps of records, by record id (records without any are absent). */
+export async function compensatedSteps(
+	store: Store,
+	ids: string[],
+): Promise<Map<string, CompensatedStep[]>> {
+	const valid = ids.filter(isDeadLetterId);
+	const byId = new Map<string, CompensatedStep[]>();
+	if (valid.length === 0) return byId;
+	for (const row of await store.query<CompensatedStep>(compensatedStepsSql(store), [valid])) {
+		const id = String(row.id);
+		byId.set(id, [...(byId.get(id) ?? []), { ...row, id }]);
+	}
+	return byId;
+}
+
+/**
+ * Why a record whose steps were compensated is not replayed: it names the steps, when and by
+ * whom, so a person sees who holds the item's fate.
+ */
+export function compensatedReplayMessage(id: string, steps: CompensatedStep[]): string {
+	const which = steps
+		.map(
+			(s) =>
+				`${s.step ?? s.key} (compensated at ${new Date(s.compensated_at).toISOString()}, by ${s.compensated_by ?? 'an unknown actor'})`,
+		)
+		.join(', ');
+	return `Dead letter ${id} cannot be replayed: Compensate reversed its steps ${which}, and a replay would re-run the failed step on top of them`;
 }
 
 /** Records that carry an idempotency key (newest first), with their audit history. */

@@ -18,7 +18,12 @@ import {
 	STATUSES_NEEDING_REASON,
 } from './statuses';
 import { isDeadLetterId } from './park';
-import { type DeadLetterRecord, withHistory } from './read';
+import {
+	compensatedReplayMessage,
+	compensatedSteps,
+	type DeadLetterRecord,
+	withHistory,
+} from './read';
 
 /**
  * Status changes of dead letters, each guarded by the statuses it may come from and recorded in
@@ -236,6 +241,8 @@ export async function releaseBreakerHolds(
  * Takes records asked to be replayed for one replay run, atomically (two overlapping runs never
  * take one record): each is being fixed, at a new generation the run presents when it marks the
  * record replayed. Held records whose breaker cool-down is over are released to replay first.
+ * A taken record whose steps Compensate reversed is not replayed: it goes back to new, for a
+ * person, with the steps, when and by whom in its history.
  */
 export async function takeForReplay(
 	store: Store,
@@ -249,13 +256,33 @@ export async function takeForReplay(
 		take.workflowId ?? null,
 		take.staleAfterMinutes ?? 30,
 	]);
+	const compensated = await compensatedSteps(
+		store,
+		rows.map((row) => String(row.id)),
+	);
+	for (const [id, steps] of compensated) {
+		const row = rows.find((r) => String(r.id) === id)!;
+		try {
+			await updateDeadLetterStatus(store, {
+				id,
+				to: 'new',
+				actor: take.taker,
+				reason: compensatedReplayMessage(id, steps),
+				expectedGeneration: String(row.generation),
+			});
+		} catch (error) {
+			if (!(error instanceof StatusChangeRefused)) throw error;
+		}
+	}
 	const records = await withHistory(
 		store,
-		rows.map((row) => {
-			const record = { ...row };
-			delete record.from_status;
-			return record;
-		}),
+		rows
+			.filter((row) => !compensated.has(String(row.id)))
+			.map((row) => {
+				const record = { ...row };
+				delete record.from_status;
+				return record;
+			}),
 	);
 	return records.map((record) => ({ ...record, generation: String(record.generation) }));
 }

@@ -3,7 +3,7 @@ import { claimKeyAgain, gateHold } from './claim';
 import { type KeyRow, readKeyRow } from './keyRow';
 import type { Held } from './lease';
 import { lookup } from './lookup';
-import { conflictWithSuccess, ItemOutcomes, type Owned } from './outcomes';
+import { compensatedKey, conflictWithSuccess, ItemOutcomes, type Owned } from './outcomes';
 import { fromSaved } from './responses';
 import { inFlightGraceOf, leaseOf, type RunState, timeoutOf } from './runState';
 import { sendLoop } from './send';
@@ -78,6 +78,12 @@ export class ItemWrite {
 		for (;;) {
 			if (row.claimed) return await this.send(this.holdFrom(row));
 			if (row.status === KeyStatus.succeeded) return this.replayOrConflict(row);
+			if (row.status === KeyStatus.compensated) {
+				return this.item.fail(0, {
+					class: FailureClass.conflict,
+					message: compensatedKey(this.request.key, row),
+				});
+			}
 			if (
 				row.status === KeyStatus.unknown ||
 				(row.status === KeyStatus.inProgress && row.lease_expired)

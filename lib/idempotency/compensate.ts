@@ -1,5 +1,6 @@
 import {
 	appendEvidence,
+	type DeadLetterRecord,
 	getDeadLetters,
 	isDeadLetterId,
 	type ItemStep,
@@ -11,17 +12,21 @@ import { OPEN_STATUSES } from '../deadletter/statuses';
 import { maskText } from '../masking';
 import type { Store } from '../store';
 import { type CompensatingRequest, compensatingRequest } from './compensation';
-import { requestFingerprint } from './keys';
+import { derivedKey, requestFingerprint } from './keys';
 import { fetchSend } from './fetchSend';
 import { DEFAULT_POLICY, type RetryPolicy } from './policy';
 import type { SendResult, WriteOutcome } from './types';
+import { compensateKeySql } from './sql';
 import { runWrites } from './writer';
 
 /**
  * Compensate: reverses the steps a parked item had already taken, newest first. Each
- * compensating request is an idempotent write of its own (key `<step key>:compensate`), so
- * pressing Compensate twice sends it once. Every answer is evidence in the record's audit
- * trail; the record ends `compensated`, or stays open with the compensation that failed parked.
+ * compensating request is an idempotent write of its own (key `<step key>:compensate`, or its
+ * hash when that would be longer than a key may be), so pressing Compensate twice sends it once.
+ * A step reversed by its request has its own key record marked `compensated`, so a later run with
+ * that key is refused instead of answered from a saved response whose resource is gone. Every
+ * answer is evidence in the record's audit trail; the record ends `compensated`, or goes back to
+ * new with the compensation that failed parked.
  */
 
 export interface CompensateInput {
@@ -105,16 +110,12 @@ export async function compensateDeadLetter(
 			result.manual.push({ step: step.step, key: step.key, plan: step.compensation.plan });
 		else if (!step.compensation) result.none.push({ step: step.step, key: step.key });
 	}
-	if (record.status === 'compensated') return { ...result, result: 'already' };
-	if (!OPEN_STATUSES.includes(record.status))
-		throw new StatusChangeRefused(
-			`Dead letter ${record.id} is ${record.status} (closed): it cannot be compensated`,
-			'A closed record stays closed; if the item fails again, it is parked as a new record.',
-		);
+	const generation = await holdForCompensation(store, record, input.actor);
+	if (generation === undefined) return { ...result, result: 'already' };
 
 	for (const step of newestFirst) {
 		if (step.compensation?.kind !== 'request') continue;
-		const key = `${step.key}:compensate`;
+		const key = derivedKey(step.key, 'compensate');
 		let request: CompensatingRequest;
 		let saved: unknown = step.response;
 		try {
@@ -127,6 +128,7 @@ export async function compensateDeadLetter(
 		} catch (error) {
 			const message = `the compensation of ${step.step ?? step.key} cannot be built: ${error instanceof Error ? error.message : String(error)}`;
 			await appendEvidence(store, record.id, input.actor, message);
+			await releaseHold(store, record.id, input.actor, generation);
 			return { ...result, result: 'failed', failure: { step: step.step, key, message } };
 		}
 		const [outcome]: WriteOutcome[] = await runWrites(
@@ -163,6 +165,7 @@ export async function compensateDeadLetter(
 		if (!outcome.ok) {
 			const message = `${line} failed: ${outcome.failure!.message}`;
 			await appendEvidence(store, record.id, input.actor, message);
+			await releaseHold(store, record.id, input.actor, generation);
 			return {
 				...result,
 				result: 'failed',
@@ -174,6 +177,8 @@ export async function compensateDeadLetter(
 				},
 			};
 		}
+		// The step's effect is gone: its key no longer answers from the saved response.
+		await store.query(compensateKeySql(store), [step.scope, step.key, input.actor, record.id]);
 		const answer = outcome.answer!;
 		await appendEvidence(
 			store,
@@ -207,6 +212,7 @@ export async function compensateDeadLetter(
 			to: 'compensated',
 			actor: input.actor,
 			reason,
+			expectedGeneration: generation,
 		});
 	} catch (error) {
 		// Pressed twice at once: the other press closed it; its compensations were the same ones.
@@ -216,4 +222,85 @@ export async function compensateDeadLetter(
 		return { ...result, result: 'already' };
 	}
 	return result;
+}
+
+/** Who holds a record for a replay run (the Replay workflow's take), if one does. */
+const replayHolder = (record: DeadLetterRecord): string | undefined =>
+	record.status === 'being_fixed' && typeof record.taken_by === 'string' && record.taken_by
+		? record.taken_by
+		: undefined;
+
+const since = (value: unknown): string =>
+	value instanceof Date ? ` since ${value.toISOString()}` : '';
+
+/**
+ * Holds the record while its steps are reversed: being fixed (by the compensating actor), so the
+ * Replay workflow, which takes only records asked to be replayed, cannot take it meanwhile and
+ * re-run the failed step on top of reversed ones. Refused while a replay run holds it. Returns
+ * the generation the close presents, or undefined when it is compensated already.
+ */
+async function holdForCompensation(
+	store: Store,
+	record: DeadLetterRecord,
+	actor: string,
+): Promise<string | undefined> {
+	let current: DeadLetterRecord | undefined = record;
+	for (let tries = 0; tries < 3 && current; tries++) {
+		if (current.status === 'compensated') return undefined;
+		const holder = replayHolder(current);
+		if (holder)
+			throw new StatusChangeRefused(
+				`Dead letter ${current.id} is held by a replay (${holder}${since(current.updated_at)}): it cannot be compensated while the replay runs`,
+				'Wait until the replay ends: it marks the record replayed, or new when the step failed again; compensate then if it is still needed. If that replay run died, set the record back to new first.',
+			);
+		if (!OPEN_STATUSES.includes(current.status))
+			throw new StatusChangeRefused(
+				`Dead letter ${current.id} is ${current.status} (closed): it cannot be compensated`,
+				'A closed record stays closed; if the item fails again, it is parked as a new record.',
+			);
+		// Being fixed by a person (or by another press of Compensate): compensate under their hold.
+		if (current.status === 'being_fixed') return String(current.generation);
+		try {
+			const held = await updateDeadLetterStatus(store, {
+				id: current.id,
+				to: 'being_fixed',
+				actor,
+				reason: 'Compensate: reversing the steps that took effect',
+				expectedGeneration: String(current.generation),
+			});
+			return held.generation;
+		} catch (error) {
+			if (!(error instanceof StatusChangeRefused)) throw error;
+			// Changed meanwhile (a take, another press): decide again from the record as it is now.
+			[current] = await getDeadLetters(store, [current.id]);
+		}
+	}
+	throw new StatusChangeRefused(
+		`Dead letter ${record.id} kept changing while Compensate tried to hold it`,
+		'Get the record to see its current status and history, then compensate again.',
+	);
+}
+
+/**
+ * A compensation failed: the record goes back to new, for a person, never to replay (its newer
+ * steps may be reversed already). Pressing Compensate again sends only what was not reversed.
+ */
+async function releaseHold(
+	store: Store,
+	id: string,
+	actor: string,
+	generation: string,
+): Promise<void> {
+	try {
+		await updateDeadLetterStatus(store, {
+			id,
+			to: 'new',
+			actor,
+			reason: 'Compensate stopped at a failed compensation; what was reversed is in the history',
+			expectedGeneration: generation,
+		});
+	} catch (error) {
+		// Someone moved it meanwhile: theirs to decide.
+		if (!(error instanceof StatusChangeRefused)) throw error;
+	}
 }

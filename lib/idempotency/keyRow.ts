@@ -19,6 +19,10 @@ export interface KeyRow {
 	execution_id: string | null;
 	/** Milliseconds until the last attempt's window ends (negative once it has). */
 	in_flight_ms: number | string | null;
+	/** Compensated: when, by whom, and for which dead letter. */
+	compensated_at?: Date | string | null;
+	compensated_by?: string | null;
+	compensated_for?: string | null;
 	/** Claimed with its first attempt started: until when (local clock) the lease surely holds. */
 	started_until?: number;
 }

@@ -93,10 +93,21 @@ export function checkedKey(
 			problem: `the idempotency key contains "${bad}", which an HTTP header cannot carry; use letters, digits and punctuation (or turn off Send Key to Target)`,
 		};
 	}
-	if (key.length > MAX_KEY_LENGTH) {
-		return { key: `sha256:${createHash('sha256').update(key).digest('hex')}` };
-	}
+	if (key.length > MAX_KEY_LENGTH) return { key: hashedKey(key) };
 	return { key };
+}
+
+const hashedKey = (key: string): string =>
+	`sha256:${createHash('sha256').update(key).digest('hex')}`;
+
+/**
+ * A key derived from a stored key, such as a compensation's `<key>:compensate`: never longer than
+ * a stored key may be. A derivation that would be longer is stored and sent as its hash, as a
+ * long key of the user's is, so a key the user was allowed always gives a derived key that works.
+ */
+export function derivedKey(key: string, suffix: string): string {
+	const derived = `${key}:${suffix}`;
+	return derived.length > MAX_KEY_LENGTH ? hashedKey(derived) : derived;
 }
 
 /** How the key travels: plain as Stripe expects, or as an RFC 8941 string as the IETF draft has it. */

@@ -1,4 +1,5 @@
 import { maskText } from '../masking';
+import type { KeyRow } from './keyRow';
 import type { Held } from './lease';
 import { savedResponse } from './responses';
 import { itemRefOf, type RunState, type Settlement } from './runState';
@@ -186,6 +187,22 @@ export function conflictMessage(
 /** A request under a key that already succeeded with another request: never sent. */
 export function conflictWithSuccess(key: string): string {
 	return `key ${key} already succeeded with a different request; a key must always carry the same request`;
+}
+
+/**
+ * A request under a key whose effect Compensate reversed: never sent, never answered from the
+ * saved response (its resource is gone). Doing the operation again is a new operation.
+ */
+export function compensatedKey(
+	key: string,
+	row: Pick<KeyRow, 'compensated_at' | 'compensated_by' | 'compensated_for'>,
+): string {
+	const at =
+		row.compensated_at instanceof Date
+			? row.compensated_at.toISOString()
+			: (row.compensated_at ?? 'an unknown time');
+	const letter = row.compensated_for ? ` (dead letter ${row.compensated_for})` : '';
+	return `key ${key} was compensated at ${at}, by ${row.compensated_by ?? 'an unknown actor'}${letter}: its effect was reversed, so its saved response is not returned and nothing is sent. To do the operation again, give it a new key (a new record version or action)`;
 }
 
 /** An item that ends before anything was sent for it: no attempt, no time, its failure. */

@@ -46,6 +46,17 @@ export function classifyStatus(
 	return 'permanent';
 }
 
+/**
+ * Whether a transient answer proves the target did nothing: a refusal before any work (425 Too
+ * Early, 429 Too Many Requests) or a 503 that says when to come back (Retry-After). Any other 5xx,
+ * a 408 or a status added to the retry list may come after the origin committed (a gateway that
+ * gave up waiting for it, an error after the commit): the effect may exist.
+ */
+export function provesNothingDone(status: number, retryAfterMs: number | undefined): boolean {
+	if (status === 425 || status === 429) return true;
+	return status === 503 && retryAfterMs !== undefined;
+}
+
 /** Full jitter: a random delay between 0 and min(maxDelay, base * 2^(attempt-1)), attempt counted from 1. */
 export function nextDelayMs(
 	attempt: number,

@@ -1,7 +1,13 @@
 import { StoreUnavailableError } from '../errors';
 import { lookup } from './lookup';
 import { conflictMessage, type ItemOutcomes, type Owned } from './outcomes';
-import { classifyStatus, decideRetry, readRetryAfter, type RetryDecision } from './policy';
+import {
+	classifyStatus,
+	decideRetry,
+	provesNothingDone,
+	readRetryAfter,
+	type RetryDecision,
+} from './policy';
 import { targetMessage } from './responses';
 import { inFlightGraceOf, leaseOf, timeoutOf } from './runState';
 import { FailureClass, UnknownOutcomeStrategy, type WriteOutcome } from './types';
@@ -56,6 +62,29 @@ export async function sendLoop(
 			}
 			run.streak.failure();
 			const retryAfter = readRetryAfter(result.answer.headers['retry-after'], run.now());
+			if (
+				context.onUnknown !== UnknownOutcomeStrategy.retry &&
+				!provesNothingDone(status, retryAfter.delayMs)
+			) {
+				// A 5xx or 408 may come after the target committed: without a key the target
+				// honours, a resend could be a second effect.
+				item.note({
+					kind: 'response',
+					status,
+					class: 'unknown_outcome',
+					message,
+					attempt: owned.attempt,
+				});
+				const next = await unknownOutcome(
+					item,
+					owned,
+					start,
+					`the target answered ${status} (${message}), which does not prove nothing was done`,
+					status,
+				);
+				if (next === RESEND) continue;
+				return next;
+			}
 			const decision = decide(item, owned, retryAfter.delayMs);
 			item.note({
 				kind: 'response',
@@ -87,42 +116,21 @@ export async function sendLoop(
 		}
 
 		if (result.kind === 'lost') owned.lostEarlier = true;
-		const strategy = context.onUnknown;
-		if (result.kind === 'lost' && strategy !== UnknownOutcomeStrategy.retry) {
+		if (result.kind === 'lost' && context.onUnknown !== UnknownOutcomeStrategy.retry) {
 			item.note({
 				kind: 'lost',
 				class: 'unknown_outcome',
 				message: result.message,
 				attempt: owned.attempt,
 			});
-			if (strategy === UnknownOutcomeStrategy.lookup && run.deps.lookup) {
-				// The request may still land until its timeout ends; look only after that.
-				const grace = inFlightGraceOf(context);
-				const waitMs = Math.max(0, start.validUntil - leaseMargin(item) - run.now()) + grace;
-				if (run.now() + waitMs >= item.deadlineAt) {
-					return item.settleFail(owned, 'unknown', {
-						class: FailureClass.unknownOutcome,
-						message: `response lost after the request was sent (${result.code}) and no time is left to look it up before the deadline: the effect may exist; check the target before replaying`,
-					});
-				}
-				await run.sleep(waitMs);
-				const found = await lookup(item, owned);
-				if (found) return found;
-				// Absent: a new send, counted and spaced like any retry.
-				const decision = decide(item, owned);
-				if (decision.kind === 'retry') {
-					await run.sleep(decision.delayMs);
-					continue;
-				}
-				return item.definiteFail(owned, {
-					class: FailureClass.exhausted,
-					message: `response lost after the request was sent (${result.code}); the lookup found no effect and no attempt is left (${decision.kind === 'exhausted' ? decision.reason : 'deadline'})`,
-				});
-			}
-			return item.settleFail(owned, 'unknown', {
-				class: FailureClass.unknownOutcome,
-				message: `response lost after the request was sent (${result.code}): the effect may exist; check the target before replaying`,
-			});
+			const next = await unknownOutcome(
+				item,
+				owned,
+				start,
+				`response lost after the request was sent (${result.code})`,
+			);
+			if (next === RESEND) continue;
+			return next;
 		}
 		// Not sent (safe), or lost with "retry with the same key" (the target dedupes by key).
 		run.streak.failure();
@@ -144,6 +152,55 @@ export async function sendLoop(
 			message: `${result.message} (${reason})`,
 		});
 	}
+}
+
+const RESEND = 'resend';
+
+/**
+ * The attempt that just ended may have taken effect (`cause` says why). *Reconcile by lookup*
+ * waits until its request can no longer land, then looks: found, a success; absent, a resend
+ * spaced like any retry. *Park for review* (or no lookup) ends the record unknown.
+ */
+async function unknownOutcome(
+	item: ItemOutcomes,
+	owned: Owned,
+	start: { validUntil: number },
+	cause: string,
+	status?: number,
+): Promise<WriteOutcome | typeof RESEND> {
+	const run = item.run;
+	owned.lostEarlier = true;
+	if (item.context.onUnknown === UnknownOutcomeStrategy.lookup && run.deps.lookup) {
+		// The request may still land until its timeout ends; look only after that.
+		const grace = inFlightGraceOf(item.context);
+		const waitMs = Math.max(0, start.validUntil - leaseMargin(item) - run.now()) + grace;
+		if (run.now() + waitMs >= item.deadlineAt) {
+			return item.settleFail(owned, 'unknown', {
+				class: FailureClass.unknownOutcome,
+				status,
+				message: `${cause} and no time is left to look it up before the deadline: the effect may exist; check the target before replaying`,
+			});
+		}
+		await run.sleep(waitMs);
+		const found = await lookup(item, owned);
+		if (found) return found;
+		// Absent: a new send, counted and spaced like any retry.
+		const decision = decide(item, owned);
+		if (decision.kind === 'retry') {
+			await run.sleep(decision.delayMs);
+			return RESEND;
+		}
+		return item.definiteFail(owned, {
+			class: FailureClass.exhausted,
+			status,
+			message: `${cause}; the lookup found no effect and no attempt is left (${decision.kind === 'exhausted' ? decision.reason : 'deadline'})`,
+		});
+	}
+	return item.settleFail(owned, 'unknown', {
+		class: FailureClass.unknownOutcome,
+		status,
+		message: `${cause}: the effect may exist; check the target before replaying`,
+	});
 }
 
 const leaseMargin = (item: ItemOutcomes): number =>

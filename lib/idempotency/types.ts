@@ -4,12 +4,17 @@ import type { RetryPolicy } from './policy';
 
 /** The values and shapes of one Idempotent HTTP Write run, shared by its modules. */
 
-/** The states of a key record. `unknown`: the effect may exist; only reconciliation moves it on. */
+/**
+ * The states of a key record. `unknown`: the effect may exist; only reconciliation moves it on.
+ * `compensated`: the effect was reversed by Compensate; terminal, a later run with the key is
+ * refused rather than answered from the saved response.
+ */
 export const KeyStatus = {
 	inProgress: 'in_progress',
 	succeeded: 'succeeded',
 	failed: 'failed',
 	unknown: 'unknown',
+	compensated: 'compensated',
 } as const;
 export type KeyStatus = (typeof KeyStatus)[keyof typeof KeyStatus];
 
@@ -82,6 +87,11 @@ export type LookupResult =
 	| { kind: 'conflict'; message: string };
 
 export interface WriteContext {
+	/**
+	 * Records of an earlier default scope to move to the run's scope before it claims (see
+	 * scopes.ts): the node's scope once followed its name and now follows its ID.
+	 */
+	adoptScope?: { from: string; to: string };
 	workflowId?: string;
 	workflowName?: string;
 	executionId: string;
@@ -110,8 +120,9 @@ export interface WriteContext {
 	 */
 	leaseMarginMs?: number;
 	/**
-	 * How long after an attempt's timeout its request is assumed to have landed or never to land
-	 * (default 2 s): a lookup or a takeover waits this out before it reads the target.
+	 * The target's commit horizon: how long after an attempt's timeout its request is assumed to
+	 * have landed or never to land (default 2 s; the node's Target Commit Horizon). A lookup or a
+	 * takeover waits this out before it reads the target; a later commit can be a second effect.
 	 */
 	inFlightGraceMs?: number;
 }

@@ -11,6 +11,7 @@ import type { KeyRow } from './keyRow';
 import { checkedKey, MAX_KEY_LENGTH } from './keys';
 import { RunLeases } from './lease';
 import { keyIdOf, type RunState, type Settlement } from './runState';
+import { adoptScope } from './scopes';
 import {
 	FailureClass,
 	type WriteContext,
@@ -126,6 +127,7 @@ class Run implements RunState {
 		const firstByKey = new Map<string, WriteRequest>();
 		for (const r of requests) if (!firstByKey.has(keyIdOf(r))) firstByKey.set(keyIdOf(r), r);
 		const leaders = [...firstByKey.values()];
+		if (this.context.adoptScope) await adoptScope(this.store, this.context.adoptScope);
 		// The claim carries the gate: paused or breaker open, it claims nothing and the run is held.
 		// The items the lanes take first are sent at once: the claim starts their first attempt.
 		const { rows: claims, gate: seen } = await claimKeys(

@@ -77,6 +77,7 @@ export function writeEntry(row: Row, baseUrl: string | undefined): Omit<WriteEnt
 		succeeded: TraceState.done,
 		failed: TraceState.failed,
 		unknown: TraceState.unknown,
+		compensated: TraceState.closed,
 	});
 	return {
 		kind: TraceEntryKind.write,

@@ -24,7 +24,7 @@ export const TraceState = {
 	parked: 'parked',
 	/** A dead letter held while its integration is paused or its breaker open. */
 	held: 'held',
-	/** A dead letter replayed, resolved or abandoned. */
+	/** A dead letter replayed, resolved or abandoned; a write whose effect Compensate reversed. */
 	closed: 'closed',
 } as const;
 export type TraceState = (typeof TraceState)[keyof typeof TraceState];

@@ -15,10 +15,17 @@ import {
 export interface WriteSettings {
 	integration?: string;
 	scope: string;
+	/** Records of the scope the node's name gave before, moved to `scope` (see scopeOf). */
+	adoptScope?: { from: string; to: string };
 	sendKey: boolean;
 	headerName: string;
 	quoting: 'plain' | 'quoted';
 	onUnknown: UnknownOutcomeStrategy;
+	/**
+	 * Reconcile by lookup: how long after a request's timeout the target may still commit it (the
+	 * lookup waits it out before it reads, so a late commit is found rather than sent again).
+	 */
+	commitHorizonMs?: number;
 	onFailure: 'parkAndRoute' | 'parkAndFail' | 'route';
 	park: { owner?: string; impact?: string; alreadyHappened?: string };
 	authentication: string;
@@ -93,6 +100,30 @@ function compensationOf(context: IExecuteFunctions): WriteSettings['compensation
 	};
 }
 
+const COMMIT_HORIZON_SECONDS: Range = {
+	label: 'Target Commit Horizon (Seconds)',
+	min: 0,
+	max: 600,
+	integer: false,
+};
+
+/**
+ * The keys' scope: the one set (Scope, else Integration), or this workflow and node. The node is
+ * named by its ID, which n8n keeps across renames, so renaming it does not lose its keys; records
+ * of the scope the node's name gave before move to it on the next run.
+ */
+function scopeOf(
+	chosen: string | undefined,
+	workflowId: string | undefined,
+	node: { id?: string; name: string },
+): Pick<WriteSettings, 'scope' | 'adoptScope'> {
+	if (chosen) return { scope: chosen };
+	const workflow = workflowId ?? 'unsaved';
+	if (!node.id) return { scope: `${workflow}:${node.name}` };
+	const scope = `${workflow}:${node.id}`;
+	return { scope, adoptScope: { from: `${workflow}:${node.name}`, to: scope } };
+}
+
 export function readSettings(context: IExecuteFunctions): WriteSettings {
 	const node = context.getNode();
 	const workflow = context.getWorkflow();
@@ -128,11 +159,16 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 	const threshold = inRange(retries.breakerThreshold ?? 0, LIMITS.breakerThreshold);
 	return {
 		integration,
-		scope: text(idempotency.scope) || integration || `${workflow.id ?? 'unsaved'}:${node.name}`,
+		...scopeOf(text(idempotency.scope) || integration, workflow.id, node),
 		sendKey,
 		headerName,
 		quoting: idempotency.quoting === 'quoted' ? 'quoted' : 'plain',
 		onUnknown,
+		commitHorizonMs:
+			onUnknown === UnknownOutcomeStrategy.lookup
+				? inRange(context.getNodeParameter('commitHorizonSeconds', 0, 2), COMMIT_HORIZON_SECONDS) *
+					1000
+				: undefined,
 		onFailure,
 		park: {
 			owner: text(parkOptions.owner) || undefined,

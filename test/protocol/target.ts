@@ -5,7 +5,8 @@ import type { HttpAnswer, LookupResult, SendResult, WriteRequest } from '../../l
  * idempotency keys (one effect per key, the first answer replayed) or ignores them (every
  * committed request is a new effect). Each request plays the next fault of the schedule:
  * answered, refused before sending, lost before or after the commit, a transient or permanent
- * refusal, or a late commit that lands after the client gave up.
+ * refusal, a late commit that lands after the client gave up, or a commit answered with an error
+ * (a gateway's 502 after its origin wrote, a 408 after the commit).
  */
 export const Fault = {
 	ok: 'ok',
@@ -16,6 +17,8 @@ export const Fault = {
 	retryAfter: 'retryAfter',
 	permanent: 'permanent',
 	late: 'late',
+	committedError: 'committedError',
+	committedTimeout: 'committedTimeout',
 } as const;
 export type Fault = (typeof Fault)[keyof typeof Fault];
 
@@ -103,6 +106,16 @@ export class SimTarget {
 					answer: { status: 429, headers: { 'retry-after': '0' }, body: { message: 'slow down' } },
 				};
 				break;
+			case Fault.committedError:
+			case Fault.committedTimeout: {
+				this.commit(request.key, body);
+				const status = fault === Fault.committedError ? 502 : 408;
+				result = {
+					kind: 'response',
+					answer: { status, headers: {}, body: { message: `${status} after the commit` } },
+				};
+				break;
+			}
 			case Fault.permanent:
 				result = {
 					kind: 'response',

@@ -1,11 +1,15 @@
 import {
 	businessKey,
+	checkedKey,
 	classifyStatus,
 	decideRetry,
 	DEFAULT_POLICY,
+	derivedKey,
 	headerValue,
+	MAX_KEY_LENGTH,
 	nextDelayMs,
 	parseRetryAfter,
+	provesNothingDone,
 	requestFingerprint,
 } from '../../lib/idempotency';
 
@@ -55,6 +59,21 @@ describe('keys and fingerprints', () => {
 		).not.toBe(a);
 	});
 
+	it.each([1, 200, 244, 245, 250, 255])(
+		'a derived key of a %i-character key the user was allowed is never longer than a key may be',
+		(length) => {
+			const checked = checkedKey('k'.repeat(length), true);
+			if (!('key' in checked)) throw new Error(checked.problem);
+			const derived = derivedKey(checked.key, 'compensate');
+			expect(derived.length).toBeLessThanOrEqual(MAX_KEY_LENGTH);
+			expect(checkedKey(derived, true)).toEqual({ key: derived });
+			// Short enough: the readable form, so a key compensated before keeps its compensation.
+			if (length <= 244) expect(derived).toBe(`${'k'.repeat(length)}:compensate`);
+			else expect(derived).toMatch(/^sha256:[0-9a-f]{64}$/);
+			expect(derivedKey(checked.key, 'compensate')).toBe(derived);
+		},
+	);
+
 	it('quotes the header value as the IETF draft has it, or leaves it plain', () => {
 		expect(headerValue('abc', 'plain')).toBe('abc');
 		expect(headerValue('abc', 'quoted')).toBe('"abc"');
@@ -75,6 +94,19 @@ describe('retry policy', () => {
 		[301, 'permanent'],
 	])('status %d is %s', (status, expected) => {
 		expect(classifyStatus(status, DEFAULT_POLICY)).toBe(expected);
+	});
+
+	it.each([
+		[429, undefined, true],
+		[425, undefined, true],
+		[503, 5_000, true],
+		[503, undefined, false],
+		[502, 5_000, false],
+		[500, undefined, false],
+		[504, undefined, false],
+		[408, undefined, false],
+	])('a %d (Retry-After %p ms) proves nothing was done: %p', (status, retryAfterMs, expected) => {
+		expect(provesNothingDone(status, retryAfterMs)).toBe(expected);
 	});
 
 	it('full jitter stays between 0 and the capped exponential', () => {

@@ -149,9 +149,9 @@ describe('the idempotency key', () => {
 		expect(requestOf(0).key).toBe(`sha256:${sha256(long)}`);
 	});
 
-	it('is unique per scope: the integration by default, else this workflow and node', async () => {
+	it("is unique per scope: the integration by default, else this workflow and the node's ID", async () => {
 		expect((await build({ ...base, integration: 'billing' }, [])).settings.scope).toBe('billing');
-		expect((await build(base, [])).settings.scope).toBe('wf-billing:Create Invoice');
+		expect((await build(base, [])).settings.scope).toBe('wf-billing:n1');
 	});
 });
 
@@ -371,5 +371,29 @@ describe('the compensation of a step', () => {
 		expect(() =>
 			readSettings(context({ ...base, compensation: 'request', compensationUrl: '/undo' })),
 		).toThrow('Compensation URL "/undo" is not an http:// or https:// address');
+	});
+});
+
+describe('the target commit horizon', () => {
+	it('reconcile by lookup waits the horizon the node names (default 2 s); other strategies have none', () => {
+		const lookup = (extra: Parameters) =>
+			readSettings(context({ ...base, onUnknown: 'lookup', ...extra })).commitHorizonMs;
+		expect(lookup({})).toBe(2_000);
+		expect(lookup({ commitHorizonSeconds: 7.5 })).toBe(7_500);
+		expect(() => lookup({ commitHorizonSeconds: -1 })).toThrow(/Target Commit Horizon/);
+		expect(readSettings(context({ ...base, onUnknown: 'park' })).commitHorizonMs).toBeUndefined();
+	});
+});
+
+describe('the scope of the keys', () => {
+	it("follows the node's ID, not its name, and moves the name's records to it; a chosen scope stays", () => {
+		expect(readSettings(context(base))).toMatchObject({
+			scope: 'wf-billing:n1',
+			adoptScope: { from: 'wf-billing:Create Invoice', to: 'wf-billing:n1' },
+		});
+		const chosen = readSettings(context({ ...base, idempotency: { scope: 'billing' } }));
+		expect([chosen.scope, chosen.adoptScope]).toEqual(['billing', undefined]);
+		const integration = readSettings(context({ ...base, integration: 'stripe' }));
+		expect([integration.scope, integration.adoptScope]).toEqual(['stripe', undefined]);
 	});
 });

@@ -47,3 +47,15 @@ SELECT count(*)::int AS n FROM ${store.table('dead_letters')}${filterWhere}`;
 export const heldByIntegrationSql = (store: Store): string => `
 SELECT coalesce(integration, '') AS integration, count(*)::int AS held
 FROM ${store.table('dead_letters')} WHERE status = 'held' GROUP BY 1 ORDER BY 1`;
+
+/**
+ * The steps of records $1 whose effect Compensate reversed (their key record is compensated): a
+ * record with any is never replayed, which would re-run its failed step on top of reversed ones.
+ */
+export const compensatedStepsSql = (store: Store): string => `
+SELECT d.id, s.step, s.key, k.compensated_at, k.compensated_by
+FROM ${store.table('dead_letters')} d
+CROSS JOIN LATERAL jsonb_to_recordset(d.steps) AS s(scope text, key text, step text)
+JOIN ${store.table('idempotency_keys')} k ON k.scope = s.scope AND k.key = s.key AND k.status = 'compensated'
+WHERE d.id = ANY($1::bigint[])
+ORDER BY d.id, k.compensated_at`;

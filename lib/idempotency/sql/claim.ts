@@ -4,8 +4,8 @@ import { lockedInKeyOrder } from './locks';
 /**
  * Claims a run's keys in one statement. A key is claimed when it has no record, when its record
  * failed definitely (nothing happened at the target: claim again, possibly with a new
- * fingerprint, the fix-and-replay path), or when it succeeded and is past retention. A record
- * in progress or unknown is never claimed here, expired or not: it is reported as it stands, so
+ * fingerprint, the fix-and-replay path), or when it succeeded or was compensated and is past
+ * retention. A record in progress or unknown is never claimed here, expired or not: it is reported as it stands, so
  * the caller can replay, wait, reconcile or refuse.
  *
  * Timeline of two workers on one key:
@@ -53,15 +53,16 @@ WITH input AS (
 		node = EXCLUDED.node, attempts = EXCLUDED.attempts, attempt_started_at = EXCLUDED.attempt_started_at,
 		attempt_timeout_ms = EXCLUDED.attempt_timeout_ms,
 		response_status = NULL, response_headers = NULL, response_body = NULL, response_truncated = false,
-		last_error = NULL, updated_at = now(), completed_at = NULL, expires_at = EXCLUDED.expires_at
-	WHERE k.status = 'failed' OR (k.status = 'succeeded' AND k.expires_at < now())
+		last_error = NULL, updated_at = now(), completed_at = NULL, expires_at = EXCLUDED.expires_at,
+		compensated_at = NULL, compensated_by = NULL, compensated_for = NULL
+	WHERE k.status = 'failed' OR (k.status IN ('succeeded', 'compensated') AND k.expires_at < now())
 	RETURNING k.scope, k.key, k.generation
 )
 SELECT i.ord, c.key IS NOT NULL AS claimed, coalesce(c.generation, e.generation) AS generation,
        CASE WHEN c.key IS NOT NULL THEN 'in_progress' ELSE e.status END AS status,
        CASE WHEN c.key IS NOT NULL THEN i.fingerprint ELSE e.fingerprint END AS fingerprint,
        (e.lease_until < now()) AS lease_expired, e.response_status, e.response_headers, e.response_body,
-       e.response_truncated, e.attempts, e.execution_id,
+       e.response_truncated, e.attempts, e.execution_id, e.compensated_at, e.compensated_by, e.compensated_for,
        extract(epoch FROM (e.attempt_started_at + make_interval(secs => coalesce(e.attempt_timeout_ms, 0) / 1000.0)) - now()) * 1000 AS in_flight_ms,
        g.paused, g.paused_by, g.pause_reason, g.open_until, g.breaker_holds
 FROM input i
@@ -72,7 +73,7 @@ LEFT JOIN ${store.table('idempotency_keys')} e ON e.scope = i.scope AND e.key = 
 /** One record as it stands, in the shape the claim returns. */
 export const readKeySql = (store: Store): string => `
 SELECT status, generation, fingerprint, (lease_until < now()) AS lease_expired, response_status, response_headers,
-       response_body, response_truncated, attempts, execution_id,
+       response_body, response_truncated, attempts, execution_id, compensated_at, compensated_by, compensated_for,
        extract(epoch FROM (attempt_started_at + make_interval(secs => coalesce(attempt_timeout_ms, 0) / 1000.0)) - now()) * 1000 AS in_flight_ms
 FROM ${store.table('idempotency_keys')} WHERE scope = $1 AND key = $2`;
 

@@ -33,7 +33,7 @@ RETURNING scope, key, status`;
 export const purgeKeysSql = (store: Store): string => `
 WITH doomed AS (
 	SELECT scope, key FROM ${store.table('idempotency_keys')}
-	WHERE expires_at < now() AND status IN ('succeeded', 'failed')
+	WHERE expires_at < now() AND status IN ('succeeded', 'failed', 'compensated')
 	LIMIT $1
 	FOR UPDATE SKIP LOCKED
 )
@@ -67,3 +67,25 @@ FROM input i JOIN ${store.table('idempotency_keys')} k
   ON k.workflow_id = i.workflow_id AND k.item_ref = i.item_ref AND k.status = 'succeeded'
  AND NOT (k.scope = i.scope AND k.key = i.key)
 ORDER BY i.ord, k.completed_at, k.key`;
+
+/**
+ * Marks a succeeded step's record compensated once its compensating request succeeded ($3: who
+ * compensated, $4: the dead letter): a later run with the key is refused instead of answered
+ * from a saved response whose resource no longer exists. Only a succeeded record moves: one
+ * compensated before keeps its first time and actor.
+ */
+export const compensateKeySql = (store: Store): string => `
+UPDATE ${store.table('idempotency_keys')}
+SET status = 'compensated', compensated_at = now(), compensated_by = $3, compensated_for = $4, updated_at = now(),
+    history = history || jsonb_build_array(jsonb_build_object('at', now(), 'kind', 'compensated', 'actor', $3::text, 'deadLetter', $4::text))
+WHERE scope = $1 AND key = $2 AND status = 'succeeded'
+RETURNING status`;
+
+/**
+ * Moves the records of scope $1 to scope $2 (the node's scope once followed its name, now its
+ * ID), but for keys that already have a record under $2: those keep theirs.
+ */
+export const adoptScopeSql = (store: Store): string => `
+UPDATE ${store.table('idempotency_keys')} k SET scope = $2, updated_at = now()
+WHERE k.scope = $1
+  AND NOT EXISTS (SELECT 1 FROM ${store.table('idempotency_keys')} n WHERE n.scope = $2 AND n.key = k.key)`;

@@ -4,7 +4,13 @@ import type {
 	INodeExecutionData,
 	INodeProperties,
 } from 'n8n-workflow';
-import { getDeadLetters, type Store } from '../../../lib';
+import {
+	compensatedReplayMessage,
+	compensatedSteps,
+	getDeadLetters,
+	StatusChangeRefused,
+	type Store,
+} from '../../../lib';
 import { toNodeError } from '../../shared/store';
 import { changeStatuses } from './updateStatus.operation';
 
@@ -21,7 +27,23 @@ export async function execute(
 	store: Store,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[][]> {
-	const changed = await changeStatuses.call(this, store, items, () => 'replay_requested');
+	// A record whose steps Compensate reversed is never replayed: its failed step would run on
+	// top of reversed ones.
+	const refuseCompensated = async (id: string) => {
+		const steps = (await compensatedSteps(store, [id])).get(id);
+		if (steps)
+			throw new StatusChangeRefused(
+				compensatedReplayMessage(id, steps),
+				'Finish what Compensate started (Compensate again), or resolve or abandon the item with a reason saying what is left to do.',
+			);
+	};
+	const changed = await changeStatuses.call(
+		this,
+		store,
+		items,
+		() => 'replay_requested',
+		refuseCompensated,
+	);
 	const ids = changed.filter((item) => !item.json.error).map((item) => String(item.json.id));
 	const records = await getDeadLetters(store, ids).catch((error: unknown) => {
 		throw toNodeError(this, error);

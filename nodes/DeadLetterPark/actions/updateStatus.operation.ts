@@ -78,14 +78,18 @@ export async function changeStatuses(
 	store: Store,
 	items: INodeExecutionData[],
 	statusOf: (index: number) => DeadLetterStatus,
+	/** Refuses a record before its change (throws a StatusChangeRefused that says why). */
+	refuse?: (id: string) => Promise<void>,
 ): Promise<INodeExecutionData[]> {
 	const idOf = itemValueReader(this, items, 'targetId');
 	const out: INodeExecutionData[] = [];
 	for (let index = 0; index < items.length; index++) {
 		try {
 			const expected = String(this.getNodeParameter('expectedGeneration', index, '') ?? '').trim();
+			const id = String(idOf(index) ?? '').trim();
+			await refuse?.(id);
 			const change = await updateDeadLetterStatus(store, {
-				id: String(idOf(index) ?? '').trim(),
+				id,
 				to: statusOf(index),
 				actor: String(this.getNodeParameter('actor', index, '') ?? ''),
 				reason: String(this.getNodeParameter('reason', index, '') ?? ''),

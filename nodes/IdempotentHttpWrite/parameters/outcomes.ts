@@ -37,6 +37,16 @@ export const outcomesProperties: INodeProperties[] = [
 		displayOptions: { show: { onUnknown: ['lookup'] } },
 	},
 	{
+		displayName: 'Target Commit Horizon (Seconds)',
+		name: 'commitHorizonSeconds',
+		type: 'number',
+		typeOptions: { minValue: 0, maxValue: 600, numberPrecision: 1 },
+		default: 2,
+		description:
+			"How long after a request's timeout the target may still commit it. The lookup waits this out after the last attempt and resends only if it then finds nothing. A target that may commit later than this can get a second effect: choose Park for Review for it.",
+		displayOptions: { show: { onUnknown: ['lookup'] } },
+	},
+	{
 		displayName: 'On Failure',
 		name: 'onFailure',
 		type: 'options',
