@@ -1,7 +1,9 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import {
+	checkLength,
 	inRange,
 	LIMITS,
+	TEXT_LIMITS,
 	parseMaskFields,
 	type Range,
 	ConfigurationError,
@@ -93,6 +95,11 @@ function compensationOf(context: IExecuteFunctions): WriteSettings['compensation
 	};
 }
 
+function checkedOwner(owner: string | undefined): string | undefined {
+	checkLength(owner, TEXT_LIMITS.owner);
+	return owner;
+}
+
 export function readSettings(context: IExecuteFunctions): WriteSettings {
 	const node = context.getNode();
 	const workflow = context.getWorkflow();
@@ -107,6 +114,10 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 		);
 	}
 	const integration = text(context.getNodeParameter('integration', 0, '')) || undefined;
+	// Stored in indexed columns of every key record and dead letter: refused before anything runs.
+	checkLength(node.name, { ...TEXT_LIMITS.step, label: 'The node name' });
+	checkLength(integration, TEXT_LIMITS.integration);
+	checkLength(text(idempotency.scope), TEXT_LIMITS.scope);
 	const choice = context.getNodeParameter('onUnknown', 0, 'auto') as string;
 	const onUnknown: UnknownOutcomeStrategy =
 		choice === 'auto'
@@ -135,7 +146,7 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 		onUnknown,
 		onFailure,
 		park: {
-			owner: text(parkOptions.owner) || undefined,
+			owner: checkedOwner(text(parkOptions.owner) || undefined),
 			impact: text(parkOptions.impact) || undefined,
 			alreadyHappened: text(parkOptions.alreadyHappened) || undefined,
 		},

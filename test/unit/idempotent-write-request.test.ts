@@ -358,6 +358,17 @@ describe('the compensation of a step', () => {
 		expect(request.itemRef).toBe('order-9');
 	});
 
+	it('an Item Reference longer than 255 characters fails its item, named, before anything is sent', async () => {
+		const ctx = context({ ...base, idempotency: { itemReference: 'r'.repeat(256) } });
+		const build = await requestBuilder(ctx, [invoice('inv-1')], readSettings(ctx));
+		expect(() => build(0)).toThrow(
+			expect.objectContaining({
+				itemIndex: 0,
+				message: 'Item 0: Item Reference is 256 characters long, more than the 255 it may have',
+			}),
+		);
+	});
+
 	it('a manual plan is read per item, and an empty one names the item', async () => {
 		const ctx = context({ ...base, compensation: 'manual', compensationPlan: 'refund by hand' });
 		const build = await requestBuilder(ctx, [invoice('inv-1')], readSettings(ctx));
