@@ -138,9 +138,13 @@ function maskPairs(text: string, rules: Rules): string {
 	let out = '';
 	let copied = 0;
 	let i = 0;
+	// The next of each separator, searched again only once passed: one indexOf per separator
+	// over the whole text, not one per step (a text of many `=` and no `:` was quadratic).
+	let colon = -2;
+	let equals = -2;
 	while (i < text.length) {
-		const colon = text.indexOf(':', i);
-		const equals = text.indexOf('=', i);
+		if (colon !== -1 && colon < i) colon = text.indexOf(':', i);
+		if (equals !== -1 && equals < i) equals = text.indexOf('=', i);
 		const sep = colon < 0 ? equals : equals < 0 ? colon : Math.min(colon, equals);
 		if (sep < 0) break;
 		i = sep + 1;
