@@ -3,6 +3,7 @@ import {
 	checkLength,
 	inRange,
 	LIMITS,
+	maskText,
 	TEXT_LIMITS,
 	parseMaskFields,
 	type Range,
@@ -87,6 +88,12 @@ function compensationOf(context: IExecuteFunctions): WriteSettings['compensation
 			"Set it to the URL that reverses this step; {{ $json.id }} takes the id from the step's saved response.",
 		);
 	const body = raw('compensationBody');
+	// The record keeps the template masked: a secret written into it would be sent as [masked].
+	if (maskText(url) !== url || (body && maskText(body) !== body))
+		throw new ConfigurationError(
+			'The compensating request carries a secret in its URL or body',
+			'Remove it: the store keeps no secrets, so Compensate would send [masked] in its place. A target that needs a credential is reversed by hand (Repair Plan) or by a workflow whose HTTP Request node uses an n8n credential.',
+		);
 	return {
 		kind: 'request',
 		method: context.getNodeParameter('compensationMethod', 0, 'DELETE') as string,

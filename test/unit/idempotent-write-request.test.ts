@@ -378,6 +378,36 @@ describe('the compensation of a step', () => {
 		expect(() => refuse(0)).toThrow('Item 0 has no repair plan');
 	});
 
+	it('a compensating request that carries a secret is refused before anything is sent', () => {
+		const request = { ...base, compensation: 'request', compensationMethod: 'DELETE' };
+		expect(() =>
+			readSettings(
+				context({
+					...request,
+					compensationUrl: 'https://crm.example.com/x/{{ $json.id }}?api_key=Kq7s3cr3t',
+				}),
+			),
+		).toThrow('The compensating request carries a secret in its URL or body');
+		expect(() =>
+			readSettings(
+				context({
+					...request,
+					compensationUrl: 'https://crm.example.com/x/{{ $json.id }}',
+					compensationBody: '{"password": "Kq7s3cr3t"}',
+				}),
+			),
+		).toThrow('The compensating request carries a secret in its URL or body');
+		expect(
+			readSettings(
+				context({
+					...request,
+					compensationUrl: 'https://crm.example.com/x/{{ $json.id }}',
+					compensationBody: '{"reason": "{{ $json.status }}"}',
+				}),
+			).compensation,
+		).toMatchObject({ kind: 'request' });
+	});
+
 	it('a compensation URL that is not http(s) is refused before anything is sent', () => {
 		expect(() =>
 			readSettings(context({ ...base, compensation: 'request', compensationUrl: '/undo' })),
