@@ -3,6 +3,7 @@ import {
 	HEADER_LINE_NAMES,
 	isSecretKey,
 	MASKED,
+	MAYBE_SECRET_NAME,
 	normaliseName,
 	type Rules,
 } from './rules';
@@ -25,6 +26,8 @@ const isNameChar = (c: number): boolean =>
 	c === 46; // .
 
 const MAX_NAME = 80;
+/** How far before its separator `nameBefore` reads: spaces, quotes, a name and the word before. */
+const NAME_REACH = 8 + 16 + 2 * (MAX_NAME + 1);
 
 /** The name before a separator at `sep`, read backwards: `"X-Api-Key"`, `api key`, `token`. */
 function nameBefore(text: string, sep: number): { single: string; pair: string } | undefined {
@@ -142,6 +145,13 @@ function maskPairs(text: string, rules: Rules): string {
 	// over the whole text, not one per step (a text of many `=` and no `:` was quadratic).
 	let colon = -2;
 	let equals = -2;
+	// Where the last word that can start a secret name ended: a separator far past it has no
+	// secret name before it, and is passed without reading its name (unless the user named
+	// fields of their own, which can be any word).
+	const stems = new RegExp(MAYBE_SECRET_NAME.source, 'gi');
+	let stemEnd = -Infinity;
+	let nextStem = stems.exec(text);
+	const anyName = rules.extra.size > 0;
 	while (i < text.length) {
 		if (colon !== -1 && colon < i) colon = text.indexOf(':', i);
 		if (equals !== -1 && equals < i) equals = text.indexOf('=', i);
@@ -149,6 +159,11 @@ function maskPairs(text: string, rules: Rules): string {
 		if (sep < 0) break;
 		i = sep + 1;
 		if (sep < copied) continue;
+		while (nextStem && nextStem.index < sep) {
+			stemEnd = nextStem.index + nextStem[0].length;
+			nextStem = stems.exec(text);
+		}
+		if (!anyName && sep - stemEnd > NAME_REACH) continue;
 		const name = nameBefore(text, sep);
 		if (!name) continue;
 		// Two words of prose ("the api key: …") count only when they end in a secret name.

@@ -176,7 +176,7 @@ export function rulesFor(extraFields: readonly string[] | undefined): Rules {
 }
 
 /** Nothing in a name without one of these can be a secret word: most names end here. */
-const MAYBE_SECRET_NAME = /pass|pwd|secret|token|key|auth|cookie|sig|credential/i;
+export const MAYBE_SECRET_NAME = /pass|pwd|secret|token|key|auth|cookie|sig|credential/i;
 
 /** Whether a normalised name ends in a secret name (`xauthtoken`, `dbpassword`). */
 export const endsInSecretName = (normalised: string): boolean =>
@@ -202,6 +202,9 @@ function decide(name: string, rules: Rules): boolean {
 
 /** Whether a field, header or parameter name (as written) is one whose value is masked. */
 export function isSecretKey(name: string, rules: Rules): boolean {
+	// Most names have no secret word at all: decided without normalising or caching them (free
+	// text brings a new "name" before every `=` and `:`).
+	if (rules.extra.size === 0 && !MAYBE_SECRET_NAME.test(name)) return false;
 	if (name.length > 200) return decide(name, rules);
 	let secret = rules.decided.get(name);
 	if (secret === undefined) {
