@@ -117,3 +117,66 @@ export function optionalInRange(
 	if (value === undefined || value === null || value === '') return undefined;
 	return inRange(value, range, itemIndex);
 }
+
+/**
+ * The longest text each identifier may be, in UTF-16 code units (`string.length`). These values
+ * are stored in indexed columns, and a btree index row holds at most 2,704 bytes: one longer text
+ * would fail the whole statement, and with it every item of the batch. A code unit takes at most
+ * three bytes in UTF-8, so the limits are chosen such that the widest index (the dead-letter
+ * daily rollup: workflow, step, owner and a 200-character reason) fits whatever the text is.
+ * Identifiers that come from the sender rather than the workflow's author (event IDs, entity
+ * keys, write keys) are not refused when longer: they are stored as a hash of themselves.
+ */
+export interface TextLimit {
+	/** The field as the node shows it, e.g. "Item Reference". */
+	label: string;
+	max: number;
+}
+
+export const TEXT_LIMITS = {
+	workflowId: { label: 'workflow ID', max: 128 },
+	executionId: { label: 'execution ID', max: 255 },
+	step: { label: 'Step', max: 200 },
+	owner: { label: 'Owner', max: 128 },
+	integration: { label: 'Integration', max: 128 },
+	/** A write's key as stored and sent; longer keys are sent and stored as their hash. */
+	idempotencyKey: { label: 'Idempotency Key', max: 255 },
+	itemReference: { label: 'Item Reference', max: 255 },
+	scope: { label: 'Scope', max: 255 },
+	consumer: { label: 'Consumer', max: 255 },
+	/** Longer event IDs (and entity keys) are stored as their hash. */
+	eventId: { label: 'Event ID', max: 255 },
+	/** An entity version is exact decimal text; Postgres numeric holds at most this many digits. */
+	entityVersion: { label: 'Entity Version', max: 1000 },
+	pauseName: { label: 'name', max: 255 },
+	heartbeatName: { label: 'Heartbeat name', max: 200 },
+	destination: { label: 'Destination', max: 128 },
+	orderingKey: { label: 'Ordering Key', max: 255 },
+} as const satisfies Record<string, TextLimit>;
+
+/**
+ * What is wrong with `value` as a text under `limit`, or undefined when it fits (or is not text:
+ * type checks are the caller's). Says how long it is and how long it may be.
+ */
+export function lengthProblem(value: unknown, limit: TextLimit): string | undefined {
+	if (typeof value !== 'string' || value.length <= limit.max) return undefined;
+	return `${limit.label} is ${value.length.toLocaleString('en-US')} characters long, more than the ${limit.max.toLocaleString('en-US')} it may have`;
+}
+
+/**
+ * Refuses a text longer than its limit before anything is written: an ItemError naming the item
+ * (with an index) or a ConfigurationError for a setting of the whole run. `hint` says what to
+ * do besides shortening it, e.g. "nothing was sent".
+ */
+export function checkLength(
+	value: unknown,
+	limit: TextLimit,
+	itemIndex?: number,
+	hint?: string,
+): void {
+	const problem = lengthProblem(value, limit);
+	if (problem === undefined) return;
+	const fix = `Shorten ${limit.label} to at most ${limit.max} characters${hint ? `; ${hint}` : '.'}`;
+	if (itemIndex === undefined) throw new ConfigurationError(problem, fix);
+	throw new ItemError(`Item ${itemIndex}: ${problem}`, itemIndex, fix);
+}

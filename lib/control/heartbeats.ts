@@ -1,6 +1,6 @@
 import { plainText } from '../describe';
 import { ConfigurationError, isReliabilityError } from '../errors';
-import { inRange, LIMITS } from '../limits';
+import { checkLength, inRange, LIMITS, TEXT_LIMITS } from '../limits';
 import { storableText } from '../store/storable';
 import type { Store } from '../store';
 import { nextCronTime, parseCron } from './cron';
@@ -118,8 +118,6 @@ function dueAfter(row: Pick<HeartbeatRow, 'cron' | 'period_seconds' | 'last_beat
 	return new Date(row.last_beat_at.getTime() + period * 1000);
 }
 
-const MAX_NAME = 200;
-
 /**
  * Records a beat (and the schedule it promises); returns the heartbeat's status after it. The
  * schedule is checked in full first, a cron by finding its next fire time, so a schedule that
@@ -132,11 +130,7 @@ export async function beat(store: Store, request: BeatRequest): Promise<Heartbea
 			'A heartbeat needs a name',
 			'Name it after the scheduled workflow, for example "nightly invoice import".',
 		);
-	if (name.length > MAX_NAME)
-		throw new ConfigurationError(
-			`Heartbeat name is ${name.length} characters long, more than ${MAX_NAME}`,
-			"Use a short name, for example the workflow's name.",
-		);
+	checkLength(name, TEXT_LIMITS.heartbeatName, undefined, "for example the workflow's name.");
 	if (request.cron !== undefined && request.cron !== null && typeof request.cron !== 'string')
 		throw new ConfigurationError(
 			`Heartbeat "${name}": Cron must be text`,

@@ -1,5 +1,6 @@
 import { describeValue, plainText } from '../describe';
 import { ReliabilityError } from '../errors';
+import { lengthProblem, TEXT_LIMITS } from '../limits';
 import { maskText } from '../masking';
 import { storableText } from '../store/storable';
 import { deleteInSlices, type Store } from '../store';
@@ -110,6 +111,15 @@ function checked(
 		throw new PauseChangeRefused(
 			`Pausing or resuming needs the ${String(scope)}'s name`,
 			`Set the ${String(scope)} name.`,
+		);
+	const tooLong = lengthProblem(checkedName, {
+		...TEXT_LIMITS.pauseName,
+		label: `The ${String(scope)} name`,
+	});
+	if (tooLong)
+		throw new PauseChangeRefused(
+			tooLong,
+			`Use the ${String(scope)}'s name as the nodes give it, at most ${TEXT_LIMITS.pauseName.max} characters.`,
 		);
 	const checkedActor = text(actor, 'the actor');
 	if (!checkedActor)

@@ -1,4 +1,5 @@
 export * from './park';
+export { checkParkRequest } from './validate';
 export * from './read';
 export * from './status';
 export * from './purge';

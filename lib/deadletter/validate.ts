@@ -1,6 +1,6 @@
 import { describeValue } from '../describe';
 import { ItemError } from '../errors';
-import { LIMITS, optionalInRange } from '../limits';
+import { checkLength, LIMITS, optionalInRange, TEXT_LIMITS } from '../limits';
 import { storableText } from '../store/storable';
 import type { ParkRequest } from './park';
 import type { DeadLetterStatus } from './statuses';
@@ -46,52 +46,69 @@ function optionalWhole(value: unknown, field: string, index: number, min = 0, ma
 	);
 }
 
+/**
+ * The texts a dead letter keeps in indexed columns (its identity, the open queue, the daily
+ * rollup): one too long fails the statement, and the park of every item with it.
+ */
+function checkParkTexts(request: ParkRequest, index: number): void {
+	const hint = 'nothing of this item was parked.';
+	checkLength(request.workflowId, TEXT_LIMITS.workflowId, index, hint);
+	checkLength(request.step, TEXT_LIMITS.step, index, hint);
+	checkLength(request.idempotencyKey, TEXT_LIMITS.idempotencyKey, index, hint);
+	checkLength(request.integration, TEXT_LIMITS.integration, index, hint);
+	checkLength(request.owner, TEXT_LIMITS.owner, index, hint);
+}
+
 export function checkParkRequests(requests: ParkRequest[]): void {
-	requests.forEach((request, index) => {
-		if (request === null || typeof request !== 'object')
-			throw new ItemError(`Item ${index} is not a park request`, index);
-		requiredText(request.workflowId, 'workflow ID', index);
-		requiredText(request.step, 'Step', index);
-		requiredText(request.errorClass, 'Error Class', index);
-		for (const [field, value] of [
-			['workflow name', request.workflowName],
-			['execution ID', request.executionId],
-			['Idempotency Key', request.idempotencyKey],
-			['run link', request.runLink],
-			['Integration', request.integration],
-			['error message', request.errorMessage],
-			['Already Happened', request.alreadyHappened],
-			['Business Impact', request.impact],
-			['Owner', request.owner],
-			['Severity', request.severity],
-		] as const)
-			optionalText(value, field, index);
-		optionalWhole(request.itemIndex, 'item index', index);
-		optionalWhole(request.attempts, 'attempts', index);
-		optionalWhole(request.errorStatus, 'HTTP status', index, 100, 999);
-		// An item is parked open: new, or held while its integration is paused. Closing it is a
-		// status change with who and why.
-		if (request.status !== undefined && !PARKED_STATUSES.includes(request.status))
-			throw new ItemError(
-				`Item ${index}: an item is parked as new or held, not as ${describeValue(request.status)}`,
-				index,
-				'Park it as new (or held), then change its status with an actor and a reason.',
-			);
-		if (
-			request.retryAfter !== undefined &&
-			!(
-				request.retryAfter instanceof Date &&
-				request.retryAfter.getTime() >= 0 &&
-				request.retryAfter.getTime() <= LATEST_DATE
-			)
+	requests.forEach(checkParkRequest);
+}
+
+/** One park request, as item `index`: an ItemError naming it and the field to fix. */
+export function checkParkRequest(request: ParkRequest, index: number): void {
+	if (request === null || typeof request !== 'object')
+		throw new ItemError(`Item ${index} is not a park request`, index);
+	requiredText(request.workflowId, 'workflow ID', index);
+	requiredText(request.step, 'Step', index);
+	requiredText(request.errorClass, 'Error Class', index);
+	for (const [field, value] of [
+		['workflow name', request.workflowName],
+		['execution ID', request.executionId],
+		['Idempotency Key', request.idempotencyKey],
+		['run link', request.runLink],
+		['Integration', request.integration],
+		['error message', request.errorMessage],
+		['Already Happened', request.alreadyHappened],
+		['Business Impact', request.impact],
+		['Owner', request.owner],
+		['Severity', request.severity],
+	] as const)
+		optionalText(value, field, index);
+	optionalWhole(request.itemIndex, 'item index', index);
+	optionalWhole(request.attempts, 'attempts', index);
+	optionalWhole(request.errorStatus, 'HTTP status', index, 100, 999);
+	// An item is parked open: new, or held while its integration is paused. Closing it is a
+	// status change with who and why.
+	if (request.status !== undefined && !PARKED_STATUSES.includes(request.status))
+		throw new ItemError(
+			`Item ${index}: an item is parked as new or held, not as ${describeValue(request.status)}`,
+			index,
+			'Park it as new (or held), then change its status with an actor and a reason.',
+		);
+	if (
+		request.retryAfter !== undefined &&
+		!(
+			request.retryAfter instanceof Date &&
+			request.retryAfter.getTime() >= 0 &&
+			request.retryAfter.getTime() <= LATEST_DATE
 		)
-			throw new ItemError(
-				`Item ${index}: the retry time is not a valid date (1970 to 9999)`,
-				index,
-				'Give the time it may be retried as a date, or leave it out.',
-			);
-		optionalInRange(request.retentionDays, LIMITS.retentionDays, index);
-	});
+	)
+		throw new ItemError(
+			`Item ${index}: the retry time is not a valid date (1970 to 9999)`,
+			index,
+			'Give the time it may be retried as a date, or leave it out.',
+		);
+	optionalInRange(request.retentionDays, LIMITS.retentionDays, index);
+	checkParkTexts(request, index);
 }
 
 /** Text for a column: NUL and unpaired surrogates replaced, empty stays null. */

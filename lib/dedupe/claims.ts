@@ -1,6 +1,7 @@
 import { ConfigurationError, ItemError } from '../errors';
 import { type Store, type Transaction } from '../store';
-import { checkedEventId } from './eventIds';
+import { checkLength, TEXT_LIMITS } from '../limits';
+import { checkedEntityKey, checkedEventId } from './eventIds';
 import { storableValue } from '../store/storable';
 import {
 	type ClaimContext,
@@ -34,6 +35,24 @@ function checkClaims(context: ClaimContext, requests: ClaimRequest[]): void {
 }
 
 /**
+ * The request as it is claimed: an entity key longer than 255 characters becomes its hash (it is
+ * part of an index's key, and only ever compared for equality), one the store would change is
+ * refused; a version is numeric, of bounded precision.
+ */
+function withStoredEntityKey(request: ClaimRequest): ClaimRequest {
+	checkLength(request.version, TEXT_LIMITS.entityVersion, request.index, 'nothing was claimed.');
+	if (request.entityKey === undefined) return request;
+	const checked = checkedEntityKey(request.entityKey);
+	if ('problem' in checked)
+		throw new ItemError(
+			`Item ${request.index} ${checked.problem}`,
+			request.index,
+			'Set Entity Key to the ID of the object the event is about. Nothing was claimed.',
+		);
+	return checked.key === request.entityKey ? request : { ...request, entityKey: checked.key };
+}
+
+/**
  * Claims a run's events: duplicates inside the batch are settled in memory, the rest in one
  * statement (plus one for entity versions when ordering is on), inside one transaction so an
  * event rejected as stale is never left claimed.
@@ -41,9 +60,10 @@ function checkClaims(context: ClaimContext, requests: ClaimRequest[]): void {
 export async function claimEvents(
 	store: Store,
 	context: ClaimContext,
-	requests: ClaimRequest[],
+	given: ClaimRequest[],
 ): Promise<ClaimResult[]> {
-	checkClaims(context, requests);
+	checkClaims(context, given);
+	const requests = given.map(withStoredEntityKey);
 	const results = new Map<number, ClaimResult>();
 	const firstByEvent = new Map<string, ClaimRequest>();
 	for (const request of requests) {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { TEXT_LIMITS } from '../limits';
 import { LONE_SURROGATE } from '../store/storable';
 
 /**
@@ -6,7 +7,7 @@ import { LONE_SURROGATE } from '../store/storable';
  * same "{}"), never with control characters; longer than MAX_EVENT_ID_LENGTH they are stored as
  * a hash of themselves, since a btree index row cannot hold a few kilobytes.
  */
-const MAX_EVENT_ID_LENGTH = 255;
+const MAX_EVENT_ID_LENGTH = TEXT_LIMITS.eventId.max;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function checkedEventId(value: unknown): { id: string } | { problem: string } {
@@ -29,8 +30,22 @@ export function checkedEventId(value: unknown): { id: string } | { problem: stri
 		return {
 			problem: `has an event ID that is not valid text (half of a surrogate pair at position ${lone.index})`,
 		};
-	if (text.length > MAX_EVENT_ID_LENGTH) {
-		return { id: `sha256:${createHash('sha256').update(text).digest('hex')}` };
-	}
+	if (text.length > MAX_EVENT_ID_LENGTH) return { id: hashed(text) };
 	return { id: text };
+}
+
+/** Text this long or longer is kept as its hash, the same text always as the same hash. */
+const hashed = (text: string): string =>
+	`sha256:${createHash('sha256').update(text).digest('hex')}`;
+
+/**
+ * An entity key as it is stored, by the rules of event IDs: never with control characters or
+ * half a surrogate pair, and longer than 255 characters as a hash of itself (it is part of an
+ * index's key, and only ever compared for equality).
+ */
+export function checkedEntityKey(key: string): { key: string } | { problem: string } {
+	const checked = checkedEventId(key);
+	if ('problem' in checked)
+		return { problem: checked.problem.replace('an event ID', 'an entity key') };
+	return { key: checked.id };
 }

@@ -9,7 +9,7 @@ import {
 } from '../deadletter';
 import { describeValue } from '../describe';
 import { OPEN_STATUSES } from '../deadletter/statuses';
-import { maskText } from '../masking';
+import { MASKED, maskText } from '../masking';
 import type { Store } from '../store';
 import { type CompensatingRequest, compensatingRequest } from './compensation';
 import { derivedKey, requestFingerprint } from './keys';
@@ -77,6 +77,23 @@ const excerpt = (body: unknown): string => {
 	return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 };
 
+/**
+ * The store keeps no secrets: a template or a saved response that held one holds `[masked]`
+ * instead, and a request built from it would send that to the target. Refused before sending.
+ */
+function refuseMaskedValues(request: CompensatingRequest): void {
+	const where = [
+		request.url.includes(MASKED) || request.url.includes(encodeURIComponent(MASKED))
+			? 'its URL'
+			: '',
+		JSON.stringify(request.body ?? '').includes(MASKED) ? 'its body' : '',
+	].filter(Boolean);
+	if (where.length > 0)
+		throw new Error(
+			`${where.join(' and ')} would carry a masked value (${MASKED}), since the store keeps no secrets; remove the secret from the step's Compensation URL and Body (a target that needs one is reversed by hand, or by a workflow whose HTTP Request node takes it from an n8n credential)`,
+		);
+}
+
 export async function compensateDeadLetter(
 	store: Store,
 	input: CompensateInput,
@@ -125,6 +142,7 @@ export async function compensateDeadLetter(
 		}
 		try {
 			request = compensatingRequest(step.compensation, saved);
+			refuseMaskedValues(request);
 		} catch (error) {
 			const message = `the compensation of ${step.step ?? step.key} cannot be built: ${error instanceof Error ? error.message : String(error)}`;
 			await appendEvidence(store, record.id, input.actor, message);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
+import { TEXT_LIMITS } from '../limits';
 import { LONE_SURROGATE } from '../store/storable';
 
 /**
@@ -58,7 +59,7 @@ export const requestFingerprint = (request: RequestShape): string => {
 };
 
 /** Keys longer than this are stored (and sent) as a hash of themselves, as Stripe caps keys at 255. */
-export const MAX_KEY_LENGTH = 255;
+export const MAX_KEY_LENGTH = TEXT_LIMITS.idempotencyKey.max;
 
 /** Control characters (NUL, newline, DEL...) cannot be part of a key. */
 const CONTROL = /[\u0000-\u001f\u007f]/;

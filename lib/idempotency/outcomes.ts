@@ -1,5 +1,6 @@
 import { maskText } from '../masking';
 import type { KeyRow } from './keyRow';
+import type { Compensation } from './compensation';
 import type { Held } from './lease';
 import { savedResponse } from './responses';
 import { itemRefOf, type RunState, type Settlement } from './runState';
@@ -116,16 +117,7 @@ export class ItemOutcomes {
 			outcome,
 			history: this.history,
 			item_ref: itemRefOf(this.request, this.context),
-			// A repair plan is text made from the item, masked like every text the store keeps; a
-			// compensating request is the template the workflow's author wrote, kept as written
-			// because Compensate sends it.
-			compensation:
-				this.request.compensation?.kind === 'manual'
-					? {
-							kind: 'manual',
-							plan: maskText(this.request.compensation.plan, this.context.maskFields),
-						}
-					: (this.request.compensation ?? null),
+			compensation: maskedCompensation(this.request.compensation, this.context.maskFields),
 		};
 	}
 
@@ -215,5 +207,25 @@ export function unsentFailure(request: WriteRequest, failure: Failure): WriteOut
 		attempts: 0,
 		durationMs: 0,
 		failure,
+	};
+}
+
+/**
+ * A step's compensation as its key record keeps it: masked like every text the store keeps, the
+ * repair plan (made from the item) and the request template alike. A template that loses a
+ * secret to the masking is refused when Compensate would send it.
+ */
+function maskedCompensation(
+	compensation: Compensation | undefined,
+	maskFields: string[] | undefined,
+): Compensation | null {
+	if (!compensation) return null;
+	if (compensation.kind === 'manual')
+		return { kind: 'manual', plan: maskText(compensation.plan, maskFields) };
+	return {
+		kind: 'request',
+		method: compensation.method,
+		url: maskText(compensation.url, maskFields),
+		...(compensation.body === undefined ? {} : { body: maskText(compensation.body, maskFields) }),
 	};
 }

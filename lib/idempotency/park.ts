@@ -1,4 +1,5 @@
 import { type ItemStep, type ParkRequest, parkItems } from '../deadletter';
+import { lengthProblem, TEXT_LIMITS } from '../limits';
 import type { Store } from '../store';
 import { storableValue } from '../store/storable';
 import type { Compensation } from './compensation';
@@ -27,7 +28,11 @@ export async function parkFailed(
 		executionId: context.executionId,
 		step: context.node,
 		itemIndex: request.index,
-		idempotencyKey: request.key || undefined,
+		// A key the run refused for its length is not the record's key: the payload identifies it.
+		idempotencyKey:
+			request.key && lengthProblem(request.key, TEXT_LIMITS.idempotencyKey) === undefined
+				? request.key
+				: undefined,
 		runLink: context.runLink,
 		integration: context.integration,
 		errorClass: outcome.failure!.class,

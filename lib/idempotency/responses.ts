@@ -46,6 +46,25 @@ function messageOf(answer: HttpAnswer): string {
 }
 
 /**
+ * Room kept after the saved size when a text body is cut before masking: a secret that starts
+ * before the cut is recognised whole if it ends within this, and a quoted value, a header line
+ * or a PEM block that runs past it is masked to the end of what is kept.
+ */
+const CUT_MARGIN = 64 * 1024;
+
+/**
+ * A text body is masked only as far as it is saved (plus the margin): masking megabytes that
+ * are then thrown away would hold the run. A JSON document is never cut first: it is masked
+ * as a structure, and a cut one could not be parsed.
+ */
+function cutBeforeMasking(body: string, maxChars: number): string {
+	if (body.length <= maxChars + CUT_MARGIN) return body;
+	const first = body.trimStart()[0];
+	if (first === '{' || first === '[') return body;
+	return body.slice(0, maxChars + CUT_MARGIN);
+}
+
+/**
  * The status, selected headers and body (up to `maxChars`) of a success, for replays, masked:
  * a token-issuing endpoint's answer is never stored as it came, and a replay returns it masked.
  */
@@ -60,19 +79,17 @@ export function savedResponse(
 		if (value !== undefined)
 			headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
 	}
-	const text = maskText(
-		storableText(
-			typeof answer.body === 'string'
-				? answer.body
-				: (JSON.stringify(maskValue(answer.body ?? null, maskFields)) ?? 'null'),
-		),
-		maskFields,
-	);
+	const raw =
+		typeof answer.body === 'string'
+			? cutBeforeMasking(answer.body, maxChars)
+			: (JSON.stringify(maskValue(answer.body ?? null, maskFields)) ?? 'null');
+	const text = maskText(storableText(raw), maskFields);
+	const cut = typeof answer.body === 'string' && raw.length < answer.body.length;
 	return {
 		response_status: answer.status,
 		response_headers: maskValue(headers, maskFields),
 		response_body: text.slice(0, maxChars),
-		response_truncated: text.length > maxChars,
+		response_truncated: cut || text.length > maxChars,
 	};
 }
 

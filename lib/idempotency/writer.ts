@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from '../errors';
 import { maskText } from '../masking';
-import { inRange, LIMITS } from '../limits';
+import { checkLength, inRange, lengthProblem, LIMITS, TEXT_LIMITS } from '../limits';
 import type { Store } from '../store';
 import { ItemWrite } from './attempts';
 import { BreakerStreak, recordBreaker } from './breaker';
@@ -40,6 +40,7 @@ export async function runWrites(
 ): Promise<WriteOutcome[]> {
 	inRange(context.retentionDays, LIMITS.retentionDays);
 	inRange(context.concurrency, LIMITS.concurrency);
+	checkWriteContext(context);
 	const release = store.hold();
 	const run = new Run(store, context, deps);
 	try {
@@ -50,6 +51,19 @@ export async function runWrites(
 		run.stop();
 		release();
 	}
+}
+
+/**
+ * The run's own texts go into indexed columns of every record and dead letter it writes: one too
+ * long would fail the statement for every item, after requests were sent. Refused before
+ * anything is claimed.
+ */
+function checkWriteContext(context: WriteContext): void {
+	checkLength(context.workflowId, TEXT_LIMITS.workflowId);
+	checkLength(context.executionId, TEXT_LIMITS.executionId);
+	checkLength(context.node, { ...TEXT_LIMITS.step, label: 'The node name' });
+	checkLength(context.integration, TEXT_LIMITS.integration);
+	checkLength(context.owner, TEXT_LIMITS.owner);
 }
 
 /** A run's items and what they share: the leases, the breaker's streak, the waves. */
@@ -87,9 +101,14 @@ class Run implements RunState {
 		for (const request of all) {
 			if (request.invalid !== undefined) continue;
 			const checked = checkedKey(request.key, false);
+			const tooLong =
+				lengthProblem(request.scope, TEXT_LIMITS.scope) ??
+				lengthProblem(request.itemRef, TEXT_LIMITS.itemReference);
 			if ('problem' in checked) request.invalid = `Item ${request.index}: ${checked.problem}`;
 			else if (checked.key !== request.key)
 				request.invalid = `Item ${request.index}: the idempotency key is longer than ${MAX_KEY_LENGTH} characters and was not hashed`;
+			else if (tooLong !== undefined)
+				request.invalid = `Item ${request.index}: ${tooLong}; nothing was claimed or sent`;
 		}
 		const invalid = new Map(
 			all

@@ -1,6 +1,6 @@
 import { storableText } from '../store/storable';
 import { maskFreeText } from './freeText';
-import { isSecretNormalised, MASKED, normaliseName, type Rules } from './rules';
+import { isSecretKey, MASKED, type Rules } from './rules';
 
 /**
  * Masking structures: values under secret names at any depth, n8n's `[{ name, value }]` lists,
@@ -108,10 +108,7 @@ export function walk(root: unknown, rules: Rules): { value: unknown; changed: bo
 			for (let i = 0; i < source.length; i++) {
 				const before = source[i - 1];
 				out[i] =
-					pairs &&
-					i % 2 === 1 &&
-					typeof before === 'string' &&
-					isSecretNormalised(normaliseName(before), rules)
+					pairs && i % 2 === 1 && typeof before === 'string' && isSecretKey(before, rules)
 						? masked()
 						: copyOf(source[i], frame);
 			}
@@ -121,16 +118,13 @@ export function walk(root: unknown, rules: Rules): { value: unknown; changed: bo
 		const out = target as Record<string, unknown>;
 		const pairName = PAIR_NAME_KEYS.map((k) => object[k]).find((v) => typeof v === 'string') as
 			string | undefined;
-		const pairSecret =
-			pairName !== undefined &&
-			'value' in object &&
-			isSecretNormalised(normaliseName(pairName), rules);
+		const pairSecret = pairName !== undefined && 'value' in object && isSecretKey(pairName, rules);
 		for (const key of Object.keys(object)) {
 			const child = object[key];
 			const outKey = maskString(key, rules);
 			if (outKey !== key) changed = true;
 			const value =
-				isSecretNormalised(normaliseName(key), rules) || (pairSecret && key === 'value')
+				isSecretKey(key, rules) || (pairSecret && key === 'value')
 					? masked()
 					: copyOf(child, frame);
 			// A "__proto__" key from JSON is data: define it, never set the copy's prototype.

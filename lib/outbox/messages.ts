@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ItemError } from '../errors';
+import { lengthProblem, TEXT_LIMITS } from '../limits';
 import { OUTBOX_METHODS, type OutboxMethod, type OutboxStatus } from './statuses';
 
 /** One message as a Write step hands it over: where it goes, what is sent, and its key. */
@@ -91,6 +92,13 @@ export function parseOutboxMessage(
 			itemIndex,
 			'Map the key to the business identity of the message (for example order:123:created), never to a time or a random value; nothing was written.',
 		);
+	// Destination, key and ordering key are indexed: one too long would fail the item's insert.
+	const tooLong =
+		lengthProblem(destination, TEXT_LIMITS.destination) ??
+		lengthProblem(idempotencyKey, TEXT_LIMITS.idempotencyKey) ??
+		lengthProblem(text(raw.orderingKey), TEXT_LIMITS.orderingKey);
+	if (tooLong)
+		throw new ItemError(`${which}: ${tooLong}`, itemIndex, 'Shorten it; nothing was written.');
 	const rawHeaders = jsonValue(raw.headers, 'headers', itemIndex) ?? {};
 	if (typeof rawHeaders !== 'object' || Array.isArray(rawHeaders))
 		throw new ItemError(

@@ -6,12 +6,14 @@ import type {
 	INodeExecutionData,
 } from 'n8n-workflow';
 import {
+	checkLength,
 	type Compensation,
 	inRange,
 	LIMITS,
 	headerValue,
 	ItemError,
 	requestFingerprint,
+	TEXT_LIMITS,
 	type WriteRequest,
 } from '../../lib';
 import { itemValueReader } from '../shared/itemValues';
@@ -75,6 +77,18 @@ export async function requestBuilder(
 		return { kind: 'manual', plan };
 	};
 
+	/** The business item this write is a step of, checked: it is stored in an indexed column. */
+	const itemRefOf = (index: number): string | undefined => {
+		const ref = text((read.itemReference(index) as IDataObject)?.itemReference) || undefined;
+		checkLength(
+			ref,
+			TEXT_LIMITS.itemReference,
+			index,
+			'a business ID such as the order number is enough. Nothing was claimed or sent.',
+		);
+		return ref;
+	};
+
 	/** One item's request, or an ItemError saying what to fix. */
 	return (index: number): PreparedRequest => {
 		const url = text(read.url(index));
@@ -120,7 +134,7 @@ export async function requestBuilder(
 			payload: items[index].json,
 			options,
 			lookupUrl: read.lookupUrl ? text(read.lookupUrl(index)) || undefined : undefined,
-			itemRef: text((read.itemReference(index) as IDataObject)?.itemReference) || undefined,
+			itemRef: itemRefOf(index),
 			compensation: compensationOf(index),
 		};
 	};

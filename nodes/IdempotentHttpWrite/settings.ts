@@ -1,7 +1,10 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import {
+	checkLength,
 	inRange,
 	LIMITS,
+	maskText,
+	TEXT_LIMITS,
 	parseMaskFields,
 	type Range,
 	ConfigurationError,
@@ -92,6 +95,12 @@ function compensationOf(context: IExecuteFunctions): WriteSettings['compensation
 			"Set it to the URL that reverses this step; {{ $json.id }} takes the id from the step's saved response.",
 		);
 	const body = raw('compensationBody');
+	// The record keeps the template masked: a secret written into it would be sent as [masked].
+	if (maskText(url) !== url || (body && maskText(body) !== body))
+		throw new ConfigurationError(
+			'The compensating request carries a secret in its URL or body',
+			'Remove it: the store keeps no secrets, so Compensate would send [masked] in its place. A target that needs a credential is reversed by hand (Repair Plan) or by a workflow whose HTTP Request node uses an n8n credential.',
+		);
 	return {
 		kind: 'request',
 		method: context.getNodeParameter('compensationMethod', 0, 'DELETE') as string,
@@ -124,6 +133,11 @@ function scopeOf(
 	return { scope, adoptScope: { from: `${workflow}:${node.name}`, to: scope } };
 }
 
+function checkedOwner(owner: string | undefined): string | undefined {
+	checkLength(owner, TEXT_LIMITS.owner);
+	return owner;
+}
+
 export function readSettings(context: IExecuteFunctions): WriteSettings {
 	const node = context.getNode();
 	const workflow = context.getWorkflow();
@@ -138,6 +152,10 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 		);
 	}
 	const integration = text(context.getNodeParameter('integration', 0, '')) || undefined;
+	// Stored in indexed columns of every key record and dead letter: refused before anything runs.
+	checkLength(node.name, { ...TEXT_LIMITS.step, label: 'The node name' });
+	checkLength(integration, TEXT_LIMITS.integration);
+	checkLength(text(idempotency.scope), TEXT_LIMITS.scope);
 	const choice = context.getNodeParameter('onUnknown', 0, 'auto') as string;
 	const onUnknown: UnknownOutcomeStrategy =
 		choice === 'auto'
@@ -171,7 +189,7 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 				: undefined,
 		onFailure,
 		park: {
-			owner: text(parkOptions.owner) || undefined,
+			owner: checkedOwner(text(parkOptions.owner) || undefined),
 			impact: text(parkOptions.impact) || undefined,
 			alreadyHappened: text(parkOptions.alreadyHappened) || undefined,
 		},

@@ -370,6 +370,58 @@ describe('Compensate', () => {
 		expect(target.effectsOf('/long-undo')[0].key).toBe(done.sent[0].key);
 	});
 
+	it('a request template is kept masked, and one that would send a masked value is refused, nothing sent', async () => {
+		for (const path of ['/prospects', '/offers', '/alert', '/prospects-undo', '/offers-undo'])
+			target.route(path);
+		target.script('/alert', { status: 422, body: { message: 'no channel' } });
+		const SECRET = 'Kx9ApiSecret4Zq';
+		const lead = await step(
+			'exec-masked',
+			'Create Lead',
+			'/prospects',
+			{ name: 'Bo' },
+			{
+				kind: 'request',
+				method: 'DELETE',
+				url: `${target.url('/prospects-undo')}?id={{ $json.id }}&api_key=${SECRET}`,
+			},
+		);
+		const quote = await step(
+			'exec-masked',
+			'Create Quote',
+			'/offers',
+			{ amount: 1 },
+			{
+				kind: 'request',
+				method: 'POST',
+				url: target.url('/offers-undo'),
+				body: `{"quote": "{{ $json.id }}", "password": "${SECRET}"}`,
+			},
+		);
+		const notify = await step('exec-masked', 'Notify', '/alert', { to: 'bo' });
+		expect([lead.ok, quote.ok, notify.ok]).toEqual([true, true, false]);
+
+		const rows = await adminQuery<{ compensation: unknown }>(
+			`SELECT compensation FROM "${schema}".idempotency_keys WHERE key IN ('ana:/prospects', 'ana:/offers')`,
+		);
+		expect(rows).toHaveLength(2);
+		expect(JSON.stringify(rows)).not.toContain(SECRET);
+
+		const result = await compensateDeadLetter(
+			store,
+			{ id: notify.failure!.deadLetterId!, actor: 'ops@example.com', executionId: 'console-m' },
+			deps,
+		);
+		expect(result.result).toBe('failed');
+		expect(result.failure?.message).toMatch(
+			/^the compensation of Create Quote cannot be built: its body would carry a masked value \(\[masked\]\)/,
+		);
+		expect(target.requestsTo('/offers-undo')).toHaveLength(0);
+		expect(target.requestsTo('/prospects-undo')).toHaveLength(0);
+		const [record] = await getDeadLetters(store, [notify.failure!.deadLetterId!]);
+		expect(record.status).not.toBe('compensated');
+	});
+
 	it('a repair plan made from the item is kept masked, like every text the store keeps', async () => {
 		// Found by check:fuzz: the plan went into the key record verbatim.
 		target.route('/plan', { honoursKey: true });

@@ -358,6 +358,17 @@ describe('the compensation of a step', () => {
 		expect(request.itemRef).toBe('order-9');
 	});
 
+	it('an Item Reference longer than 255 characters fails its item, named, before anything is sent', async () => {
+		const ctx = context({ ...base, idempotency: { itemReference: 'r'.repeat(256) } });
+		const build = await requestBuilder(ctx, [invoice('inv-1')], readSettings(ctx));
+		expect(() => build(0)).toThrow(
+			expect.objectContaining({
+				itemIndex: 0,
+				message: 'Item 0: Item Reference is 256 characters long, more than the 255 it may have',
+			}),
+		);
+	});
+
 	it('a manual plan is read per item, and an empty one names the item', async () => {
 		const ctx = context({ ...base, compensation: 'manual', compensationPlan: 'refund by hand' });
 		const build = await requestBuilder(ctx, [invoice('inv-1')], readSettings(ctx));
@@ -365,6 +376,36 @@ describe('the compensation of a step', () => {
 		const empty = context({ ...base, compensation: 'manual', compensationPlan: '' });
 		const refuse = await requestBuilder(empty, [invoice('inv-1')], readSettings(empty));
 		expect(() => refuse(0)).toThrow('Item 0 has no repair plan');
+	});
+
+	it('a compensating request that carries a secret is refused before anything is sent', () => {
+		const request = { ...base, compensation: 'request', compensationMethod: 'DELETE' };
+		expect(() =>
+			readSettings(
+				context({
+					...request,
+					compensationUrl: 'https://crm.example.com/x/{{ $json.id }}?api_key=Kq7s3cr3t',
+				}),
+			),
+		).toThrow('The compensating request carries a secret in its URL or body');
+		expect(() =>
+			readSettings(
+				context({
+					...request,
+					compensationUrl: 'https://crm.example.com/x/{{ $json.id }}',
+					compensationBody: '{"password": "Kq7s3cr3t"}',
+				}),
+			),
+		).toThrow('The compensating request carries a secret in its URL or body');
+		expect(
+			readSettings(
+				context({
+					...request,
+					compensationUrl: 'https://crm.example.com/x/{{ $json.id }}',
+					compensationBody: '{"reason": "{{ $json.status }}"}',
+				}),
+			).compensation,
+		).toMatchObject({ kind: 'request' });
 	});
 
 	it('a compensation URL that is not http(s) is refused before anything is sent', () => {

@@ -1,5 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { LIMITS, optionalInRange, parseMaskFields, type ParkRequest } from '../../../lib';
+import {
+	checkParkRequest,
+	LIMITS,
+	optionalInRange,
+	parseMaskFields,
+	type ParkRequest,
+} from '../../../lib';
 import { itemValueReader } from '../../shared/itemValues';
 import { sourceVersionOf } from '../../shared/sourceVersion';
 import { toNodeError } from '../../shared/store';
@@ -100,6 +106,8 @@ export function parkRequestsOf(
 					text(itemOptions.sourceVersion) ??
 					(failedWorkflowId && failedWorkflowId !== workflow.id ? undefined : fingerprint),
 			};
+			// Checked here, per item: one bad item must not fail the park of the others.
+			checkParkRequest(request, index);
 			requestOf.set(index, requests.push(request) - 1);
 		} catch (error) {
 			if (!context.continueOnFail()) throw toNodeError(context, error, index);

@@ -1,9 +1,12 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import {
+	checkedEntityKey,
 	checkedEventId,
+	checkLength,
 	type ClaimRequest,
 	ItemError,
 	maskValue,
+	TEXT_LIMITS,
 	toVersion,
 	validateItem,
 } from '../../../lib';
@@ -76,12 +79,21 @@ export async function claimRequestsOf(
 			}
 			const request: ClaimRequest = { index, eventId: checked.id, ...kept(index) };
 			if (checkOrder) {
-				request.entityKey = requiredText(
-					entityKeyOf!,
-					'entity key',
-					index,
-					'Set Entity Key to the ID of the object the event is about.',
+				const entity = checkedEntityKey(
+					requiredText(
+						entityKeyOf!,
+						'entity key',
+						index,
+						'Set Entity Key to the ID of the object the event is about.',
+					),
 				);
+				if ('problem' in entity)
+					throw new ItemError(
+						`Item ${index} ${entity.problem}`,
+						index,
+						'Set Entity Key to the ID of the object the event is about, as text or a number.',
+					);
+				request.entityKey = entity.key;
 				const raw = versionOf!(index);
 				const version = toVersion(raw);
 				if (version === undefined) {
@@ -91,6 +103,7 @@ export async function claimRequestsOf(
 						"Set Entity Version to the object's version number or updated-at date.",
 					);
 				}
+				checkLength(version, TEXT_LIMITS.entityVersion, index, 'the item was not claimed.');
 				request.version = version;
 			}
 			claims.requests.push(request);

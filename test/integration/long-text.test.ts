@@ -1,0 +1,274 @@
+import { randomBytes } from 'node:crypto';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { claimEvents, ClaimMode } from '../../lib/dedupe';
+import {
+	DEFAULT_POLICY,
+	requestFingerprint,
+	runWrites,
+	type SendResult,
+	type WriteContext,
+	type WriteRequest,
+} from '../../lib/idempotency';
+import { execute as claim } from '../../nodes/EventDedupe/actions/claim.operation';
+import { execute as park } from '../../nodes/DeadLetterPark/actions/park.operation';
+import { adminQuery, credentialData, testStore } from '../helpers/store';
+
+/**
+ * Text that does not compress, longer than a btree index row can hold (2,704 bytes): one such
+ * value in an indexed column fails the whole statement, and with it every item of the batch.
+ * Each long value must end its own item (or be stored as its hash), never the others'.
+ */
+const { store, schema, cleanup } = testStore('long_text');
+afterAll(cleanup);
+
+/** Random text: pglz finds nothing to compress in it, as in a real token or blob. */
+const incompressible = (chars: number): string =>
+	randomBytes(chars).toString('base64').slice(0, chars);
+
+describe('a write with one long text', () => {
+	let execution = 0;
+	const context = (): WriteContext => ({
+		workflowId: 'wf-long',
+		executionId: `exec-long-${++execution}`,
+		node: 'Create Order',
+		retentionDays: 30,
+		policy: { ...DEFAULT_POLICY, baseDelayMs: 10, maxDelayMs: 20, deadlineMs: 5_000 },
+		onUnknown: 'retry',
+		concurrency: 4,
+		maxSavedBodyChars: 65_536,
+		park: true,
+	});
+	const write = (key: string, index: number, itemRef?: string): WriteRequest => ({
+		index,
+		scope: 'shop',
+		key,
+		fingerprint: requestFingerprint({ method: 'POST', url: '/orders', body: { key } }),
+		payload: { key },
+		itemRef,
+	});
+	const sender = () => {
+		const sent: string[] = [];
+		const send = async (request: WriteRequest): Promise<SendResult> => {
+			sent.push(request.key);
+			return { kind: 'response', answer: { status: 201, headers: {}, body: { id: request.key } } };
+		};
+		return { sent, send };
+	};
+	const records = (prefix: string) =>
+		adminQuery<{ key: string; status: string }>(
+			`SELECT key, status FROM "${schema}".idempotency_keys WHERE key LIKE $1 ORDER BY key`,
+			[`${prefix}%`],
+		);
+
+	it('a long Item Reference refuses its own item before anything is sent, and the others succeed', async () => {
+		const { sent, send } = sender();
+		const outcomes = await runWrites(
+			store,
+			context(),
+			[
+				write('ref-a', 0, 'order-1'),
+				write('ref-b', 1, incompressible(4_000)),
+				write('ref-c', 2, 'order-3'),
+			],
+			{ send },
+		);
+		expect(outcomes.map((o) => o.ok)).toEqual([true, false, true]);
+		expect(outcomes[1].failure).toMatchObject({
+			class: 'invalid',
+			message: expect.stringMatching(
+				/^Item 1: Item Reference is 4,000 characters long, more than the 255 it may have/,
+			),
+		});
+		expect(sent.sort()).toEqual(['ref-a', 'ref-c']);
+		expect(await records('ref-')).toEqual([
+			{ key: 'ref-a', status: 'succeeded' },
+			{ key: 'ref-c', status: 'succeeded' },
+		]);
+		const letters = await adminQuery<{ item_index: number; error_class: string }>(
+			`SELECT item_index, error_class FROM "${schema}".dead_letters WHERE execution_id = $1`,
+			[`exec-long-${execution}`],
+		);
+		expect(letters).toEqual([{ item_index: 1, error_class: 'invalid' }]);
+	});
+
+	it('a long key given to the engine unhashed ends its own item, parked without it, and the others keep their outputs', async () => {
+		const { sent, send } = sender();
+		const outcomes = await runWrites(
+			store,
+			context(),
+			[write('raw-a', 0), write(`raw-${incompressible(3_000)}`, 1), write('raw-c', 2)],
+			{ send },
+		);
+		expect(outcomes.map((o) => o.ok)).toEqual([true, false, true]);
+		expect(outcomes[1].failure?.message).toMatch(
+			/^Item 1: the idempotency key is longer than 255 characters/,
+		);
+		expect(sent.sort()).toEqual(['raw-a', 'raw-c']);
+		expect((await records('raw-')).map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+		const letters = await adminQuery<{ item_index: number; idempotency_key: string | null }>(
+			`SELECT item_index, idempotency_key FROM "${schema}".dead_letters WHERE execution_id = $1`,
+			[`exec-long-${execution}`],
+		);
+		expect(letters).toEqual([{ item_index: 1, idempotency_key: null }]);
+	});
+});
+
+/** n8n's IExecuteFunctions as far as these nodes use it. */
+function nodeContext(
+	name: string,
+	parameters: Record<string, unknown>,
+	items: INodeExecutionData[],
+	continueOnFail: boolean,
+): IExecuteFunctions {
+	const node = { id: 'n1', name, type: 'test', typeVersion: 1, position: [0, 0], parameters };
+	return {
+		getNode: () => node,
+		getInputData: () => items,
+		getWorkflow: () => ({ id: 'wf-long-node', name: 'Long text', active: false }),
+		getExecutionId: () => 'exec-long-node',
+		getInstanceBaseUrl: () => 'http://localhost:5678/',
+		getInputSourceData: () => ({ previousNode: 'Post Order' }),
+		getCredentials: async () => credentialData(schema),
+		continueOnFail: () => continueOnFail,
+		getNodeParameter: (key: string, _index: number, fallback?: unknown) =>
+			parameters[key] === undefined ? fallback : parameters[key],
+	} as unknown as IExecuteFunctions;
+}
+
+describe('a park with one long text', () => {
+	const letters = (workflowId: string) =>
+		adminQuery<{ item_index: number; idempotency_key: string | null; step: string }>(
+			`SELECT item_index, idempotency_key, step FROM "${schema}".dead_letters
+			 WHERE workflow_id = $1 ORDER BY item_index`,
+			[workflowId],
+		);
+
+	it('a long Idempotency Key refuses its own item, naming it, and the other item is parked', async () => {
+		const items: INodeExecutionData[] = [
+			{ json: { key: 'order-1:create' } },
+			{ json: { key: incompressible(3_000) } },
+		];
+		const parameters = {
+			idempotencyKey: '={{ $json.key }}',
+			parkOptions: { workflowId: 'wf-park-key' },
+		};
+		const [out] = await park.call(nodeContext('Park', parameters, items, true), store, items);
+		expect(out[0].json._deadLetter).toMatchObject({ status: 'new' });
+		expect(out[1]).toMatchObject({
+			json: {
+				error: expect.stringMatching(
+					/^Item 1: Idempotency Key is 3,000 characters long, more than the 255 it may have$/,
+				),
+				itemIndex: 1,
+			},
+			pairedItem: { item: 1 },
+		});
+		expect(await letters('wf-park-key')).toEqual([
+			{ item_index: 0, idempotency_key: 'order-1:create', step: 'Post Order' },
+		]);
+	});
+
+	it('a long Step refuses its own item, naming it, and the other item is parked', async () => {
+		const items: INodeExecutionData[] = [
+			{ json: { step: 'Post Order' } },
+			{ json: { step: incompressible(3_000) } },
+		];
+		const parameters = {
+			step: '={{ $json.step }}',
+			parkOptions: { workflowId: 'wf-park-step' },
+		};
+		const [out] = await park.call(nodeContext('Park', parameters, items, true), store, items);
+		expect(out[1].json.error).toMatch(/^Item 1: Step is 3,000 characters long/);
+		expect(await letters('wf-park-step')).toEqual([
+			{ item_index: 0, idempotency_key: null, step: 'Post Order' },
+		]);
+	});
+
+	it('without Continue On Fail the run fails on the long item, naming it, before anything is parked', async () => {
+		const items: INodeExecutionData[] = [
+			{ json: { step: 'Post Order' } },
+			{ json: { step: incompressible(3_000) } },
+		];
+		const parameters = { step: '={{ $json.step }}', parkOptions: { workflowId: 'wf-park-fail' } };
+		await expect(
+			park.call(nodeContext('Park', parameters, items, false), store, items),
+		).rejects.toMatchObject({
+			message: expect.stringMatching(/^Item 1: Step is 3,000 characters long/),
+			context: { itemIndex: 1 },
+		});
+		expect(await letters('wf-park-fail')).toEqual([]);
+	});
+});
+
+describe('a claim with one long Entity Key', () => {
+	const versions = (consumer: string) =>
+		adminQuery<{ entity_key: string; version: string }>(
+			`SELECT entity_key, version::text FROM "${schema}".entity_versions
+			 WHERE consumer = $1 ORDER BY entity_key`,
+			[consumer],
+		);
+
+	it('is stored as its hash, the same entity every time, and its batch is claimed', async () => {
+		const entity = incompressible(3_000);
+		const items: INodeExecutionData[] = [
+			{ json: { id: 'evt-1', entity: 'customer-1', version: 1 } },
+			{ json: { id: 'evt-2', entity, version: 2 } },
+		];
+		const parameters = {
+			operation: 'claim',
+			consumer: 'long-entity',
+			eventId: '={{ $json.id }}',
+			checkOrder: true,
+			entityKey: '={{ $json.entity }}',
+			entityVersion: '={{ $json.version }}',
+		};
+		const [fresh] = await claim.call(nodeContext('Dedupe', parameters, items, false), store, items);
+		expect(fresh.map((i) => i.json.id)).toEqual(['evt-1', 'evt-2']);
+		const stored = await versions('long-entity');
+		expect(stored).toHaveLength(2);
+		expect(stored.map((r) => r.entity_key)).toContain('customer-1');
+		expect(stored.find((r) => r.entity_key !== 'customer-1')).toEqual({
+			entity_key: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+			version: '2',
+		});
+
+		// An older version of the same long entity, straight to the engine: stale against the hash.
+		const [older] = await claimEvents(
+			store,
+			{
+				consumer: 'long-entity',
+				executionId: 'exec-long-engine',
+				mode: ClaimMode.doneAtClaim,
+				leaseSeconds: 60,
+				retentionDays: 30,
+			},
+			[{ index: 0, eventId: 'evt-3', entityKey: entity, version: '1' }],
+		);
+		expect(older).toMatchObject({ outcome: 'stale', lastVersion: '2' });
+	});
+
+	it('with a control character is refused on its own item, naming it, and the others are claimed', async () => {
+		const items: INodeExecutionData[] = [
+			{ json: { id: 'evt-c1', entity: 'customer-1', version: 1 } },
+			{ json: { id: 'evt-c2', entity: `customer\u0000${incompressible(3_000)}`, version: 1 } },
+		];
+		const parameters = {
+			operation: 'claim',
+			consumer: 'control-entity',
+			eventId: '={{ $json.id }}',
+			checkOrder: true,
+			entityKey: '={{ $json.entity }}',
+			entityVersion: '={{ $json.version }}',
+		};
+		const [fresh, , , invalid] = await claim.call(
+			nodeContext('Dedupe', parameters, items, true),
+			store,
+			items,
+		);
+		expect(fresh.map((i) => i.json.id)).toEqual(['evt-c1']);
+		expect(invalid.map((i) => [i.pairedItem, i.json.error])).toEqual([
+			[{ item: 1 }, 'Item 1 has an entity key with a control character (U+0000) at position 8'],
+		]);
+		expect((await versions('control-entity')).map((r) => r.entity_key)).toEqual(['customer-1']);
+	});
+});
