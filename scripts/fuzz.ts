@@ -12,12 +12,16 @@
  * the store's invariants (audit trail, pauses, heartbeats) must hold when read back.
  *
  * `--inputs N` (default 1000), `--seed S`, `--ops park,console,…` (only those operations),
+ * `--keep DIR` (where a failing input is kept as a file; test/artifacts/fuzz by default),
  * `--no-strict-writes` (leaves NUL, unpaired surrogates and hostile text out of write keys,
  * event IDs and the fake target's answers) and `--no-writer-canaries` (the fake target answers
  * without canaries), to narrow a failure down. A failure prints the shrunk input and
  * the seed to run it again; the last line is always the JSON summary.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { Client } from 'pg';
@@ -55,13 +59,15 @@ export interface FuzzOptions {
 	writerCanaries?: boolean;
 	/** Keys, event IDs and target answers with NUL, unpaired surrogates and over-long text. On by default. */
 	strictWrites?: boolean;
+	/** Where a failing input is kept as a file (the seed, the path, the input, the reason). */
+	regressionDir?: string;
 	/** Only these operations (OPERATIONS names); all by default. */
 	only?: string[];
 	log?: (line: string) => void;
 }
 
 export interface FuzzFailure {
-	kind: 'crash' | 'unescaped' | 'leak' | 'invariant';
+	kind: 'crash' | 'unescaped' | 'leak' | 'invariant' | 'slow' | 'overmasked';
 	detail: string;
 }
 
@@ -72,6 +78,12 @@ export interface FuzzResult {
 	crashes: number;
 	unescaped: number;
 	leaks: number;
+	/** Inputs that took longer than their time budget (super-linear work is a finding). */
+	slow: number;
+	/** Ordinary payloads (ids, hashes, UUIDs, base64) that masking changed. */
+	overmasked: number;
+	/** Where the failing input was kept, to run again. */
+	regressionFile?: string;
 	/** The shrunk input that failed, as JSON (long strings cut), and why. */
 	failure?: { input: string; path?: string; reason: string };
 }
@@ -83,6 +95,23 @@ class FuzzFinding extends Error {
 }
 
 const PER_INPUT_TIMEOUT_MS = 30_000;
+
+/**
+ * Each input's time budget: a fixed part for its round trips to Postgres, and 50 ms per 100 KB
+ * of input, so work that grows faster than the input (quadratic masking took 13 s for 4 MB)
+ * is a finding even when it ends.
+ */
+const BUDGET_BASE_MS = 3_000;
+const BUDGET_MS_PER_100_KB = 50;
+
+/** An input's size in characters, as JSON (a structure too deep to write counts as none). */
+function sizeOf(value: unknown): number {
+	try {
+		return JSON.stringify(value)?.length ?? 0;
+	} catch {
+		return 0;
+	}
+}
 
 // ---------------------------------------------------------------------------------------------
 // What the inputs are made of
@@ -119,9 +148,47 @@ const HOSTILE_TEXT = [
 	'{"a":',
 ];
 
+/**
+ * Random text of 1 to 64 KB that does not compress: a btree index row holds about 2.7 KB, and
+ * Postgres compresses a value before it checks, so `'a'.repeat(10_000)` fits where a token of
+ * that length does not. Made from a seed the run draws, so a failure replays.
+ */
+const longText = (): fc.Arbitrary<string> =>
+	fc
+		.tuple(fc.integer({ min: 1024, max: 64 * 1024 }), fc.integer())
+		.map(([length, seed]) => incompressible(length, seed));
+
+const TEXT_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_.~:;=&% ';
+function incompressible(length: number, seed: number): string {
+	let state = seed | 0 || 1;
+	const bytes = Buffer.allocUnsafe(length);
+	for (let i = 0; i < length; i++) {
+		// xorshift32: cheap, and nothing pglz can find repeated in it.
+		state ^= state << 13;
+		state ^= state >>> 17;
+		state ^= state << 5;
+		bytes[i] = TEXT_CHARS.charCodeAt((state >>> 0) % TEXT_CHARS.length);
+	}
+	return bytes.toString('latin1');
+}
+
+/**
+ * A CSV- or log-like text of 1 to 4 MB with one kind of separator (`=` or `:`) and not the
+ * other: the shape that made masking quadratic.
+ */
+const bigSeparatedText = (): fc.Arbitrary<string> =>
+	fc
+		.tuple(fc.integer({ min: 1, max: 4 }), fc.integer(), fc.constantFrom('=', ':'))
+		.map(([megabytes, seed, separator]) =>
+			incompressible(megabytes * 1_000_000, seed)
+				.replace(/[:=]/g, ',')
+				.replace(/[%&;~._-]/g, separator),
+		);
+
 const hostileText = (): fc.Arbitrary<string> =>
 	fc.oneof(
 		{ weight: 3, arbitrary: fc.constantFrom(...HOSTILE_TEXT) },
+		{ weight: 1, arbitrary: longText() },
 		{ weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
 		{ weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 40 }) },
 		{
@@ -178,21 +245,109 @@ const deep = (depth: number, leaf: unknown): unknown => {
 // ---------------------------------------------------------------------------------------------
 // Canary secrets, planted where secrets sit
 
-const SECRET_NAMES = [
-	'Authorization',
+/**
+ * Realistic secret names, from public secret scanners' rule names and common API fields, each
+ * written in every case and separator style (`aws_secret_access_key`, `AWS_SECRET_ACCESS_KEY`,
+ * `awsSecretAccessKey`, `AwsSecretAccessKey`, `aws-secret-access-key`, `Aws-Secret-Access-Key`,
+ * `aws.secret.access.key`): several hundred names.
+ */
+const SECRET_NAME_WORDS = [
 	'authorization',
-	'Cookie',
-	'set-cookie',
-	'X-API-Key',
-	'apiKey',
-	'api_key',
-	'password',
-	'clientSecret',
-	'access_token',
-	'refreshToken',
+	'proxy authorization',
+	'cookie',
+	'set cookie',
+	'x api key',
+	'api key',
+	'api secret',
+	'api secret key',
+	'secret',
+	'secret key',
+	'client secret',
+	'app secret',
+	'consumer secret',
+	'webhook secret',
+	'jwt secret',
+	'hmac secret',
+	'totp secret',
 	'token',
-	'Proxy-Authorization',
+	'access token',
+	'refresh token',
+	'id token',
+	'auth token',
+	'session token',
+	'bearer token',
+	'oauth token',
+	'oauth token secret',
+	'github token',
+	'slack bot token',
+	'twilio auth token',
+	'aws session token',
+	'password',
+	'passwd',
+	'pwd',
+	'passphrase',
+	'db password',
+	'smtp password',
+	'ldap bind password',
+	'postgres password',
+	'mysql root password',
+	'redis password',
+	'admin password',
+	'private key',
+	'private key pem',
+	'ssh private key',
+	'aws secret access key',
+	'secret access key',
+	'account key',
+	'storage account key',
+	'shared access key',
+	'signing key',
+	'encryption key',
+	'master key',
+	'stripe secret key',
+	'sendgrid api key',
+	'openai api key',
+	'google api key',
+	'credentials',
+	'basic auth',
+	'sig',
 ];
+const styled = (words: string[]): string[] => {
+	const title = (w: string) => w[0].toUpperCase() + w.slice(1);
+	return [
+		words.join('_'),
+		words.join('_').toUpperCase(),
+		words[0] + words.slice(1).map(title).join(''),
+		words.map(title).join(''),
+		words.join('-'),
+		words.map(title).join('-'),
+		words.join('.'),
+	];
+};
+const SECRET_NAMES = [...new Set(SECRET_NAME_WORDS.flatMap((name) => styled(name.split(' '))))];
+
+/** A canary shaped like a credential of a well-known form, to be masked whatever its name. */
+const shapedSecret = (canary: string): fc.Arbitrary<string> =>
+	fc.constantFrom(
+		`-----BEGIN RSA PRIVATE KEY-----\nMIIEow${canary}\n-----END RSA PRIVATE KEY-----`,
+		`-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl${canary}`,
+		`eyJhbGciOiJIUzI1NiJ9.eyJzdWIi${canary}.c2ln`,
+		`https://app:${canary}@db.internal:5432/app`,
+		`Server=db;Database=app;User Id=sa;Password=${canary};`,
+		`Driver={ODBC};Uid=sa;Pwd=${canary};`,
+		`DefaultEndpointsProtocol=https;AccountName=shop;AccountKey=${canary}==;EndpointSuffix=core.windows.net`,
+		`https://shop.blob.core.windows.net/c/f?sv=2022-11-02&se=2030&sig=${canary}%3D`,
+		`ghp_${canary}${canary}`,
+		`github_pat_11AB_${canary}${canary}`,
+		`xoxb-1234567890-${canary}`,
+		`https://hooks.slack.com/services/T0001/B0002/${canary}`,
+		`sk_live_${canary}`,
+		`whsec_${canary}`,
+		`AIza${`${canary}${'x'.repeat(35)}`.slice(0, 35)}`,
+		`glpat-${canary}`,
+		`the password ${canary} was refused`,
+		`passphrase is ${canary}`,
+	);
 
 /** A canary in one of the forms secrets take; `canary` is unique to the run. */
 const plantedSecret = (canary: string): fc.Arbitrary<unknown> =>
@@ -202,9 +357,40 @@ const plantedSecret = (canary: string): fc.Arbitrary<unknown> =>
 		fc.constant({ headers: { authorization: `Bearer ${canary}` } }),
 		fc.constantFrom(...SECRET_NAMES).map((name) => JSON.stringify({ [name]: canary })),
 		fc.constantFrom(...SECRET_NAMES).map((name) => `upstream said ${name}=${canary}; retry`),
+		fc
+			.constantFrom(...SECRET_NAMES)
+			.map((name) => `https://api.example.com/v1/x?page=2&${name}=${canary}&limit=5`),
 		fc.constant(`401 Unauthorized (Authorization: Bearer ${canary})`),
 		fc.constant(`postgres://app:${canary}@db:5432/app`),
+		shapedSecret(canary),
+		shapedSecret(canary).map((value) => ({ value, note: 'ordinary name' })),
+		shapedSecret(canary).map((value) => `error from upstream: ${value} (retrying)`),
+		shapedSecret(canary).map((value) => ({ headers: [{ name: 'X-Custom', value }] })),
 	);
+
+/**
+ * What masking must leave alone: ids, hashes, UUIDs, base64 data, timestamps, usage counts and
+ * names that are about a secret, not the secret.
+ */
+const ordinaryPayload = (): fc.Arbitrary<Record<string, unknown>> =>
+	fc
+		.record({
+			id: fc.stringMatching(/^(?:ord|cus|in|pi)_[A-Za-z0-9]{8,24}$/),
+			uuid: fc.uuid(),
+			sha256: fc.stringMatching(/^[0-9a-f]{64}$/),
+			md5: fc.stringMatching(/^[0-9a-f]{32}$/),
+			image: fc.uint8Array({ minLength: 100, maxLength: 30_000 }),
+			createdAt: fc.date({ noInvalidDate: true, min: new Date(0) }).map((d) => d.toISOString()),
+			count: fc.integer(),
+		})
+		.map(({ image, ...rest }) => ({
+			...rest,
+			image: `data:image/png;base64,${Buffer.from(image).toString('base64')}`,
+			token_type: 'bearer',
+			expires_in: 3600,
+			usage: { prompt_tokens: rest.count, total_tokens: rest.count },
+			url: `https://api.example.com/v1/orders/${rest.id}?page=2`,
+		}));
 
 /** A payload: JSON of any shape, hostile text, deep nesting, huge sizes, a planted canary. */
 const payload = (canary: string): fc.Arbitrary<unknown> =>
@@ -225,6 +411,7 @@ const payload = (canary: string): fc.Arbitrary<unknown> =>
 			weight: 1,
 			arbitrary: fc.integer({ min: 1, max: 4 }).map((mb) => ({ blob: 'x'.repeat(mb * 250_000) })),
 		},
+		{ weight: 1, arbitrary: bigSeparatedText().map((text) => ({ export: text, note: text })) },
 		{
 			weight: 1,
 			arbitrary: fc.constant(Array.from({ length: 5_000 }, (_, i) => ({ i, token: canary }))),
@@ -272,6 +459,8 @@ export const OPERATIONS = [
 	'checkHeartbeats',
 	'console',
 	'metrics',
+	'compensate',
+	'trace',
 	'alert',
 	'mask',
 	'write',
@@ -503,6 +692,7 @@ function operations(
 		fc.record({
 			op: fc.constant('mask'),
 			value: payload(canary),
+			ordinary: ordinaryPayload(),
 			text: textMaybeSecret(canary),
 			extra: fc.array(param(hostileText()), { maxLength: 2 }),
 		}),
@@ -870,6 +1060,13 @@ async function runOne(run: Run, op: Op): Promise<void> {
 			checkNoCanary(canary, masked, 'maskValue');
 			const text = typeof op.text === 'string' ? op.text : '';
 			checkNoCanary(canary, await engine('maskText', () => maskText(text)), 'maskText');
+			// The false-positive side: an ordinary payload comes back as it was.
+			const ordinary = JSON.stringify(maskValue(op.ordinary));
+			if (ordinary !== JSON.stringify(op.ordinary))
+				throw new FuzzFinding({
+					kind: 'overmasked',
+					detail: `an ordinary payload was masked: ${ordinary.slice(0, 400)}`,
+				});
 			return;
 		}
 		case 'write':
@@ -1069,7 +1266,15 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 	const admin = new Client(clientConfig(settings));
 	await admin.connect();
 	const canary = `fzCanary${randomBytes(6).toString('hex')}`;
-	const result: FuzzResult = { inputs: options.inputs, seed, crashes: 0, unescaped: 0, leaks: 0 };
+	const result: FuzzResult = {
+		inputs: options.inputs,
+		seed,
+		crashes: 0,
+		unescaped: 0,
+		leaks: 0,
+		slow: 0,
+		overmasked: 0,
+	};
 	try {
 		await store.ready();
 		const run: Run = {
@@ -1083,7 +1288,15 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 		const property = fc.asyncProperty(
 			operations(canary, options.only, options.strictWrites ?? true),
 			async (op) => {
+				const budget = BUDGET_BASE_MS + (sizeOf(op) / 100_000) * BUDGET_MS_PER_100_KB;
+				const started = performance.now();
 				await runOne(run, op);
+				const took = performance.now() - started;
+				if (took > budget)
+					throw new FuzzFinding({
+						kind: 'slow',
+						detail: `${op.op} of ${sizeOf(op)} characters took ${Math.round(took)} ms, over its budget of ${Math.round(budget)} ms`,
+					});
 				// The store read back now and then, and at the end.
 				if (++count % 50 === 0) await checkStore(run, admin);
 			},
@@ -1114,6 +1327,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 			if (finding.kind === 'crash' || finding.kind === 'invariant') result.crashes++;
 			if (finding.kind === 'unescaped') result.unescaped++;
 			if (finding.kind === 'leak') result.leaks++;
+			if (finding.kind === 'slow') result.slow++;
+			if (finding.kind === 'overmasked') result.overmasked++;
 			result.failure = {
 				input: details.counterexample
 					? JSON.stringify(cut(details.counterexample[0]), null, 1)
@@ -1127,6 +1342,10 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 			say(`  ${result.failure.reason}`);
 			say(`  shrunk input: ${result.failure.input}`);
 			say(`  run it again: npm run check:fuzz -- --inputs ${options.inputs} --seed ${seed}`);
+			if (options.regressionDir) {
+				result.regressionFile = keepRegression(options.regressionDir, seed, result.failure);
+				say(`  kept as ${result.regressionFile}`);
+			}
 		}
 		return result;
 	} finally {
@@ -1134,6 +1353,18 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 		await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
 		await admin.end().catch(() => undefined);
 	}
+}
+
+/** Keeps a failing input with its seed and path, so it can be run again after the seed is lost. */
+function keepRegression(
+	dir: string,
+	seed: number,
+	failure: NonNullable<FuzzResult['failure']>,
+): string {
+	mkdirSync(dir, { recursive: true });
+	const file = join(dir, `fuzz-${seed}-${Date.now()}.json`);
+	writeFileSync(file, `${JSON.stringify({ seed, ...failure }, null, 1)}\n`);
+	return file;
 }
 
 function flag(argv: string[], name: string): string | undefined {
@@ -1156,9 +1387,11 @@ async function main(): Promise<void> {
 		writerCanaries: !argv.includes('--no-writer-canaries'),
 		strictWrites: !argv.includes('--no-strict-writes'),
 		only: flag(argv, 'ops')?.split(','),
+		regressionDir: flag(argv, 'keep') ?? 'test/artifacts/fuzz',
 	});
+	const { crashes, unescaped, leaks, slow, overmasked, seed } = result;
 	process.stdout.write(
-		`${JSON.stringify({ bench: 'fuzz', inputs: result.inputs, crashes: result.crashes, unescaped: result.unescaped, leaks: result.leaks })}\n`,
+		`${JSON.stringify({ bench: 'fuzz', inputs: result.inputs, crashes, unescaped, leaks, slow, overmasked, seed })}\n`,
 	);
 	process.exitCode = result.failure ? 1 : 0;
 }
