@@ -156,7 +156,7 @@ export async function failExecution(
 }
 
 /** Whether an execution's ending was settled already. */
-export async function executionReported(store: Store, executionId: string): Promise<boolean> {
+async function executionReported(store: Store, executionId: string): Promise<boolean> {
 	return (await store.query(executionReportedSql(store), [executionId])).length > 0;
 }
 

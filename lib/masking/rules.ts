@@ -142,7 +142,7 @@ export const HEADER_LINE_NAMES = ['authorization', 'cookie'];
 export const normaliseName = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 /** `aws_secret_access_key`, `secretAccessKey`, `X-API-Key` -> their lowercase words. */
-export const wordsOf = (name: string): string[] =>
+const wordsOf = (name: string): string[] =>
 	name
 		.replace(/([a-z0-9])([A-Z])/g, '$1 $2')
 		.replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')

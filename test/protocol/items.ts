@@ -30,7 +30,7 @@ import type { Store } from '../../lib/store';
  * names its event, or dropped by a named rule (stale under Check Order). A done event has no open
  * letter, and no event is completed twice.
  */
-export type ItemCommand =
+type ItemCommand =
 	| { kind: 'deliver'; event: number; version: number }
 	| {
 			kind: 'end';
