@@ -90,7 +90,7 @@ const itemCommand: fc.Arbitrary<ItemCommand> = fc.oneof(
 		}),
 	},
 	{ weight: 4, arbitrary: fc.record({ kind: fc.constant('report' as const), report: nth }) },
-	{ weight: 2, arbitrary: fc.record({ kind: fc.constant('reportAgain' as const), report: nth }) },
+	{ weight: 4, arbitrary: fc.record({ kind: fc.constant('reportAgain' as const), report: nth }) },
 	{ weight: 1, arbitrary: fc.record({ kind: fc.constant('lapse' as const), execution: nth }) },
 	{
 		weight: 3,
