@@ -1,5 +1,5 @@
 import { ReliabilityError } from '../errors';
-import { type Store } from '../store';
+import { type Store, type Transaction } from '../store';
 import { describeValue } from '../describe';
 import { maskText } from '../masking';
 import { storableText, storableValue } from '../store/storable';
@@ -206,8 +206,13 @@ export async function closeSucceededDeadLetters(
  * Closes the open letters of the events an execution has done (see closeDoneEventLettersSql):
  * the item succeeded on a later delivery, a replay or a recovery. Returns how many closed.
  */
-export async function closeDoneEventLetters(store: Store, executionId: string): Promise<number> {
-	const rows = await store.query<StatusChangeRow>(closeDoneEventLettersSql(store), [
+export async function closeDoneEventLetters(
+	store: Store,
+	executionId: string,
+	/** The caller's transaction, when the close must commit with its work. */
+	via: Pick<Transaction, 'query'> = store,
+): Promise<number> {
+	const rows = await via.query<StatusChangeRow>(closeDoneEventLettersSql(store), [
 		'replayed',
 		'Event Dedupe',
 		`the event's work succeeded (execution ${executionId})`,

@@ -54,6 +54,13 @@ type InboxRow = {
 	payload_bytes: number | null;
 };
 
+/** What a letter keeps of an inbox item: its payload, or why the inbox did not keep it. */
+export const keptPayload = (item: InboxItem): unknown =>
+	item.payload ?? {
+		eventId: item.eventId,
+		note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
+	};
+
 const toItem = (row: InboxRow): InboxItem => ({
 	consumer: row.consumer,
 	eventId: row.event_id,
@@ -221,10 +228,7 @@ export async function stopExecution(
 			errorMessage: message,
 			alreadyHappened: `steps before ${step} ran; ${step} was stopped while it ran`,
 			impact: 'the event was received but its work was stopped before it finished',
-			payload: item.payload ?? {
-				eventId: item.eventId,
-				note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
-			},
+			payload: keptPayload(item),
 		})),
 	);
 	await store.execute(failExecutionClaimsSql(store), [stop.executionId, message]);

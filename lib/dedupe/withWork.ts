@@ -2,8 +2,7 @@ import type { Store, Transaction } from '../store';
 import { checkedEventId } from './eventIds';
 import { ConfigurationError, ItemError } from '../errors';
 import { ClaimOutcome } from './outcomes';
-import { ALLOWED_FROM } from '../deadletter/statuses';
-import { closeDoneEventLettersSql } from '../deadletter/sql';
+import { closeDoneEventLetters } from '../deadletter/status';
 import { claimWithWorkSql, eventStatusSql } from './sql';
 
 /**
@@ -46,14 +45,7 @@ export async function claimWithWork(
 	]);
 	if (rows.length > 0) {
 		// Letters of this event from earlier deliveries are done with once the work commits.
-		await tx.query(closeDoneEventLettersSql(store), [
-			'replayed',
-			'Event Dedupe',
-			`the event's work succeeded (execution ${claim.executionId})`,
-			ALLOWED_FROM.replayed,
-			null,
-			claim.executionId,
-		]);
+		await closeDoneEventLetters(store, claim.executionId, tx);
 		return ClaimOutcome.new;
 	}
 	// Not claimed: done before, or held by an Event Dedupe claim whose lease is still live.

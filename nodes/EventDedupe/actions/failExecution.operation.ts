@@ -8,6 +8,7 @@ import {
 import {
 	failExecution,
 	ItemError,
+	keptPayload,
 	KeyStatus,
 	parkedSummary,
 	parkItems,
@@ -173,10 +174,7 @@ export async function execute(
 				impact: text(options.impact) ?? 'the event was received but its work did not finish',
 				owner: text(options.owner),
 				severity: text(options.severity),
-				payload: item.payload ?? {
-					eventId: item.eventId,
-					note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
-				},
+				payload: keptPayload(item),
 			}));
 			const results = await parkItems(store, requests);
 			await recordExecutionReport(store, executionId, ending);

@@ -9,6 +9,7 @@ import {
 	completeEvents,
 	ErrorClass,
 	inRange,
+	keptPayload,
 	KeyStatus,
 	LIMITS,
 	parkedSummary,
@@ -154,10 +155,7 @@ export async function execute(
 			attempts: item.attempt,
 			alreadyHappened: happened(item),
 			impact: 'the event was received but its work did not finish',
-			payload: item.payload ?? {
-				eventId: item.eventId,
-				note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
-			},
+			payload: keptPayload(item),
 		}));
 		const results = await parkItems(store, requests);
 		parked = results.map((result, i) => ({
