@@ -1,18 +1,15 @@
-import { checkItems, checkProtocol, withModelEnv } from './check';
-import itemRegressions from './item-regressions.json';
-import { type ItemSchedule, runItemSchedule } from './items';
+import { checkProtocol, withModelEnv } from './check';
 import regressions from './regressions.json';
 import { runSchedule } from './run';
 import type { Schedule } from './schedule';
 
 /**
- * The protocols' invariants, checked by search: a short budget of random schedules on every
+ * The write model's invariants (the item model is item-model.test.ts, a file of its own so the
+ * two searches run side by side), checked by search: a short budget of random schedules on every
  * `npm test` (the full runs are `npm run check:protocol -- --schedules N`), and every schedule
  * the search ever found, replayed as it was.
  */
 const budget = Number(process.env.PROTOCOL_SCHEDULES ?? 300);
-// Item schedules are sequential and short: a thousand take well under a minute.
-const itemBudget = Number(process.env.PROTOCOL_ITEM_SCHEDULES ?? 1000);
 
 describe('the write, claim and dead-letter protocols', () => {
 	// A schedule whose break depended on timing is run several times (its `repeat`).
@@ -39,32 +36,5 @@ describe('the write, claim and dead-letter protocols', () => {
 			expect(result).toMatchObject({ schedules: budget, violations: 0 });
 		},
 		30 * 60_000,
-	);
-
-	it.each(itemRegressions.map((r) => [r.name, r.schedule] as const))(
-		'every item is accounted for on a schedule that once lost one: %s',
-		async (_name, schedule) => {
-			const violations = await withModelEnv(
-				async (env) =>
-					await runItemSchedule(
-						env.admin,
-						schedule as ItemSchedule,
-						`ireg${Date.now() % 100000}`,
-						new Map(),
-					),
-			);
-			expect(violations).toEqual([]);
-		},
-	);
-
-	it(
-		`accounts for every item on ${itemBudget} random schedules of n8n's execution lifecycle, reaching every kind`,
-		async () => {
-			const result = await checkItems({ schedules: itemBudget });
-			expect(result.failure).toBeUndefined();
-			expect(result.unreached).toEqual([]);
-			expect(result).toMatchObject({ schedules: itemBudget, violations: 0 });
-		},
-		15 * 60_000,
 	);
 });
