@@ -154,6 +154,22 @@ export class N8nRestClient {
 	}
 
 	/**
+	 * Activates (2.x: publishes) a saved workflow, as the editor's toggle does. n8n 1.x refuses a
+	 * workflow that only runs when called (an Error Trigger or Execute Workflow Trigger alone) with
+	 * "has no node to start the workflow"; 1.x runs such a workflow without activation, so that
+	 * answer is no failure there. 2.x runs only published sub-workflows and publishes them.
+	 */
+	async activateWorkflow(id: string): Promise<void> {
+		const saved = await this.rest<{ versionId: string }>('GET', `/workflows/${id}`);
+		try {
+			await this.rest('POST', `/workflows/${id}/activate`, { versionId: saved.versionId });
+		} catch (error) {
+			if (this.majorVersion < 2 && /has no node to start the workflow/.test(String(error))) return;
+			throw error;
+		}
+	}
+
+	/**
 	 * Edits a saved workflow as a user does in the editor: saves it, and on 2.x publishes the new
 	 * version when the workflow was published (1.x re-activates an active workflow on save).
 	 */
