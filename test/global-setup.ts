@@ -1,4 +1,5 @@
 import { cleanOldRuns, installN8n, packPackage } from '../dev/harness/install';
+import { prepareTemplate } from '../dev/harness/n8n';
 import { n8nVersionsUnderTest } from '../dev/harness/paths';
 import {
 	ensurePostgres,
@@ -42,11 +43,14 @@ export default async function globalSetup(): Promise<void> {
 
 	if (wants('e2e')) {
 		cleanOldRuns();
+		const tarball = await packPackage();
+		process.env.RELIABILITY_TARBALL = tarball;
 		for (const version of n8nVersionsUnderTest()) {
 			const install = await installN8n(version);
-			process.env[`RELIABILITY_N8N_${version.replace(/\./g, '_')}`] = JSON.stringify(install);
+			const name = version.replace(/\./g, '_');
+			process.env[`RELIABILITY_N8N_${name}`] = JSON.stringify(install);
+			process.env[`RELIABILITY_N8N_TEMPLATE_${name}`] = await prepareTemplate(install, tarball);
 		}
-		process.env.RELIABILITY_TARBALL = await packPackage();
 	}
 	(globalThis as { __reliabilityPostgres?: RunningPostgres[] }).__reliabilityPostgres = started;
 }

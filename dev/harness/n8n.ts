@@ -42,6 +42,11 @@ export interface StartOptions {
 	/** Port for the editor and webhooks. Default: a free one. */
 	port?: number;
 	tarball?: string;
+	/**
+	 * A user folder made by prepareTemplate for this install and tarball: copied into a new user
+	 * folder instead of installing the tarball and migrating n8n's database once more.
+	 */
+	template?: string;
 	credentials?: CredentialFile[];
 	workflows?: WorkflowFile[];
 	/**
@@ -242,6 +247,32 @@ export class N8nProcess extends ManagedProcess {
 }
 
 /**
+ * A user folder with the package installed and n8n's SQLite database created and migrated, for
+ * startN8n to copy: every end-to-end start would otherwise install the tarball again and run
+ * n8n's migrations in its first CLI call (seconds of CPU each, on every start of every file).
+ */
+export async function prepareTemplate(install: N8nInstall, tarball: string): Promise<string> {
+	const folder = mkdtempSync(join(CACHE_DIR, `run-template-${install.version}-`));
+	await installPackageInto(folder, tarball);
+	const probe = new N8nProcess(
+		install,
+		folder,
+		0,
+		0,
+		n8nEnv(folder, 0, 0),
+		join(folder, 'n8n.log'),
+	);
+	// Importing no credentials opens the database, which creates and migrates it.
+	const none = join(folder, 'no-credentials.json');
+	writeFileSync(none, '[]');
+	await probe.cli(['import:credentials', `--input=${none}`]);
+	rmSync(none);
+	if (!existsSync(join(folder, '.n8n', 'database.sqlite')))
+		throw new Error(`n8n ${install.version} made no database in ${folder}`);
+	return folder;
+}
+
+/**
  * Prepares a user folder (package installed, credentials and workflows imported, workflows
  * activated), starts n8n and signs in as the owner.
  */
@@ -260,7 +291,9 @@ export async function startN8n(options: StartOptions): Promise<N8nProcess> {
 		env,
 		options.logFile ?? join(userFolder, 'n8n.log'),
 	);
-	if (options.tarball) await installPackageInto(userFolder, options.tarball);
+	if (options.template && !existsSync(join(userFolder, '.n8n')))
+		cpSync(join(options.template, '.n8n'), join(userFolder, '.n8n'), { recursive: true });
+	else if (options.tarball) await installPackageInto(userFolder, options.tarball);
 	await instance.importCredentials(options.credentials ?? []);
 	await instance.importWorkflows(options.workflows ?? []);
 	try {

@@ -20,6 +20,11 @@ export function installFor(version: string): N8nInstall {
 	return JSON.parse(raw) as N8nInstall;
 }
 
+/** The user folder the global setup prepared for a version (package installed, database migrated). */
+function templateFor(version: string): string | undefined {
+	return process.env[`RELIABILITY_N8N_TEMPLATE_${version.replace(/\./g, '_')}`];
+}
+
 /** One n8n per describe block, with its own store schema; everything removed afterwards. */
 export interface E2eContext {
 	n8n: N8nProcess;
@@ -37,6 +42,7 @@ export async function startWithPackage(
 	const n8n = await startN8n({
 		install: installFor(version),
 		tarball: process.env.RELIABILITY_TARBALL,
+		template: templateFor(version),
 		credentials: [storeCredential(schema), ...extraCredentials],
 		workflows,
 		activate,
@@ -66,6 +72,7 @@ export async function startWith(
 	const n8n = await startN8n({
 		install: installFor(version),
 		tarball: process.env.RELIABILITY_TARBALL,
+		template: templateFor(version),
 		credentials: [storeCredential(schema, options.store), ...(options.credentials ?? [])],
 		workflows: options.workflows,
 		activate: options.activate ?? options.workflows.map((w) => w.id),
