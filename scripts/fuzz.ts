@@ -888,7 +888,7 @@ async function runOne(run: Run, op: Op): Promise<void> {
 			);
 			if (results) {
 				// Each parked item's page renders escaped and masked.
-				for (const r of results.slice(0, 2)) {
+				for (const r of results.filter((o) => !o.refused).slice(0, 2)) {
 					const page = await renderPage(run, { view: 'item', id: r.id });
 					if (page) checkNoCanary(canary, page, `item page of ${r.id}`);
 				}

@@ -10,9 +10,10 @@ import {
 	prometheusMetrics,
 } from '../../lib/console';
 import { beat, pause } from '../../lib/control';
-import { getDeadLetters, parkItems } from '../../lib/deadletter';
+import { getDeadLetters } from '../../lib/deadletter';
 import { promtoolProblems } from '../helpers/promtool';
 import { adminQuery, testStore } from '../helpers/store';
+import { parkAll } from '../helpers/park';
 
 const { store, schema, cleanup } = testStore('console');
 afterAll(cleanup);
@@ -43,7 +44,7 @@ async function follow(response: ConsoleResponse, user = 'maria'): Promise<Consol
 }
 
 async function park(payload: unknown, overrides: Record<string, unknown> = {}) {
-	const [result] = await parkItems(store, [
+	const [result] = await parkAll(store, [
 		{
 			workflowId: 'wfLeads',
 			workflowName: 'Lead routing',
