@@ -483,6 +483,28 @@ describe('secrets on pages and in metrics', () => {
 		expect(reason).toBe('vendor gave us api_key=[masked]');
 	});
 
+	it('a credential pasted into a search is masked in the box and in the link back after an action', async () => {
+		const key = `-----BEGIN RSA PRIVATE KEY-----\nMIIEow${canary}\n-----END RSA PRIVATE KEY-----`;
+		const list = await handleConsoleRequest(store, request({ view: 'list', search: key }));
+		expect(list.statusCode).toBe(200);
+		expect(list.body).not.toContain(canary);
+		const done = await handleConsoleRequest(
+			store,
+			request(
+				{ view: 'list', q: `error from upstream: ${key} (retrying)`, search: key },
+				{
+					action: 'batch_replay',
+					status: 'new',
+					workflow: 'wf-none',
+				},
+			),
+		);
+		expect(done.statusCode).toBe(303);
+		expect(done.location).not.toContain(canary);
+		expect(done.body).not.toContain(canary);
+		expect(decodeURIComponent(done.location.replace(/\+/g, ' '))).toContain('[masked]');
+	});
+
 	it('a secret in a workflow name or step never reaches a metrics label', async () => {
 		await park({ x: 1 }, { workflowName: `Sync (token=${canary})`, step: `Bearer ${canary}` });
 		const text = await prometheusMetrics(store);
