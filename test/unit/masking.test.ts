@@ -383,6 +383,30 @@ describe('secrets by shape, whatever their name', () => {
 	});
 });
 
+describe('secrets without a prefix: by name, never by shape (docs/security.md)', () => {
+	// AWS's documented example secret access key: 40 characters of base64, nothing to know it by.
+	const awsSecret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+
+	it('an AWS secret access key is masked under its names, in structures and in text', () => {
+		for (const name of ['aws_secret_access_key', 'SecretAccessKey', 'AWS_SECRET_ACCESS_KEY'])
+			expect(maskValue({ [name]: awsSecret })).toEqual({ [name]: MASKED });
+		expect(maskText(`AWS_SECRET_ACCESS_KEY=${awsSecret}`)).toBe(`AWS_SECRET_ACCESS_KEY=${MASKED}`);
+		expect(maskText(`aws_secret_access_key = ${awsSecret}`)).not.toContain(awsSecret);
+	});
+
+	it('under another name it stays, as the docs say: no shape tells it from an id', () => {
+		expect(maskValue({ value: awsSecret, key: awsSecret, client_key: awsSecret })).toEqual({
+			value: awsSecret,
+			key: awsSecret,
+			client_key: awsSecret,
+		});
+		// A credentials CSV: the access key ID goes by its prefix, the secret next to it stays.
+		expect(maskText(`AKIAIOSFODNN7EXAMPLE,${awsSecret}`)).toBe(`${MASKED},${awsSecret}`);
+		// Mask Fields names it.
+		expect(maskValue({ client_key: awsSecret }, ['client_key'])).toEqual({ client_key: MASKED });
+	});
+});
+
 describe('masking in linear time', () => {
 	/** The fastest of three runs, so a busy machine does not decide the result. */
 	const fastestMs = (text: string, extraFields?: string[]): number =>
