@@ -350,6 +350,21 @@ describe('secrets by shape, whatever their name', () => {
 		expect(leakOf(JSON.stringify(maskValue({ value: secret, list: [secret] })))).toBe(false);
 	});
 
+	it('base64 whose last letters spell a secret name before its padding stays (check:fuzz seed 4004)', () => {
+		for (const blob of [
+			`data:image/png;base64,${'A'.repeat(120)}DSig==`,
+			'x9+kQ2mZDToken==',
+			`${'A'.repeat(40)}Pwd==`,
+			`${'A'.repeat(40)}Auth==`,
+		]) {
+			expect(maskText(blob)).toBe(blob);
+			expect(maskValue({ image: blob })).toEqual({ image: blob });
+		}
+		// A value after the padding-like `=` is still a value.
+		expect(maskText('a=b&sig=%3D')).toBe(`a=b&sig=${MASKED}`);
+		expect(maskText('password=hunter2=')).toBe(`password=${MASKED}`);
+	});
+
 	it('ordinary payloads come back as they were: ids, hashes, UUIDs, base64 images, prose', () => {
 		const image = Buffer.from(
 			Array.from({ length: 30_000 }, (_, i) => (i * 7919 + (i >> 3)) % 256),
