@@ -12,14 +12,15 @@
  * the store's invariants (audit trail, pauses, heartbeats) must hold when read back.
  *
  * `--inputs N` (default 1000), `--seed S`, `--ops park,console,…` (only those operations),
- * `--keep DIR` (where a failing input is kept as a file; test/artifacts/fuzz by default),
+ * `--keep DIR` (where a failing input is kept as a file; test/integration/fuzz-regressions by
+ * default, where `npm test` replays every kept input: commit it with the fix),
  * `--no-strict-writes` (leaves NUL, unpaired surrogates and hostile text out of write keys,
  * event IDs and the fake target's answers) and `--no-writer-canaries` (the fake target answers
  * without canaries), to narrow a failure down. A failure prints the shrunk input and
  * the seed to run it again; the last line is always the JSON summary.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
@@ -63,6 +64,10 @@ export interface FuzzOptions {
 	regressionDir?: string;
 	/** Only these operations (OPERATIONS names); all by default. */
 	only?: string[];
+	/** Each input's time budget (BUDGET_BASE_MS and BUDGET_MS_PER_100_KB by default). */
+	timeBudget?: { baseMs: number; msPer100Kb: number };
+	/** How long shrinking a failing input may go on (SHRINK_BUDGET_MS, SHRINK_MAX_STEPS by default). */
+	shrinkBudget?: { ms: number; steps: number };
 	log?: (line: string) => void;
 }
 
@@ -86,6 +91,8 @@ export interface FuzzResult {
 	regressionFile?: string;
 	/** The shrunk input that failed, as JSON (long strings cut), and why. */
 	failure?: { input: string; path?: string; reason: string };
+	/** Whether shrinking the failing input was cut short by its budget (SHRINK_BUDGET_MS, SHRINK_MAX_STEPS). */
+	shrinkCapped?: boolean;
 }
 
 class FuzzFinding extends Error {
@@ -95,6 +102,15 @@ class FuzzFinding extends Error {
 }
 
 const PER_INPUT_TIMEOUT_MS = 30_000;
+
+/**
+ * Shrinking re-runs smaller variants of a failing input until none fails: a slow input's
+ * variants are slow too, and shrinking one ran for hours. After this long, or this many
+ * variants, every further variant passes untried, so fast-check stops at the smallest failing
+ * input found so far and the finding is reported and kept.
+ */
+const SHRINK_BUDGET_MS = 60_000;
+const SHRINK_MAX_STEPS = 300;
 
 /**
  * Each input's time budget: a fixed part for its round trips to Postgres, and 50 ms per 100 KB
@@ -888,7 +904,7 @@ async function runOne(run: Run, op: Op): Promise<void> {
 			);
 			if (results) {
 				// Each parked item's page renders escaped and masked.
-				for (const r of results.slice(0, 2)) {
+				for (const r of results.filter((o) => !o.refused).slice(0, 2)) {
 					const page = await renderPage(run, { view: 'item', id: r.id });
 					if (page) checkNoCanary(canary, page, `item page of ${r.id}`);
 				}
@@ -1257,14 +1273,61 @@ const cut = (value: unknown): unknown => {
 	}
 };
 
-export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
-	const say = options.log ?? ((line: string) => void process.stdout.write(`${line}\n`));
-	const seed = options.seed ?? randomBytes(4).readInt32LE(0);
-	const settings = options.postgres ?? pgSettingsFromEnv();
+/** A store in a schema of its own, the admin connection that reads it back, and the run's state. */
+async function openRun(
+	settings: PgSettings,
+	canary: string,
+	writerCanaries: boolean,
+): Promise<{ run: Run; admin: Client; close: () => Promise<void> }> {
 	const schema = `fuzz_${randomBytes(4).toString('hex')}`;
 	const store = new Store({ ...settings, ssl: 'disable', schema, maxConnections: 5 });
 	const admin = new Client(clientConfig(settings));
 	await admin.connect();
+	const close = async () => {
+		await store.close().catch(() => undefined);
+		await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+		await admin.end().catch(() => undefined);
+	};
+	try {
+		await store.ready();
+		const secret = await consoleSecret(store);
+		return { run: { store, canary, writerCanaries, secret, executions: 0 }, admin, close };
+	} catch (error) {
+		await close();
+		throw error;
+	}
+}
+
+const DEFAULT_TIME_BUDGET = { baseMs: BUDGET_BASE_MS, msPer100Kb: BUDGET_MS_PER_100_KB };
+
+/** One input through the engine, within its time budget. */
+async function runWithinBudget(
+	run: Run,
+	op: Op,
+	{ baseMs, msPer100Kb } = DEFAULT_TIME_BUDGET,
+): Promise<void> {
+	const budget = baseMs + (sizeOf(op) / 100_000) * msPer100Kb;
+	const started = performance.now();
+	await runOne(run, op);
+	const took = performance.now() - started;
+	if (took > budget)
+		throw new FuzzFinding({
+			kind: 'slow',
+			detail: `${op.op} of ${sizeOf(op)} characters took ${Math.round(took)} ms, over its budget of ${Math.round(budget)} ms`,
+		});
+}
+
+const findingOf = (error: unknown): FuzzFailure =>
+	error instanceof FuzzFinding
+		? error.finding
+		: {
+				kind: 'crash',
+				detail: String((error as Error | undefined)?.stack ?? error),
+			};
+
+export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
+	const say = options.log ?? ((line: string) => void process.stdout.write(`${line}\n`));
+	const seed = options.seed ?? randomBytes(4).readInt32LE(0);
 	const canary = `fzCanary${randomBytes(6).toString('hex')}`;
 	const result: FuzzResult = {
 		inputs: options.inputs,
@@ -1275,33 +1338,40 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 		slow: 0,
 		overmasked: 0,
 	};
+	const { run, admin, close } = await openRun(
+		options.postgres ?? pgSettingsFromEnv(),
+		canary,
+		options.writerCanaries ?? true,
+	);
 	try {
-		await store.ready();
-		const run: Run = {
-			store,
-			canary,
-			writerCanaries: options.writerCanaries ?? true,
-			secret: await consoleSecret(store),
-			executions: 0,
-		};
 		let count = 0;
+		// Set at the first failure: from then on fast-check only shrinks, within its budget.
+		const shrink = { started: undefined as number | undefined, steps: 0, capped: false };
+		const shrinkBudget = options.shrinkBudget ?? { ms: SHRINK_BUDGET_MS, steps: SHRINK_MAX_STEPS };
 		const property = fc.asyncProperty(
 			operations(canary, options.only, options.strictWrites ?? true),
 			async (op) => {
-				const budget = BUDGET_BASE_MS + (sizeOf(op) / 100_000) * BUDGET_MS_PER_100_KB;
-				const started = performance.now();
-				await runOne(run, op);
-				const took = performance.now() - started;
-				if (took > budget)
-					throw new FuzzFinding({
-						kind: 'slow',
-						detail: `${op.op} of ${sizeOf(op)} characters took ${Math.round(took)} ms, over its budget of ${Math.round(budget)} ms`,
-					});
-				// The store read back now and then, and at the end.
-				if (++count % 50 === 0) await checkStore(run, admin);
+				if (shrink.started !== undefined) {
+					if (
+						shrink.capped ||
+						++shrink.steps > shrinkBudget.steps ||
+						performance.now() - shrink.started > shrinkBudget.ms
+					) {
+						shrink.capped = true;
+						return;
+					}
+				}
+				try {
+					await runWithinBudget(run, op, options.timeBudget);
+					// The store read back now and then, and at the end.
+					if (++count % 50 === 0) await checkStore(run, admin);
+				} catch (error) {
+					shrink.started ??= performance.now();
+					throw error;
+				}
 			},
 		);
-		say(`fuzz: ${options.inputs} inputs, seed ${seed}, schema ${schema}`);
+		say(`fuzz: ${options.inputs} inputs, seed ${seed}, schema ${run.store.schema}`);
 		const started = Date.now();
 		const details = await fc.check(property, {
 			numRuns: options.inputs,
@@ -1309,30 +1379,29 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 			endOnFailure: false,
 		});
 		say(`  ran ${details.numRuns} inputs in ${Math.round((Date.now() - started) / 100) / 10} s`);
-		let failure = details.failed
-			? (details.errorInstance as FuzzFinding | Error | undefined)
-			: undefined;
+		if (shrink.started !== undefined)
+			say(
+				`  shrinking ${shrink.capped ? 'stopped at its budget' : 'ended'} after ${Math.min(shrink.steps, shrinkBudget.steps)} variants in ${Math.round((performance.now() - shrink.started) / 100) / 10} s`,
+			);
+		result.shrinkCapped = shrink.capped;
+		let failure = details.failed ? details.errorInstance : undefined;
 		if (!failure) {
 			try {
 				await checkStore(run, admin);
 			} catch (error) {
-				failure = error as Error;
+				failure = error;
 			}
 		}
 		if (failure) {
-			const finding =
-				failure instanceof FuzzFinding
-					? failure.finding
-					: { kind: 'crash' as const, detail: String(failure.stack ?? failure) };
+			const finding = findingOf(failure);
 			if (finding.kind === 'crash' || finding.kind === 'invariant') result.crashes++;
 			if (finding.kind === 'unescaped') result.unescaped++;
 			if (finding.kind === 'leak') result.leaks++;
 			if (finding.kind === 'slow') result.slow++;
 			if (finding.kind === 'overmasked') result.overmasked++;
+			const op = details.counterexample?.[0];
 			result.failure = {
-				input: details.counterexample
-					? JSON.stringify(cut(details.counterexample[0]), null, 1)
-					: '(the store read back after the run)',
+				input: op ? JSON.stringify(cut(op), null, 1) : '(the store read back after the run)',
 				path: details.counterexamplePath ?? undefined,
 				reason: `${finding.kind}: ${finding.detail}`,
 			};
@@ -1342,30 +1411,135 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 			say(`  ${result.failure.reason}`);
 			say(`  shrunk input: ${result.failure.input}`);
 			say(`  run it again: npm run check:fuzz -- --inputs ${options.inputs} --seed ${seed}`);
-			if (options.regressionDir) {
-				result.regressionFile = keepRegression(options.regressionDir, seed, result.failure);
-				say(`  kept as ${result.regressionFile}`);
-			}
+			if (options.regressionDir && op) {
+				result.regressionFile = keepRegression(options.regressionDir, {
+					seed,
+					...result.failure,
+					canary,
+					op,
+				});
+				say(`  kept as ${result.regressionFile} (npm test replays it)`);
+			} else if (options.regressionDir)
+				say('  nothing kept: the store broke over the run, not at one input');
 		}
 		return result;
 	} finally {
-		await store.close().catch(() => undefined);
-		await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
-		await admin.end().catch(() => undefined);
+		await close();
 	}
 }
 
-/** Keeps a failing input with its seed and path, so it can be run again after the seed is lost. */
-function keepRegression(
-	dir: string,
-	seed: number,
-	failure: NonNullable<FuzzResult['failure']>,
-): string {
+// ---------------------------------------------------------------------------------------------
+// Kept inputs
+
+/**
+ * A failing input as JSON that reads back as the same input: undefined, NaN, infinities, -0
+ * and dates (valid or not), which JSON has no word for, are written as `{"$fuzz": …}`.
+ */
+function encodeInput(op: Op): unknown {
+	return JSON.parse(
+		JSON.stringify(op, function (this: Record<string, unknown>, key: string, value: unknown) {
+			const raw = this[key];
+			if (raw instanceof Date)
+				return { $fuzz: 'date', iso: Number.isNaN(raw.getTime()) ? null : raw.toISOString() };
+			if (raw === undefined) return { $fuzz: 'undefined' };
+			if (typeof raw === 'number' && (!Number.isFinite(raw) || Object.is(raw, -0)))
+				return { $fuzz: 'number', value: Object.is(raw, -0) ? '-0' : String(raw) };
+			return value;
+		}),
+	);
+}
+
+function decodeTag(value: unknown): { decoded: unknown } | undefined {
+	if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+	const tag = value as { $fuzz?: unknown; iso?: string | null; value?: string };
+	if (typeof tag.$fuzz !== 'string') return undefined;
+	if (tag.$fuzz === 'undefined') return { decoded: undefined };
+	if (tag.$fuzz === 'date') return { decoded: new Date(tag.iso ?? Number.NaN) };
+	if (tag.$fuzz === 'number') return { decoded: tag.value === '-0' ? -0 : Number(tag.value) };
+	return undefined;
+}
+
+/** The input encodeInput wrote, as it was (a walk, not recursion: inputs nest thousands deep). */
+function decodeInput(encoded: unknown): Op {
+	const root = { value: encoded } as Record<string, unknown>;
+	const pending: Array<Record<string, unknown>> = [root];
+	while (pending.length) {
+		const holder = pending.pop()!;
+		for (const key of Object.keys(holder)) {
+			const tagged = decodeTag(holder[key]);
+			if (tagged) holder[key] = tagged.decoded;
+			else if (holder[key] !== null && typeof holder[key] === 'object')
+				pending.push(holder[key] as Record<string, unknown>);
+		}
+	}
+	return root.value as Op;
+}
+
+/** What a kept file holds: the seed and path, the reason, and the input with its canary. */
+export interface KeptInput {
+	seed: number;
+	path?: string;
+	reason: string;
+	/** The input, readable (long strings cut). */
+	input: string;
+	canary: string;
+	/** The input as encodeInput wrote it, to replay. */
+	replay: unknown;
+}
+
+/** Keeps a failing input, with its seed and path, to be replayed by `npm test` after the fix. */
+function keepRegression(dir: string, kept: Omit<KeptInput, 'replay'> & { op: Op }): string {
 	mkdirSync(dir, { recursive: true });
-	const file = join(dir, `fuzz-${seed}-${Date.now()}.json`);
-	writeFileSync(file, `${JSON.stringify({ seed, ...failure }, null, 1)}\n`);
+	const { op, ...rest } = kept;
+	const file = join(dir, `fuzz-${kept.seed}-${Date.now()}.json`);
+	// Written as is (.prettierignore leaves the directory alone): the input must read back exact.
+	writeFileSync(
+		file,
+		`${JSON.stringify({ ...rest, replay: encodeInput(op) } satisfies KeptInput, null, '\t')}\n`,
+	);
 	return file;
 }
+
+/** The kept inputs in a directory, file by file. */
+export function keptInputs(dir: string): Array<{ file: string; kept: KeptInput }> {
+	let names: string[];
+	try {
+		names = readdirSync(dir).filter((name) => name.endsWith('.json'));
+	} catch {
+		return [];
+	}
+	return names.sort().map((name) => ({
+		file: join(dir, name),
+		kept: JSON.parse(readFileSync(join(dir, name), 'utf8')) as KeptInput,
+	}));
+}
+
+/**
+ * Runs a kept input again, as the fuzzer ran it (its canary, its time budget, the store read
+ * back afterwards), on a schema of its own: the finding it still makes, or undefined.
+ */
+export async function replayKept(
+	kept: KeptInput,
+	options: { postgres?: PgSettings; writerCanaries?: boolean } = {},
+): Promise<FuzzFailure | undefined> {
+	const { run, admin, close } = await openRun(
+		options.postgres ?? pgSettingsFromEnv(),
+		kept.canary,
+		options.writerCanaries ?? true,
+	);
+	try {
+		await runWithinBudget(run, decodeInput(kept.replay));
+		await checkStore(run, admin);
+		return undefined;
+	} catch (error) {
+		return findingOf(error);
+	} finally {
+		await close();
+	}
+}
+
+/** Where failing inputs are kept by default, and where `npm test` replays them from. */
+export const REGRESSION_DIR = join(__dirname, '..', 'test', 'integration', 'fuzz-regressions');
 
 function flag(argv: string[], name: string): string | undefined {
 	const at = argv.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
@@ -1387,7 +1561,7 @@ async function main(): Promise<void> {
 		writerCanaries: !argv.includes('--no-writer-canaries'),
 		strictWrites: !argv.includes('--no-strict-writes'),
 		only: flag(argv, 'ops')?.split(','),
-		regressionDir: flag(argv, 'keep') ?? 'test/artifacts/fuzz',
+		regressionDir: flag(argv, 'keep') ?? REGRESSION_DIR,
 	});
 	const { crashes, unescaped, leaks, slow, overmasked, seed } = result;
 	process.stdout.write(

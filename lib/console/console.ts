@@ -154,10 +154,14 @@ export async function handleConsoleRequest(
 	};
 }
 
+/**
+ * The page's query, to return to after an action, masked: a search box may hold a pasted log
+ * line with a credential in it, and the link and Location header would echo it.
+ */
 function stringParams(q: Record<string, unknown>): Record<string, string> {
 	const out: Record<string, string> = {};
 	for (const [key, value] of Object.entries(q))
-		if (!['done', 'n', 'done_id'].includes(key)) out[key] = str(value);
+		if (!['done', 'n', 'done_id'].includes(key)) out[key] = maskText(str(value));
 	return out;
 }
 

@@ -2,6 +2,7 @@ import type { DeadLetterStatus } from '../deadletter/statuses';
 import { OPEN_STATUSES } from '../deadletter/statuses';
 import type { ListFilter } from '../deadletter';
 import { LIMITS } from '../limits';
+import { maskText } from '../masking';
 import { str } from './values';
 
 /** The dead-letter list's filters: read from a query or a batch form, turned into a store filter. */
@@ -23,7 +24,8 @@ export function filtersOf(source: Record<string, unknown>): Filters {
 		reason: str(source.reason),
 		owner: str(source.owner),
 		ageHours: str(source.age),
-		search: str(source.search),
+		// Shown in its box and in links, so masked like what it searches (stored messages are).
+		search: maskText(str(source.search)),
 	};
 }
 

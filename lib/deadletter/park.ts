@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
+import { ItemError } from '../errors';
 import { type Compensation } from '../idempotency/compensation';
 import { type AttemptEntry } from '../idempotency/types';
 import { type Store } from '../store';
 import { maskText, maskValue } from '../masking';
 import { storableValue } from '../store/storable';
-import { checkParkRequests, storable } from './validate';
+import { checkParkRequest, storable } from './validate';
 import { parkSql } from './sql';
 import { type DeadLetterStatus, type ErrorClass } from './statuses';
 
@@ -67,6 +68,25 @@ export interface ParkResult {
 	failureCount: number;
 	/** False when an open record of the same item was updated instead. */
 	created: boolean;
+	refused?: undefined;
+}
+
+/**
+ * An item that was not parked, and nothing of it stored: a field is missing, of the wrong type
+ * or too long for its column. The error names the item (its position in the batch) and the
+ * field to fix.
+ */
+interface ParkRefusal {
+	refused: ItemError;
+}
+
+export type ParkOutcome = ParkResult | ParkRefusal;
+
+/** The records parked, in order; the first refused item, if any, is thrown instead. */
+export function parkedOrThrow(outcomes: ParkOutcome[]): ParkResult[] {
+	const refusal = outcomes.find((o): o is ParkRefusal => o.refused !== undefined);
+	if (refusal) throw refusal.refused;
+	return outcomes as ParkResult[];
 }
 
 const itemKeyOf = (idempotencyKey: string | null, maskedPayload: unknown): string =>
@@ -79,16 +99,44 @@ export const isDeadLetterId = (id: unknown): boolean =>
 	typeof id === 'string' && /^\d{1,18}$/.test(id);
 
 /**
- * Parks a batch of items in one statement; the results come back in input order. The same item
- * twice in one batch is one record (its later failure wins).
+ * Parks a batch of items in one statement; the outcomes come back in input order. The same item
+ * twice in one batch is one record (its later failure wins). Each item is checked first: one
+ * that cannot be stored (a field missing, of the wrong type or too long for its column) is
+ * refused on its own, with an error naming its position and the field, and the others are
+ * parked; nothing that could fail the statement for the whole batch reaches it.
  */
 export async function parkItems(
 	store: Store,
 	requests: ParkRequest[],
 	options: ParkOptions = {},
+): Promise<ParkOutcome[]> {
+	const refusals = new Map<number, ItemError>();
+	const valid: Array<{ request: ParkRequest; at: number }> = [];
+	requests.forEach((request, at) => {
+		try {
+			checkParkRequest(request, at);
+			valid.push({ request, at });
+		} catch (error) {
+			if (!(error instanceof ItemError)) throw error;
+			refusals.set(at, error);
+		}
+	});
+	const parked = await parkValid(
+		store,
+		valid.map((v) => v.request),
+		options,
+	);
+	const byPosition = new Map(valid.map((v, i) => [v.at, parked[i]]));
+	return requests.map((_request, at) => byPosition.get(at) ?? { refused: refusals.get(at)! });
+}
+
+/** Parks requests that passed checkParkRequest, in one statement. */
+async function parkValid(
+	store: Store,
+	requests: ParkRequest[],
+	options: ParkOptions,
 ): Promise<ParkResult[]> {
 	if (requests.length === 0) return [];
-	checkParkRequests(requests);
 	const rows = requests.map((request, ord) => {
 		// Secrets never land in the store: the payload and every text that came from outside.
 		// Masked text is storable too; the other text columns are made storable (no NUL).

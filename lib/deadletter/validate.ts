@@ -59,10 +59,6 @@ function checkParkTexts(request: ParkRequest, index: number): void {
 	checkLength(request.owner, TEXT_LIMITS.owner, index, hint);
 }
 
-export function checkParkRequests(requests: ParkRequest[]): void {
-	requests.forEach(checkParkRequest);
-}
-
 /** One park request, as item `index`: an ItemError naming it and the field to fix. */
 export function checkParkRequest(request: ParkRequest, index: number): void {
 	if (request === null || typeof request !== 'object')

@@ -1,4 +1,4 @@
-import { parkItems, type ParkResult } from '../deadletter/park';
+import { parkedOrThrow, parkItems, type ParkResult } from '../deadletter/park';
 import { closeDoneEventLetters } from '../deadletter/status';
 import { ErrorClass } from '../deadletter/statuses';
 import { abandonExecutionKeys } from '../idempotency/recovery';
@@ -215,21 +215,24 @@ export async function stopExecution(
 		toItem,
 	);
 	const step = stop.step ?? 'unknown step';
-	const parked = await parkItems(
-		store,
-		items.map((item) => ({
-			workflowId: stop.workflowId ?? item.workflowId ?? 'unknown',
-			workflowName: stop.workflowName,
-			executionId: stop.executionId,
-			step,
-			idempotencyKey: `event:${item.consumer}:${item.eventId}`,
-			runLink: stop.runLink,
-			errorClass: ErrorClass.stopped,
-			errorMessage: message,
-			alreadyHappened: `steps before ${step} ran; ${step} was stopped while it ran`,
-			impact: 'the event was received but its work was stopped before it finished',
-			payload: keptPayload(item),
-		})),
+	// All or none: an item not parked keeps its claim, for Recover.
+	const parked = parkedOrThrow(
+		await parkItems(
+			store,
+			items.map((item) => ({
+				workflowId: stop.workflowId ?? item.workflowId ?? 'unknown',
+				workflowName: stop.workflowName,
+				executionId: stop.executionId,
+				step,
+				idempotencyKey: `event:${item.consumer}:${item.eventId}`,
+				runLink: stop.runLink,
+				errorClass: ErrorClass.stopped,
+				errorMessage: message,
+				alreadyHappened: `steps before ${step} ran; ${step} was stopped while it ran`,
+				impact: 'the event was received but its work was stopped before it finished',
+				payload: keptPayload(item),
+			})),
+		),
 	);
 	await store.execute(failExecutionClaimsSql(store), [stop.executionId, message]);
 	const [{ released }] = await store.query<{ released: number }>(releaseExecutionSql(store), [

@@ -1,4 +1,4 @@
-import { type ItemStep, type ParkRequest, parkItems } from '../deadletter';
+import { type ItemStep, parkedOrThrow, type ParkRequest, parkItems } from '../deadletter';
 import { lengthProblem, TEXT_LIMITS } from '../limits';
 import type { Store } from '../store';
 import { storableValue } from '../store/storable';
@@ -61,7 +61,11 @@ export async function parkFailed(
 		sourceVersion: context.sourceVersion,
 		steps: steps.get(ord),
 	}));
-	const results = await parkItems(store, requests, { maskFields: context.maskFields });
+	// The texts every item shares were checked at the first step: a refusal here is a bug, and
+	// fails the run as before rather than leave an item neither parked nor reported.
+	const results = parkedOrThrow(
+		await parkItems(store, requests, { maskFields: context.maskFields }),
+	);
 	results.forEach((result, i) => (failed[i].outcome.failure!.deadLetterId = result.id));
 }
 

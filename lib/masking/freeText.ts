@@ -136,6 +136,12 @@ function valueAt(
 	return { end: i, replacement: MASKED };
 }
 
+/** Whether text[from, to) is only `=` signs. */
+function isPadding(text: string, from: number, to: number): boolean {
+	for (let i = from; i < to; i++) if (text[i] !== '=') return false;
+	return true;
+}
+
 /** `name=value`, `name: value`, `"name": "value"` pairs whose name is a secret. */
 function maskPairs(text: string, rules: Rules): string {
 	let out = '';
@@ -179,6 +185,9 @@ function maskPairs(text: string, rules: Rules): string {
 		const headerLine = HEADER_LINE_NAMES.some((h) => single.endsWith(h));
 		const value = valueAt(text, start, headerLine);
 		if (!value) continue;
+		// Base64 padding, not a pair: a blob whose last letters spell a name (`…ADSig==`,
+		// `…Token==`) ends in `=` signs, and nothing but `=` is no secret.
+		if (text[sep] === '=' && isPadding(text, start, value.end)) continue;
 		out += text.slice(copied, start) + value.replacement;
 		copied = value.end;
 		i = value.end;

@@ -204,7 +204,8 @@ function decide(name: string, rules: Rules): boolean {
 export function isSecretKey(name: string, rules: Rules): boolean {
 	// Most names have no secret word at all: decided without normalising or caching them (free
 	// text brings a new "name" before every `=` and `:`).
-	if (rules.extra.size === 0 && !MAYBE_SECRET_NAME.test(name)) return false;
+	if (!MAYBE_SECRET_NAME.test(name))
+		return rules.extra.size > 0 && rules.extra.has(normaliseName(name));
 	if (name.length > 200) return decide(name, rules);
 	let secret = rules.decided.get(name);
 	if (secret === undefined) {

@@ -1,4 +1,4 @@
-import { type ErrorClass, parkItems, type ParkRequest } from '../deadletter';
+import { type ErrorClass, parkedOrThrow, parkItems, type ParkRequest } from '../deadletter';
 import type { Store } from '../store';
 import { DEFAULT_FAIL_POLICY, decideFailure, type FailPolicy } from './failPolicy';
 import { type FailRequest, type MessageSettleResult, settleMessages } from './settle';
@@ -96,7 +96,8 @@ export async function failMessages(
 				}),
 				{ maskFields: deadLetters.maskFields },
 			);
-			return parked.map((p) => p.id);
+			// All or none, in the settle's transaction: a message is marked dead only with its letter.
+			return parkedOrThrow(parked).map((p) => p.id);
 		},
 	);
 }

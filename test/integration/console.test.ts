@@ -10,9 +10,10 @@ import {
 	prometheusMetrics,
 } from '../../lib/console';
 import { beat, pause } from '../../lib/control';
-import { getDeadLetters, parkItems } from '../../lib/deadletter';
+import { getDeadLetters } from '../../lib/deadletter';
 import { promtoolProblems } from '../helpers/promtool';
 import { adminQuery, testStore } from '../helpers/store';
+import { parkAll } from '../helpers/park';
 
 const { store, schema, cleanup } = testStore('console');
 afterAll(cleanup);
@@ -43,7 +44,7 @@ async function follow(response: ConsoleResponse, user = 'maria'): Promise<Consol
 }
 
 async function park(payload: unknown, overrides: Record<string, unknown> = {}) {
-	const [result] = await parkItems(store, [
+	const [result] = await parkAll(store, [
 		{
 			workflowId: 'wfLeads',
 			workflowName: 'Lead routing',
@@ -480,6 +481,28 @@ describe('secrets on pages and in metrics', () => {
 			`SELECT reason FROM "${schema}".pauses WHERE name = 'old-crm'`,
 		);
 		expect(reason).toBe('vendor gave us api_key=[masked]');
+	});
+
+	it('a credential pasted into a search is masked in the box and in the link back after an action', async () => {
+		const key = `-----BEGIN RSA PRIVATE KEY-----\nMIIEow${canary}\n-----END RSA PRIVATE KEY-----`;
+		const list = await handleConsoleRequest(store, request({ view: 'list', search: key }));
+		expect(list.statusCode).toBe(200);
+		expect(list.body).not.toContain(canary);
+		const done = await handleConsoleRequest(
+			store,
+			request(
+				{ view: 'list', q: `error from upstream: ${key} (retrying)`, search: key },
+				{
+					action: 'batch_replay',
+					status: 'new',
+					workflow: 'wf-none',
+				},
+			),
+		);
+		expect(done.statusCode).toBe(303);
+		expect(done.location).not.toContain(canary);
+		expect(done.body).not.toContain(canary);
+		expect(decodeURIComponent(done.location.replace(/\+/g, ' '))).toContain('[masked]');
 	});
 
 	it('a secret in a workflow name or step never reaches a metrics label', async () => {

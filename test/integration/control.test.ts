@@ -1,6 +1,7 @@
 import { beat, checkHeartbeats, isPaused, listPauses, pause, resume } from '../../lib/control';
 import { getDeadLetters, parkItems } from '../../lib/deadletter';
 import { adminQuery, testStore } from '../helpers/store';
+import { parkAll } from '../helpers/park';
 
 const { store, schema, cleanup } = testStore('control');
 afterAll(cleanup);
@@ -23,7 +24,7 @@ describe('pause and resume', () => {
 		});
 		expect(await isPaused(store, 'integration', 'crm')).toBeDefined();
 
-		const [held, other, conflict, conflictAskedHeld] = await parkItems(store, [
+		const [held, other, conflict, conflictAskedHeld] = await parkAll(store, [
 			{
 				workflowId: 'wf',
 				step: 'CRM Upsert',
@@ -231,17 +232,22 @@ describe('dead-letter parameters are checked before anything is written', () => 
 			/Item 1: the retry time is not a valid date \(1970 to 9999\)/,
 		],
 	])(
-		'a batch with %j in its second item is refused, naming it, and nothing is parked',
+		'a batch with %j in its second item refuses that item, naming it, and parks the first',
 		async (bad, message) => {
 			const { ItemError } = await import('../../lib/errors');
 			const before = await adminQuery(`SELECT id FROM "${schema}".dead_letters`);
-			const ok = { workflowId: 'wf', step: 'S', errorClass: 'permanent', payload: { a: 1 } };
-			const attempt = parkItems(store, [ok, { ...ok, payload: { a: 2 }, ...bad }]);
-			await expect(attempt).rejects.toThrow(message);
-			await expect(attempt).rejects.toBeInstanceOf(ItemError);
-			expect(await adminQuery(`SELECT id FROM "${schema}".dead_letters`)).toHaveLength(
-				before.length,
+			const payload = { a: 1, case: String(message) };
+			const ok = { workflowId: 'wf', step: 'S', errorClass: 'permanent', payload };
+			const [first, second] = await parkItems(store, [ok, { ...ok, payload: { a: 2 }, ...bad }]);
+			expect(second.refused?.message).toMatch(message);
+			expect(second.refused).toBeInstanceOf(ItemError);
+			expect(second.refused?.itemIndex).toBe(1);
+			expect(first.refused).toBeUndefined();
+			const after = await adminQuery<{ payload: unknown }>(
+				`SELECT payload FROM "${schema}".dead_letters WHERE NOT id = ANY($1::bigint[])`,
+				[before.map((row) => row.id)],
 			);
+			expect(after).toEqual([{ payload }]);
 		},
 	);
 
@@ -264,7 +270,7 @@ describe('dead-letter parameters are checked before anything is written', () => 
 	});
 
 	it('NUL and unpaired surrogates in any text are stored as U+FFFD instead of failing the batch', async () => {
-		const [parked] = await parkItems(store, [
+		const [parked] = await parkAll(store, [
 			{
 				workflowId: 'wf\u0000x',
 				step: 'Step \ud800',
@@ -308,14 +314,14 @@ describe('wrong types and conflicts end in the engine’s own errors', () => {
 			idempotencyKey: 'k-re',
 			payload: {},
 		};
-		const [first] = await parkItems(store, [item]);
+		const [first] = await parkAll(store, [item]);
 		await updateDeadLetterStatus(store, {
 			id: first.id,
 			to: 'resolved',
 			actor: 'ops',
 			reason: 'done by hand',
 		});
-		const [second] = await parkItems(store, [item]);
+		const [second] = await parkAll(store, [item]);
 		expect(second.id).not.toBe(first.id);
 		await expect(
 			updateDeadLetterStatus(store, { id: first.id, to: 'new', actor: 'ops' }),
@@ -324,7 +330,7 @@ describe('wrong types and conflicts end in the engine’s own errors', () => {
 	});
 
 	it('a payload of null is parked as {}', async () => {
-		const [parked] = await parkItems(store, [
+		const [parked] = await parkAll(store, [
 			{ workflowId: 'wf-null', step: 'S', errorClass: 'permanent', payload: null },
 		]);
 		expect((await getDeadLetters(store, [parked.id]))[0].payload).toEqual({});

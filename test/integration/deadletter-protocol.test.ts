@@ -1,6 +1,5 @@
 import {
 	getDeadLetters,
-	parkItems,
 	type ParkRequest,
 	StatusChangeRefused,
 	takeForReplay,
@@ -8,6 +7,7 @@ import {
 } from '../../lib/deadletter';
 import { Store } from '../../lib/store';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
+import { parkAll } from '../helpers/park';
 
 /**
  * Dead-letter status changes are guarded: from-states that lead there, a take's generation, an
@@ -30,7 +30,7 @@ const failed = (overrides: Partial<ParkRequest> = {}): ParkRequest => ({
 
 describe('status changes are guarded', () => {
 	it('a closed record is never reopened by a replay request, and says why', async () => {
-		const [parked] = await parkItems(store, [failed()]);
+		const [parked] = await parkAll(store, [failed()]);
 		await updateDeadLetterStatus(store, {
 			id: parked.id,
 			to: 'resolved',
@@ -38,7 +38,7 @@ describe('status changes are guarded', () => {
 			reason: 'fixed by hand',
 		});
 		// A newer failure of the same item is a new open record; the old one stays closed.
-		const [again] = await parkItems(store, [failed({ idempotencyKey: `key-${n}` })]);
+		const [again] = await parkAll(store, [failed({ idempotencyKey: `key-${n}` })]);
 		expect(again.id).not.toBe(parked.id);
 		await expect(
 			updateDeadLetterStatus(store, { id: parked.id, to: 'replay_requested', actor: 'bob' }),
@@ -52,7 +52,7 @@ describe('status changes are guarded', () => {
 	});
 
 	it('a change made for an older generation changes nothing', async () => {
-		const [parked] = await parkItems(store, [failed()]);
+		const [parked] = await parkAll(store, [failed()]);
 		const first = await updateDeadLetterStatus(store, {
 			id: parked.id,
 			to: 'being_fixed',
@@ -77,7 +77,7 @@ describe('status changes are guarded', () => {
 
 describe('take for replay', () => {
 	it('two overlapping replay runs never take one record', async () => {
-		const parked = await parkItems(
+		const parked = await parkAll(
 			store,
 			Array.from({ length: 30 }, () => failed({ workflowId: 'wf-race' })),
 		);
@@ -100,7 +100,7 @@ describe('take for replay', () => {
 
 	it('a replay that fails again puts the record back in the review queue', async () => {
 		const request = failed({ workflowId: 'wf-refail' });
-		const [parked] = await parkItems(store, [request]);
+		const [parked] = await parkAll(store, [request]);
 		await updateDeadLetterStatus(store, { id: parked.id, to: 'replay_requested', actor: 'ops' });
 		const [taken] = await takeForReplay(store, {
 			taker: 'replay',
@@ -109,7 +109,7 @@ describe('take for replay', () => {
 		});
 		expect(taken).toMatchObject({ id: parked.id, status: 'being_fixed' });
 		// The re-run fails at the same step and parks the item again.
-		const [again] = await parkItems(store, [{ ...request, errorMessage: 'rejected again' }]);
+		const [again] = await parkAll(store, [{ ...request, errorMessage: 'rejected again' }]);
 		expect(again).toMatchObject({ id: parked.id, status: 'new', created: false });
 		const [record] = await getDeadLetters(store, [parked.id]);
 		expect(record.history.at(-1)).toMatchObject({
@@ -129,7 +129,7 @@ describe('take for replay', () => {
 	});
 
 	it('a record taken by a replay run that died is taken again after the retake time', async () => {
-		const [parked] = await parkItems(store, [failed({ workflowId: 'wf-dead-run' })]);
+		const [parked] = await parkAll(store, [failed({ workflowId: 'wf-dead-run' })]);
 		await updateDeadLetterStatus(store, { id: parked.id, to: 'replay_requested', actor: 'ops' });
 		const [first] = await takeForReplay(store, {
 			taker: 'run that dies',
@@ -155,7 +155,7 @@ describe('take for replay', () => {
 
 describe('the audit trail', () => {
 	it('refuses to lose an event, and leaves with its record only', async () => {
-		const [parked] = await parkItems(store, [failed()]);
+		const [parked] = await parkAll(store, [failed()]);
 		await expect(
 			adminQuery(`DELETE FROM "${schema}".dead_letter_events WHERE dead_letter_id = $1`, [
 				parked.id,

@@ -3,7 +3,6 @@ import {
 	getDeadLetters,
 	getDeadLettersByKey,
 	listDeadLetters,
-	parkItems,
 	type ParkRequest,
 	purgeDeadLetters,
 	StatusChangeRefused,
@@ -11,6 +10,7 @@ import {
 } from '../../lib/deadletter';
 import { MASKED as MASK } from '../../lib/masking';
 import { adminQuery, testStore } from '../helpers/store';
+import { parkAll } from '../helpers/park';
 
 const { store, schema, cleanup } = testStore('deadletter');
 afterAll(cleanup);
@@ -37,11 +37,9 @@ describe('park and get', () => {
 			apiToken: 'tok',
 			note: 'ünïcödé <script>',
 		};
-		const [parked] = await parkItems(
-			store,
-			[failed({ payload, idempotencyKey: 'lead-42:create' })],
-			{ maskFields: ['apiToken'] },
-		);
+		const [parked] = await parkAll(store, [failed({ payload, idempotencyKey: 'lead-42:create' })], {
+			maskFields: ['apiToken'],
+		});
 		expect(parked.created).toBe(true);
 		const [record] = await getDeadLetters(store, [parked.id]);
 		expect(JSON.stringify(record.payload)).toBe(
@@ -81,7 +79,7 @@ describe('park and get', () => {
 
 	it('no secret lands in any column: payload headers in every form, error text, what happened, audit reasons', async () => {
 		const canary = 'cAnArY-7f3a9e';
-		const [parked] = await parkItems(store, [
+		const [parked] = await parkAll(store, [
 			failed({
 				idempotencyKey: 'lead-secrets:create',
 				payload: {
@@ -125,10 +123,10 @@ describe('park and get', () => {
 	});
 
 	it('parking an open item again updates its counts and last failure instead of adding a row', async () => {
-		const [first] = await parkItems(store, [
+		const [first] = await parkAll(store, [
 			failed({ idempotencyKey: 'lead-7:create', attempts: 3 }),
 		]);
-		const [again] = await parkItems(store, [
+		const [again] = await parkAll(store, [
 			failed({
 				idempotencyKey: 'lead-7:create',
 				attempts: 5,
@@ -155,14 +153,14 @@ describe('park and get', () => {
 	});
 
 	it('items without a key are the same item when their payload is the same, whatever the key order', async () => {
-		const [a] = await parkItems(store, [failed({ step: 'Enrich', payload: { x: 1, y: 2 } })]);
-		const [b] = await parkItems(store, [failed({ step: 'Enrich', payload: { y: 2, x: 1 } })]);
+		const [a] = await parkAll(store, [failed({ step: 'Enrich', payload: { x: 1, y: 2 } })]);
+		const [b] = await parkAll(store, [failed({ step: 'Enrich', payload: { y: 2, x: 1 } })]);
 		expect(b.id).toBe(a.id);
 		expect(b.failureCount).toBe(2);
 	});
 
 	it('a payload JSON has no value for (NaN, Infinity) is stored as {}, not refused (found by the fuzz campaign)', async () => {
-		const parked = await parkItems(store, [
+		const parked = await parkAll(store, [
 			failed({ idempotencyKey: 'lead-nan', payload: Number.NaN }),
 			failed({ idempotencyKey: 'lead-inf', payload: Number.POSITIVE_INFINITY }),
 		]);
@@ -174,14 +172,14 @@ describe('park and get', () => {
 	});
 
 	it('a closed item parked again opens a new record', async () => {
-		const [first] = await parkItems(store, [failed({ idempotencyKey: 'lead-8:create' })]);
+		const [first] = await parkAll(store, [failed({ idempotencyKey: 'lead-8:create' })]);
 		await updateDeadLetterStatus(store, {
 			id: first.id,
 			to: 'resolved',
 			actor: 'ops@example.com',
 			reason: 'fixed by hand in the CRM',
 		});
-		const [second] = await parkItems(store, [failed({ idempotencyKey: 'lead-8:create' })]);
+		const [second] = await parkAll(store, [failed({ idempotencyKey: 'lead-8:create' })]);
 		expect(second.created).toBe(true);
 		expect(second.id).not.toBe(first.id);
 	});
@@ -190,7 +188,7 @@ describe('park and get', () => {
 		const batch = Array.from({ length: 1000 }, (_, i) =>
 			failed({ step: 'Bulk', idempotencyKey: `bulk-${i % 999}` }),
 		);
-		const results = await parkItems(store, batch);
+		const results = await parkAll(store, batch);
 		expect(new Set(results.map((r) => r.id)).size).toBe(999);
 		expect(results[999].id).toBe(results[0].id);
 	});
@@ -198,7 +196,7 @@ describe('park and get', () => {
 
 describe('status changes and the audit trail', () => {
 	it('records who, when, from, to and why; Get returns the history with the record', async () => {
-		const [parked] = await parkItems(store, [failed({ idempotencyKey: 'lead-9:create' })]);
+		const [parked] = await parkAll(store, [failed({ idempotencyKey: 'lead-9:create' })]);
 		await updateDeadLetterStatus(store, {
 			id: parked.id,
 			to: 'being_fixed',
@@ -221,7 +219,7 @@ describe('status changes and the audit trail', () => {
 	});
 
 	it('refuses a change without an actor, and resolve or abandon without a reason, changing nothing', async () => {
-		const [parked] = await parkItems(store, [failed({ idempotencyKey: 'lead-10:create' })]);
+		const [parked] = await parkAll(store, [failed({ idempotencyKey: 'lead-10:create' })]);
 		await expect(
 			updateDeadLetterStatus(store, { id: parked.id, to: 'being_fixed', actor: ' ' }),
 		).rejects.toThrow(
@@ -256,7 +254,7 @@ describe('list, stats and purge', () => {
 		await adminQuery(
 			`INSERT INTO "${other.schema}".pauses (scope, name, paused, changed_by, reason) VALUES ('integration', 'ledger-paused', true, 'ops', 'outage')`,
 		);
-		const parked = await parkItems(s, [
+		const parked = await parkAll(s, [
 			failed({
 				workflowId: 'wf-a',
 				step: 'CRM',
@@ -352,7 +350,7 @@ describe('list, stats and purge', () => {
 
 	it('Purge removes only closed records past retention and says how many', async () => {
 		const s = other.store;
-		const parked = await parkItems(s, [
+		const parked = await parkAll(s, [
 			failed({ idempotencyKey: 'p1' }),
 			failed({ idempotencyKey: 'p2' }),
 			failed({ idempotencyKey: 'p3' }),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { parkItems } from '../../lib/deadletter';
 import { claimEvents, ClaimMode } from '../../lib/dedupe';
 import {
 	DEFAULT_POLICY,
@@ -197,6 +198,58 @@ describe('a park with one long text', () => {
 			context: { itemIndex: 1 },
 		});
 		expect(await letters('wf-park-fail')).toEqual([]);
+	});
+});
+
+describe('the engine parking a batch with one long value', () => {
+	const letters = (workflowId: string) =>
+		adminQuery<{ item_index: number; idempotency_key: string | null }>(
+			`SELECT item_index, idempotency_key FROM "${schema}".dead_letters
+			 WHERE workflow_id = $1 ORDER BY item_index`,
+			[workflowId],
+		);
+	const request = (workflowId: string, itemIndex: number, idempotencyKey: string) => ({
+		workflowId,
+		step: 'Post Order',
+		itemIndex,
+		idempotencyKey,
+		errorClass: 'permanent',
+		payload: { itemIndex },
+	});
+
+	it.each([
+		['Idempotency Key', { idempotencyKey: incompressible(3_000) }, /Idempotency Key is 3,000/],
+		['Step', { step: incompressible(3_000) }, /Step is 3,000 characters long/],
+		['Owner', { owner: incompressible(3_000) }, /Owner is 3,000 characters long/],
+	])(
+		'a long %s refuses its own item, naming its position and the field, and parks the others',
+		async (field, long, message) => {
+			const workflowId = `wf-engine-${field.replace(/ /g, '-')}`;
+			const outcomes = await parkItems(store, [
+				request(workflowId, 0, 'order-0'),
+				{ ...request(workflowId, 1, 'order-1'), ...long },
+				request(workflowId, 2, 'order-2'),
+			]);
+			expect(outcomes[1].refused?.message).toMatch(new RegExp(`^Item 1: ${message.source}`));
+			expect(outcomes[1].refused?.itemIndex).toBe(1);
+			expect([outcomes[0].refused, outcomes[2].refused]).toEqual([undefined, undefined]);
+			expect(await letters(workflowId)).toEqual([
+				{ item_index: 0, idempotency_key: 'order-0' },
+				{ item_index: 2, idempotency_key: 'order-2' },
+			]);
+		},
+	);
+
+	it('a batch whose every item is refused stores nothing and says why for each', async () => {
+		const outcomes = await parkItems(store, [
+			{ ...request('wf-engine-none', 0, 'a'), step: '' },
+			request('wf-engine-none', 1, incompressible(3_000)),
+		]);
+		expect(outcomes.map((o) => o.refused?.message)).toEqual([
+			'Item 0 has no Step',
+			expect.stringMatching(/^Item 1: Idempotency Key is 3,000 characters long/),
+		]);
+		expect(await letters('wf-engine-none')).toEqual([]);
 	});
 });
 

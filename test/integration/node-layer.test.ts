@@ -5,8 +5,8 @@ import { execute as recover } from '../../nodes/EventDedupe/actions/recover.oper
 import { claimEvents, ClaimMode, failExecution } from '../../lib/dedupe';
 import { router as deadLetterPark } from '../../nodes/DeadLetterPark/actions/router';
 import { router as reliabilityControl } from '../../nodes/ReliabilityControl/actions/router';
-import { parkItems } from '../../lib/deadletter';
 import { adminQuery, credentialData, testStore } from '../helpers/store';
+import { parkAll } from '../helpers/park';
 
 /**
  * The node layer with a stand-in for n8n's IExecuteFunctions (parameters, items, Continue On
@@ -197,7 +197,7 @@ describe('Dead Letter Park', () => {
 	afterAll(closeAllStores);
 
 	it('with Continue On Fail, a refused item is the same error item as in every node, and the others go through', async () => {
-		const [parked] = await parkItems(store, [
+		const [parked] = await parkAll(store, [
 			{
 				workflowId: 'wf-node',
 				executionId: 'exec-node',

@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { TestTarget } from '../../dev/target/server';
 import { handleConsoleRequest } from '../../lib/console';
 import { claimEvents, ClaimMode } from '../../lib/dedupe';
-import { parkItems, updateDeadLetterStatus } from '../../lib/deadletter';
+import { updateDeadLetterStatus } from '../../lib/deadletter';
 import {
 	type ClaimEntry,
 	type DeadLetterEntry,
@@ -15,6 +15,7 @@ import {
 import { execute as traceOperation } from '../../nodes/ReliabilityControl/actions/item/trace.operation';
 import { seedTracedItems, TRACED, WORKFLOW_ID, writeStep } from '../helpers/traceItems';
 import { adminQuery, testStore } from '../helpers/store';
+import { parkAll } from '../helpers/park';
 
 /**
  * Trace answers "where is item X?" from the records the nodes really write: claims, write keys
@@ -203,7 +204,7 @@ describe('matching', () => {
 	});
 
 	it('a recovered crash parked as crashed, then resolved, shows its whole history', async () => {
-		const [parked] = await parkItems(store, [
+		const [parked] = await parkAll(store, [
 			{
 				workflowId: WORKFLOW_ID,
 				executionId: 'exec-40',

@@ -1,4 +1,4 @@
-import { getDeadLetters, parkItems, takeForReplay } from '../../lib/deadletter';
+import { getDeadLetters, takeForReplay } from '../../lib/deadletter';
 import { resume } from '../../lib/control/pauses';
 import {
 	DEFAULT_POLICY,
@@ -15,6 +15,7 @@ import { getStore, Store, sweepIdleStores } from '../../lib/store';
 import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
+import { parkAll } from '../helpers/park';
 
 /**
  * The write protocol's guarantees, each shown on the schedule that once broke it: bounded
@@ -680,7 +681,7 @@ describe('the circuit breaker', () => {
 	});
 
 	it('a hold that ended before its record was written goes to replay, not held', async () => {
-		const [parked] = await parkItems(store, [
+		const [parked] = await parkAll(store, [
 			{
 				workflowId: 'wf-proto',
 				step: 'Post',
@@ -704,7 +705,7 @@ describe('the circuit breaker', () => {
 			);
 			const parkers = Array.from({ length: 5 }, (_, i) => {
 				const s = new Store(storeConfig(schema));
-				return parkItems(s, [
+				return parkAll(s, [
 					{
 						workflowId: 'wf-proto',
 						step: 'Post',

@@ -189,6 +189,8 @@ export async function execute(
 			if (at === undefined) return errorItem(refused.get(index) ?? 'not parked', index);
 			const request = requests[at];
 			const result = results[at];
+			// Checked per item above, so the engine refuses none; if it does, that item alone.
+			if (result.refused) return errorItem(result.refused, index);
 			return {
 				json: {
 					// What goes on to the next node (an alert, typically) is masked like the record.

@@ -10,6 +10,7 @@ import {
 	ItemError,
 	keptPayload,
 	KeyStatus,
+	parkedOrThrow,
 	parkedSummary,
 	parkItems,
 	type ParkRequest,
@@ -176,7 +177,7 @@ export async function execute(
 				severity: text(options.severity),
 				payload: keptPayload(item),
 			}));
-			const results = await parkItems(store, requests);
+			const results = parkedOrThrow(await parkItems(store, requests));
 			await recordExecutionReport(store, executionId, ending);
 			results.forEach((result, i) =>
 				parked.push({

@@ -12,6 +12,7 @@ import {
 	keptPayload,
 	KeyStatus,
 	LIMITS,
+	parkedOrThrow,
 	parkedSummary,
 	parkItems,
 	type ParkRequest,
@@ -157,7 +158,7 @@ export async function execute(
 			impact: 'the event was received but its work did not finish',
 			payload: keptPayload(item),
 		}));
-		const results = await parkItems(store, requests);
+		const results = parkedOrThrow(await parkItems(store, requests));
 		parked = results.map((result, i) => ({
 			json: {
 				...about(givenUp[i]),
