@@ -262,17 +262,21 @@ describe('credential test', () => {
 	});
 
 	it('does not keep a connection open after the test', async () => {
+		// The test connects to the `postgres` database, which no other test file's store uses:
+		// files run side by side, and their stores' connections carry the same application name.
 		const count = async (): Promise<number> => {
 			const client = new Client(clientConfig(pgSettingsFromEnv()));
 			await client.connect();
 			const { rows } = await client.query(
-				`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'n8n-nodes-reliability' AND pid <> pg_backend_pid()`,
+				`SELECT count(*)::int AS n FROM pg_stat_activity
+				 WHERE application_name = 'n8n-nodes-reliability' AND datname = 'postgres'
+				   AND pid <> pg_backend_pid()`,
 			);
 			await client.end();
 			return rows[0].n as number;
 		};
 		const before = await count();
-		await diagnoseStore(credentialData('n8n_reliability'));
+		await diagnoseStore({ ...credentialData('n8n_reliability'), database: 'postgres' });
 		expect(await count()).toBe(before);
 	});
 });
