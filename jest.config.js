@@ -13,7 +13,7 @@ const common = {
 module.exports = {
 	// Two files at once on this 2-core machine (jest's default there is one): an end-to-end file
 	// spends much of its time waiting on n8n, leases and retries, and another file fills that
-	// time. The sequencer starts the longest files (end to end) first.
+	// time. The sequencer starts the longest files (the model check, end to end) first.
 	maxWorkers: 2,
 	testSequencer: '<rootDir>/test/sequencer.js',
 	globalSetup: '<rootDir>/test/global-setup.ts',

@@ -1,6 +1,6 @@
 import { cleanOldRuns, installN8n, packPackage } from '../dev/harness/install';
 import { prepareTemplate } from '../dev/harness/n8n';
-import { n8nVersionsUnderTest } from '../dev/harness/paths';
+import { n8nVersionsUnderTest, versionEnv } from '../dev/harness/paths';
 import {
 	ensurePostgres,
 	exportPgEnv,
@@ -47,9 +47,9 @@ export default async function globalSetup(): Promise<void> {
 		process.env.RELIABILITY_TARBALL = tarball;
 		for (const version of n8nVersionsUnderTest()) {
 			const install = await installN8n(version);
-			const name = version.replace(/\./g, '_');
-			process.env[`RELIABILITY_N8N_${name}`] = JSON.stringify(install);
-			process.env[`RELIABILITY_N8N_TEMPLATE_${name}`] = await prepareTemplate(install, tarball);
+			const names = versionEnv(version);
+			process.env[names.install] = JSON.stringify(install);
+			process.env[names.template] = await prepareTemplate(install, tarball);
 		}
 	}
 	(globalThis as { __reliabilityPostgres?: RunningPostgres[] }).__reliabilityPostgres = started;

@@ -17,3 +17,12 @@ export function n8nVersionsUnderTest(): string[] {
 		.filter(Boolean);
 	return fromEnv && fromEnv.length > 0 ? fromEnv : DEFAULT_N8N_VERSIONS;
 }
+
+/**
+ * The environment variables through which the global setup hands a version's install and its
+ * prepared user folder to the test files (jest runs them in other processes).
+ */
+export function versionEnv(version: string): { install: string; template: string } {
+	const name = version.replace(/\./g, '_');
+	return { install: `RELIABILITY_N8N_${name}`, template: `RELIABILITY_N8N_TEMPLATE_${name}` };
+}

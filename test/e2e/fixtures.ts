@@ -6,13 +6,14 @@ import {
 	startN8n,
 	type WorkflowFile,
 } from '../../dev/harness/n8n';
+import { versionEnv } from '../../dev/harness/paths';
 import type { PgSettings } from '../../dev/harness/postgres';
 import { storeCredential } from '../../dev/workflows';
 import { dropSchema, uniqueSchema } from '../helpers/store';
 
 /** Helpers shared by the end-to-end files: the install for a version, one n8n per describe block. */
 export function installFor(version: string): N8nInstall {
-	const raw = process.env[`RELIABILITY_N8N_${version.replace(/\./g, '_')}`];
+	const raw = process.env[versionEnv(version).install];
 	if (!raw)
 		throw new Error(
 			`n8n ${version} was not installed by the global setup (run the e2e project through jest, not a single file outside it)`,
@@ -22,7 +23,7 @@ export function installFor(version: string): N8nInstall {
 
 /** The user folder the global setup prepared for a version (package installed, database migrated). */
 function templateFor(version: string): string | undefined {
-	return process.env[`RELIABILITY_N8N_TEMPLATE_${version.replace(/\./g, '_')}`];
+	return process.env[versionEnv(version).template];
 }
 
 /** One n8n per describe block, with its own store schema; everything removed afterwards. */
