@@ -4,8 +4,18 @@ import { storableValue } from '../store/storable';
 import { heldId, type RunLeases } from './lease';
 import { parkFailed } from './park';
 import { keyIdOf, type Settlement } from './runState';
-import { settleKeysSql } from './sql';
+import { abandonKeySql, readKeySql, settleKeysSql } from './sql';
 import { FailureClass, type WriteContext, type WriteOutcome, type WriteRequest } from './types';
+
+/** The outcome a settle-only wave reports into: the item's own outcome is already decided. */
+const SETTLE_ONLY: WriteOutcome = {
+	index: -1,
+	key: '',
+	ok: true,
+	replayed: false,
+	attempts: 0,
+	durationMs: 0,
+};
 
 /**
  * A run's waves. What finishes (settlements, items to park, successes) waits for the next wave,
@@ -20,6 +30,11 @@ export class Waves {
 	private succeededKeys = new Map<string, { scope: string; key: string }>();
 	/** Keys (scope and key) whose settle found another owner: their success is not this run's to report. */
 	private readonly supersededKeys = new Set<string>();
+	/**
+	 * Successes this run proved (an answer, or a lookup that found the effect) whose settle found
+	 * the record held by another owner: settled once that owner has settled or is gone.
+	 */
+	private proven: Settlement[] = [];
 	/** Keys whose settle as succeeded already closed their open dead letters, in that statement. */
 	private readonly closedBySettle = new Set<string>();
 	private flushing: Promise<void> | undefined;
@@ -155,6 +170,7 @@ export class Waves {
 				continue;
 			}
 			// Superseded: recorded as an observation; the new owner's result decides the item.
+			if (settlement.outcome === 'succeeded') this.proven.push(settlement);
 			outcome.superseded = true;
 			this.supersededKeys.add(heldId(settlement.scope, settlement.key));
 			if (!outcome.ok) {
@@ -162,6 +178,53 @@ export class Waves {
 					class: FailureClass.superseded,
 					message: `execution ${row?.owner ?? '?'} took key ${settlement.key} over while this one wrote; its result decides (this one saw: ${outcome.failure?.message ?? 'no answer'})`,
 				};
+			}
+		}
+	}
+
+	/**
+	 * The run's proven successes whose records another owner took over, once that owner is done.
+	 * The new owner, alive, reconciles and settles the key itself; one that died leaves its lease
+	 * to lapse and then, abandoned, the record says unknown with no owner, though this run saw the
+	 * effect: nobody would ever settle it, and its item would be in no letter. So each is polled
+	 * until it is settled by someone, or its owner's lease lapsed (then abandoned, fenced by the
+	 * generation read) and it is settled here as succeeded, which the settle allows for an unknown
+	 * record of the same request. Bounded by `keepWaiting` (the run's deadline, and not stopped):
+	 * past it the record is left to its owner and its execution's error workflow.
+	 *
+	 * Timeline: A sends, its answer is lost; A stalls past its lease; B finds the lease lapsed,
+	 * abandons (unknown) and takes over (in progress, generation 2); B dies; A's lookup finds the
+	 * effect, its settle is refused (generation 2 holds it); B's lease lapses; A abandons
+	 * generation 2 (unknown) and settles it succeeded.
+	 */
+	async settleProven(
+		keepWaiting: () => boolean,
+		sleep: (ms: number) => Promise<void>,
+	): Promise<void> {
+		const pending = this.proven;
+		this.proven = [];
+		for (const settlement of pending) {
+			for (;;) {
+				const [row] = await this.store.query<{
+					status: string;
+					generation: string;
+					lease_expired: boolean | null;
+				}>(readKeySql(this.store), [settlement.scope, settlement.key]);
+				if (!row || (row.status !== 'in_progress' && row.status !== 'unknown')) break;
+				if (row.status === 'unknown') {
+					await this.settleWave([{ settlement, outcome: { ...SETTLE_ONLY } }]);
+					break;
+				}
+				if (row.lease_expired) {
+					await this.store.query(abandonKeySql(this.store), [
+						settlement.scope,
+						settlement.key,
+						row.generation,
+					]);
+					continue;
+				}
+				if (!keepWaiting()) break;
+				await sleep(100);
 			}
 		}
 	}

@@ -75,6 +75,7 @@ class Run implements RunState {
 	readonly sleep: (ms: number) => Promise<void>;
 	readonly random: () => number;
 	private readonly waves: Waves;
+	private readonly startedAt: number;
 
 	constructor(
 		readonly store: Store,
@@ -82,6 +83,7 @@ class Run implements RunState {
 		readonly deps: WriteDeps,
 	) {
 		this.now = deps.now ?? Date.now;
+		this.startedAt = this.now();
 		this.sleep = deps.sleep ?? ((ms) => abortableSleep(ms, deps.signal));
 		this.random = deps.random ?? Math.random;
 		this.leases = new RunLeases(store, this.now);
@@ -127,6 +129,12 @@ class Run implements RunState {
 		const byIndex = new Map(valid.map((o) => [o.index, o]));
 		await this.waves.flush();
 		if (this.waves.fatal) throw this.waves.fatal;
+		// A success proven here on a record another owner took over is settled once that owner is done.
+		const until = this.startedAt + this.context.policy.deadlineMs;
+		await this.waves.settleProven(
+			() => this.now() < until && !this.deps.signal?.aborted,
+			this.sleep,
+		);
 		if (this.context.integration && this.context.breaker) {
 			await recordBreaker(
 				this.store,

@@ -408,6 +408,48 @@ describe('leases follow the work', () => {
 		// B's dead letter is closed: the work is done.
 		expect((await getDeadLetters(store, [b.failure!.deadLetterId!]))[0].status).toBe('replayed');
 	});
+
+	it('a success proven while a dead owner holds the key is settled once that owner is gone', async () => {
+		// Found by the model check under load: A's answer is lost after the commit, A stalls past
+		// its lease, B abandons A's record and takes it over, then B dies. A's lookup finds the
+		// effect, but its settle is refused (B holds generation 2). Without more, A reports success
+		// while B's record, abandoned later, says unknown for ever, and the item is in no letter.
+		target.route('/proven', { honoursKey: false });
+		let lookupNow!: () => void;
+		const lookupGate = new Promise<void>((resolve) => (lookupNow = resolve));
+		let looking!: () => void;
+		const lookingUp = new Promise<void>((resolve) => (looking = resolve));
+		const a = context({ onUnknown: 'lookup', inFlightGraceMs: 0 });
+		const first = run('/proven', a, [write('proven', { n: 1 }, 0, 200)], {
+			send: async (r) => {
+				await send('/proven')(r);
+				return { kind: 'lost', code: 'ECONNRESET', message: 'socket hang up (after commit)' };
+			},
+			lookup: async () => {
+				looking();
+				await lookupGate;
+				return { kind: 'exists', answer: { status: 200, headers: {}, body: { id: 1 } } };
+			},
+		});
+		await lookingUp;
+		// B: the lease lapsed, so abandoned (unknown, one attempt made) and taken over; then B dies.
+		await adminQuery(
+			`UPDATE "${schema}".idempotency_keys SET status = 'in_progress', generation = generation + 1,
+			 execution_id = 'exec-dead-b', lease_until = now() + interval '600 milliseconds'
+			 WHERE scope = 'proto' AND key = 'proven'`,
+		);
+		lookupNow();
+		const [outcomeA] = await first;
+		expect(outcomeA.ok).toBe(true);
+		// A waited out B's lease and settled what it saw: done, the one effect, nothing for a person.
+		const row = await keyRow('proven');
+		expect(row.status).toBe('succeeded');
+		expect(target.effectsOf('/proven')).toHaveLength(1);
+		const letters = await adminQuery(
+			`SELECT id FROM "${schema}".dead_letters WHERE idempotency_key = 'proven' AND is_open`,
+		);
+		expect(letters).toEqual([]);
+	});
 });
 
 describe('expiry never overrides an open record', () => {
