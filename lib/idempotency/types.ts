@@ -106,6 +106,12 @@ export interface WriteContext {
 	maxSavedBodyChars: number;
 	/** Park failures in the dead-letter store (false: route only). */
 	park: boolean;
+	/**
+	 * Route only, and the execution is stopped (its cancel signal fired): no output of the node
+	 * runs, so the failed items would be in no output. True parks them; false leaves them to a
+	 * caller that retries them itself (the Outbox relay, whose messages stay in the outbox).
+	 */
+	parkIfStopped?: boolean;
 	owner?: string;
 	impact?: string;
 	alreadyHappened?: string;

@@ -26,7 +26,7 @@ export class Waves {
 	/** The first store failure: it ends the run, so no wave and no lane goes on after it. */
 	fatal: unknown;
 	private settlements: Array<{ settlement: Settlement; outcome: WriteOutcome }> = [];
-	private toPark: Array<{ outcome: WriteOutcome; request: WriteRequest }> = [];
+	private toPark: Array<{ outcome: WriteOutcome; request: WriteRequest; always?: boolean }> = [];
 	private succeededKeys = new Map<string, { scope: string; key: string }>();
 	/** Keys (scope and key) whose settle found another owner: their success is not this run's to report. */
 	private readonly supersededKeys = new Set<string>();
@@ -57,9 +57,14 @@ export class Waves {
 		this.settlements.push({ settlement, outcome });
 	}
 
-	/** Parks a failed item in the next wave. */
+	/** Parks a failed item in the next wave (unless the run only routes its failures). */
 	park(outcome: WriteOutcome, request: WriteRequest): void {
 		this.toPark.push({ outcome, request });
+	}
+
+	/** Parks a failed item in the next wave, though the run only routes: its route will not run. */
+	parkUnrouted(outcome: WriteOutcome, request: WriteRequest): void {
+		this.toPark.push({ outcome, request, always: true });
 	}
 
 	/**
@@ -114,9 +119,10 @@ export class Waves {
 				// them to replay) unless the run only routes its failures: then its caller retries
 				// them (the Outbox relay does), and a letter would replay what is already delivered.
 				for (const hold of [undefined, 'pause', 'breaker'] as const) {
-					const group = park.filter(({ outcome }) => outcome.hold === hold);
-					if (group.length > 0 && this.context.park)
-						await parkFailed(this.store, this.context, group, hold);
+					const group = park.filter(
+						({ outcome, always }) => outcome.hold === hold && (this.context.park || always),
+					);
+					if (group.length > 0) await parkFailed(this.store, this.context, group, hold);
 				}
 				// Only a success this owner recorded closes records: a superseded owner's 201 is an
 				// observation, and the record (perhaps unknown to the new owner) is what a person reads.

@@ -127,6 +127,15 @@ class Run implements RunState {
 		const requests = all.filter((r) => r.invalid === undefined);
 		const valid = await this.writeValid(requests);
 		const byIndex = new Map(valid.map((o) => [o.index, o]));
+		// Stopped while it only routes: n8n runs none of this node's outputs, so a failed item
+		// routed to Failed would be in no output and no letter. Park it (as stopped, or with the
+		// failure it met before the stop) unless the caller retries it itself.
+		if (!this.context.park && this.context.parkIfStopped && this.deps.signal?.aborted) {
+			for (const request of all) {
+				const outcome = invalid.get(request.index) ?? byIndex.get(request.index);
+				if (outcome && !outcome.ok) this.waves.parkUnrouted(outcome, request);
+			}
+		}
 		await this.waves.flush();
 		if (this.waves.fatal) throw this.waves.fatal;
 		// A success proven here on a record another owner took over is settled once that owner is done.

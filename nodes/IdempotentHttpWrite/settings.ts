@@ -30,6 +30,8 @@ export interface WriteSettings {
 	 */
 	commitHorizonMs?: number;
 	onFailure: 'parkAndRoute' | 'parkAndFail' | 'route';
+	/** Route only: park the failed items when the execution is stopped (no output then runs). */
+	parkIfStopped: boolean;
 	park: { owner?: string; impact?: string; alreadyHappened?: string };
 	authentication: string;
 	policy: RetryPolicy;
@@ -188,6 +190,8 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 					1000
 				: undefined,
 		onFailure,
+		parkIfStopped:
+			onFailure !== 'route' || context.getNodeParameter('parkIfStopped', 0, true) === true,
 		park: {
 			owner: checkedOwner(text(parkOptions.owner) || undefined),
 			impact: text(parkOptions.impact) || undefined,

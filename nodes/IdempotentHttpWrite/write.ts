@@ -75,6 +75,7 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 			concurrency: settings.concurrency,
 			maxSavedBodyChars: settings.maxSavedBodyChars,
 			park: settings.onFailure !== 'route',
+			parkIfStopped: settings.parkIfStopped,
 			...settings.park,
 			breaker: settings.breaker,
 			sourceVersion: sourceVersionOf(this),

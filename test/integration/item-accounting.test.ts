@@ -284,6 +284,57 @@ describe('the Idempotent HTTP Write stops when its execution is cancelled', () =
 		const [letter] = await getDeadLettersByKey(store, ['ORD-9:post']);
 		expect(letter).toMatchObject({ status: 'new', error_class: 'stopped' });
 	});
+
+	/** A write that routes its failures only, stopped after its first attempt, as above. */
+	const routeOnly = async (key: string, parkIfStopped: boolean) => {
+		const stop = new AbortController();
+		const stopSoon = () => setTimeout(() => stop.abort(), 50);
+		const [outcome] = await runWrites(
+			store,
+			{
+				workflowId: 'wf-orders',
+				executionId: `exec-${key}`,
+				node: 'Post to ERP',
+				retentionDays: 30,
+				policy: { ...DEFAULT_POLICY, maxAttempts: 6, baseDelayMs: 5_000, maxDelayMs: 5_000 },
+				onUnknown: 'retry',
+				concurrency: 1,
+				maxSavedBodyChars: 1000,
+				park: false,
+				parkIfStopped,
+			},
+			[
+				{
+					index: 0,
+					scope: 'erp',
+					key,
+					fingerprint: requestFingerprint({ method: 'POST', url, body: { order: key } }),
+					payload: { order: key },
+				},
+			],
+			{
+				send: async (request) => {
+					stopSoon();
+					return await fetchSender(url, () => ({ order: key }))(request);
+				},
+				signal: stop.signal,
+			},
+		);
+		return outcome;
+	};
+
+	it('a route-only write stopped mid-run parks its failed item: no output of a stopped node runs', async () => {
+		const outcome = await routeOnly('ORD-10:post', true);
+		expect(outcome.failure).toMatchObject({ class: 'stopped' });
+		const letters = await getDeadLettersByKey(store, ['ORD-10:post']);
+		expect(letters).toMatchObject([{ status: 'new', error_class: 'stopped' }]);
+	});
+
+	it('one whose caller retries its items itself (the Outbox relay) leaves them to it', async () => {
+		const outcome = await routeOnly('ORD-11:post', false);
+		expect(outcome.failure).toMatchObject({ class: 'stopped' });
+		expect(await getDeadLettersByKey(store, ['ORD-11:post'])).toEqual([]);
+	});
 });
 
 describe('retention covers every state of a claim', () => {

@@ -62,6 +62,15 @@ export const outcomesProperties: INodeProperties[] = [
 		default: 'parkAndRoute',
 	},
 	{
+		displayName: 'Park Items If the Execution Is Stopped',
+		name: 'parkIfStopped',
+		type: 'boolean',
+		default: true,
+		description:
+			'Whether to park the failed items when the execution is stopped during the write (the Stop button, the API, a workflow timeout, a worker shutting down): n8n then runs no output of this node, so the Failed route never sees them. Turn off only when the items come from a queue that sends them again itself, as the bundled Outbox relay does.',
+		displayOptions: { show: { onFailure: ['route'] } },
+	},
+	{
 		displayName: 'Park Options',
 		name: 'parkOptions',
 		type: 'collection',
