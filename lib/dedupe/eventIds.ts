@@ -49,3 +49,16 @@ export function checkedEntityKey(key: string): { key: string } | { problem: stri
 		return { problem: checked.problem.replace('an event ID', 'an entity key') };
 	return { key: checked.id };
 }
+
+/**
+ * The dead-letter key of an inbox item, as the Error handler, Recover and a stopped execution park
+ * it: `event:<consumer>:<event ID>`. Both parts may be 255 characters, and a stored key may not:
+ * a longer one is `event:sha256:<hex>`, the hash of the whole plain key, so one long item never
+ * fails the park of its whole execution. closeDoneEventLettersSql matches either form.
+ */
+export function eventLetterKey(consumer: string, eventId: string): string {
+	const key = `event:${consumer}:${eventId}`;
+	return key.length > TEXT_LIMITS.idempotencyKey.max
+		? `event:sha256:${createHash('sha256').update(key).digest('hex')}`
+		: key;
+}

@@ -4,6 +4,7 @@ import { ErrorClass } from '../deadletter/statuses';
 import { abandonExecutionKeys } from '../idempotency/recovery';
 import type { KeyStatus } from '../idempotency/types';
 import type { Store } from '../store';
+import { eventLetterKey } from './eventIds';
 import { ProcessedEventStatus } from './outcomes';
 import {
 	completeExecutionSql,
@@ -224,7 +225,7 @@ export async function stopExecution(
 				workflowName: stop.workflowName,
 				executionId: stop.executionId,
 				step,
-				idempotencyKey: `event:${item.consumer}:${item.eventId}`,
+				idempotencyKey: eventLetterKey(item.consumer, item.eventId),
 				runLink: stop.runLink,
 				errorClass: ErrorClass.stopped,
 				errorMessage: message,

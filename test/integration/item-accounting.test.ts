@@ -7,6 +7,7 @@ import {
 	claimEvents,
 	ClaimMode,
 	completeEvents,
+	eventLetterKey,
 	ExecutionEnd,
 	failExecution,
 	recordExecutionReport,
@@ -205,6 +206,32 @@ describe('a cancelled execution (Stop, the API, a timeout, a worker drain)', () 
 		expect(await openLetters('ORD-7')).toEqual([]);
 		const [closed] = await getDeadLettersByKey(store, ['event:orders:ORD-7']);
 		expect(closed.status).toBe('replayed');
+	});
+
+	it('an item whose consumer and event ID are both at their limits is parked under a hashed key, and closed by its success', async () => {
+		// `event:<consumer>:<event ID>` would be 517 characters, over what a stored key may be: it
+		// failed the whole park (and left every item of the execution to Recover).
+		const consumer = 'c'.repeat(255);
+		const eventId = 'E'.repeat(255);
+		const run = { ...context(), consumer };
+		await claimEvents(store, run, [
+			{ ...order(eventId), index: 0 },
+			{ ...order('ORD-12'), index: 1 },
+		]);
+		const { parked } = await stopExecution(store, {
+			executionId: run.executionId,
+			step: 'Post to ERP',
+		});
+		expect(parked).toHaveLength(2);
+		const key = eventLetterKey(consumer, eventId);
+		expect(key).toMatch(/^event:sha256:[0-9a-f]{64}$/);
+		expect(await getDeadLettersByKey(store, [key])).toMatchObject([
+			{ status: 'new', error_class: 'stopped', payload: { order: eventId } },
+		]);
+		const again = { ...context(), consumer };
+		expect((await claimEvents(store, again, [order(eventId)]))[0].outcome).toBe('new');
+		await settleExecutionClaims(store, again.executionId, { status: ExecutionEnd.success });
+		expect(await getDeadLettersByKey(store, [key])).toMatchObject([{ status: 'replayed' }]);
 	});
 
 	it("a failed execution's letter is closed by the redelivery that completes the item", async () => {

@@ -110,8 +110,9 @@ WITH target AS (
 SELECT * FROM changed ORDER BY updated_at, id`;
 
 /**
- * The open letters of events execution $6 has now done (keys `event:<consumer>:<event ID>`, as
- * the Error handler and a stopped execution park them): a successful run of an item closes
+ * The open letters of events execution $6 has now done (keys `event:<consumer>:<event ID>`, or
+ * `event:sha256:<hex>` of that when it is too long to store: eventLetterKey, as the Error handler,
+ * Recover and a stopped execution park them): a successful run of an item closes
  * every letter still waiting for it (new, held, asked to be replayed). One taken by the Replay
  * workflow or an operator (being fixed) is theirs to close.
  */
@@ -119,7 +120,9 @@ export const closeDoneEventLettersSql = (store: Store): string =>
 	statusChangeSql(
 		store,
 		`idempotency_key IN (
-		SELECT 'event:' || p.consumer || ':' || p.event_id FROM ${store.table('processed_events')} p
-		WHERE p.execution_id = $6 AND p.status = 'done')
+		SELECT k FROM (
+			SELECT 'event:' || p.consumer || ':' || p.event_id AS plain FROM ${store.table('processed_events')} p
+			WHERE p.execution_id = $6 AND p.status = 'done'
+		) e, LATERAL (VALUES (e.plain), ('event:sha256:' || encode(sha256(convert_to(e.plain, 'UTF8')), 'hex'))) AS v(k))
 	AND status IN ('new', 'held', 'replay_requested')`,
 	);

@@ -6,6 +6,7 @@ import {
 	updateDisplayOptions,
 } from 'n8n-workflow';
 import {
+	eventLetterKey,
 	failExecution,
 	ItemError,
 	keptPayload,
@@ -164,7 +165,7 @@ export async function execute(
 				workflowName: text(read.workflowName(index)),
 				executionId,
 				step,
-				idempotencyKey: `event:${item.consumer}:${item.eventId}`,
+				idempotencyKey: eventLetterKey(item.consumer, item.eventId),
 				runLink,
 				errorClass: 'execution',
 				errorMessage: message,
@@ -187,7 +188,7 @@ export async function execute(
 						workflowId: workflowId ?? null,
 						workflowName: text(read.workflowName(index)) ?? null,
 						step,
-						idempotencyKey: `event:${settled.items[i].consumer}:${settled.items[i].eventId}`,
+						idempotencyKey: eventLetterKey(settled.items[i].consumer, settled.items[i].eventId),
 						eventId: settled.items[i].eventId,
 						message,
 						impact: text(options.impact) ?? 'the event was received but its work did not finish',

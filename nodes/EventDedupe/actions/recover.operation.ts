@@ -8,6 +8,7 @@ import {
 import {
 	completeEvents,
 	ErrorClass,
+	eventLetterKey,
 	inRange,
 	keptPayload,
 	KeyStatus,
@@ -149,7 +150,7 @@ export async function execute(
 			workflowId: item.workflowId ?? 'unknown',
 			executionId: item.originExecutionId ?? undefined,
 			step: 'crashed',
-			idempotencyKey: `event:${item.consumer}:${item.eventId}`,
+			idempotencyKey: eventLetterKey(item.consumer, item.eventId),
 			runLink: linkOf(item),
 			errorClass: ErrorClass.crashed,
 			errorMessage: `${item.reason ?? 'its execution died'} (event ${item.eventId} of ${item.consumer})`,
