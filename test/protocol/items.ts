@@ -100,7 +100,7 @@ const itemCommand: fc.Arbitrary<ItemCommand> = fc.oneof(
 		}),
 	},
 	{
-		weight: 1,
+		weight: 2,
 		arbitrary: fc.record({ kind: fc.constant('release' as const), execution: nth, event }),
 	},
 );

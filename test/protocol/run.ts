@@ -55,12 +55,17 @@ interface Execution {
 	keys?: number[];
 	killed: boolean;
 	faultNext: boolean;
+	/** The next statement commits, then its reply is lost. */
+	loseNextReply?: boolean;
 	done?: Promise<unknown>;
 	/** The run failed because the store was unavailable (or too slow to keep its leases). */
 	storeFailed?: boolean;
 }
 
-/** A worker's store as one execution sees it: dead once killed, failing once when told. */
+/**
+ * A worker's store as one execution sees it: dead once killed, failing once when told (before the
+ * statement, or after it committed, its reply lost).
+ */
 function storeOf(worker: Store, execution: Execution): Store {
 	return new Proxy(worker, {
 		get(target, prop, receiver) {
@@ -79,6 +84,12 @@ function storeOf(worker: Store, execution: Execution): Store {
 					args,
 				);
 				if (execution.killed) return await new Promise(() => undefined);
+				if (execution.loseNextReply) {
+					execution.loseNextReply = false;
+					throw new StoreUnavailableError(
+						'Connection to the reliability store lost after the statement (injected by the model check)',
+					);
+				}
 				return result;
 			};
 		},
@@ -300,6 +311,11 @@ export async function runSchedule(
 				case 'storeFault': {
 					const victim = deliveries[command.delivery % Math.max(1, deliveries.length)];
 					if (victim) victim.faultNext = true;
+					return;
+				}
+				case 'storeLostReply': {
+					const victim = deliveries[command.delivery % Math.max(1, deliveries.length)];
+					if (victim) victim.loseNextReply = true;
 					return;
 				}
 				case 'expireLease':

@@ -15,6 +15,11 @@ export type Command =
 	| { at: number; kind: 'kill'; delivery: number }
 	/** The nth delivery's next store statement fails (Postgres unreachable for a moment). */
 	| { at: number; kind: 'storeFault'; delivery: number }
+	/**
+	 * The nth delivery's next store statement commits, and its reply is lost (the connection
+	 * drops after the commit): the run sees a store error for work that was done.
+	 */
+	| { at: number; kind: 'storeLostReply'; delivery: number }
 	/** A key's lease ends now, as if its owner had stalled past it (a long pause, a clock jump). */
 	| { at: number; kind: 'expireLease'; key: number }
 	/** A key's record is past its retention. */
@@ -65,6 +70,14 @@ const command: fc.Arbitrary<Command> = fc.oneof(
 	{
 		weight: 1,
 		arbitrary: fc.record({ at, kind: fc.constant('storeFault' as const), delivery: fc.nat(5) }),
+	},
+	{
+		weight: 1,
+		arbitrary: fc.record({
+			at,
+			kind: fc.constant('storeLostReply' as const),
+			delivery: fc.nat(5),
+		}),
 	},
 	{ weight: 2, arbitrary: fc.record({ at, kind: fc.constant('expireLease' as const), key }) },
 	{ weight: 1, arbitrary: fc.record({ at, kind: fc.constant('expireKey' as const), key }) },
