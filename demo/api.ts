@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
  *   POST /alerts            records an alert (the Alert workflow's HTTP channel)
  *   GET  /alerts            every alert
  *   POST /_faults           {enrichTimeouts?, enrichDelayMs?, rejectLocalPhones?, crmUnavailable?, enrichTimeoutRate?,
- *                           crmUnavailableRate?, crmLostRate?, echoSecrets?} switches faults; "echoSecrets" (a canary)
+ *                           crmUnavailableRate?, crmLostRate?, crmCrashTextRate?, echoSecrets?} switches faults; "echoSecrets" (a canary)
  *                           makes every answer carry it where secrets sit, and echo the request's credentials
  *   GET  /_stats            how many requests came in and how many faults were injected
  *   POST /_reset            forgets everything
@@ -49,6 +49,11 @@ export interface Faults {
 	echoSecrets?: string;
 	/** The next N owner assignments answer 503. */
 	ownerUnavailable?: number;
+	/**
+	 * Share (0..1) of contact writes answered 502 `{"error":"Upstream service crashed"}` before
+	 * anything is done: an error whose text says "crash" and that is a failure, not a crash.
+	 */
+	crmCrashTextRate?: number;
 }
 
 /** One committed upsert at the CRM: what an auditor counts to find a business effect done twice. */
@@ -73,6 +78,7 @@ export interface DemoStats {
 	crmReplayed: number;
 	crmCommitted: number;
 	crmLost: number;
+	crmCrashText: number;
 }
 
 const noStats = (): DemoStats => ({
@@ -84,6 +90,7 @@ const noStats = (): DemoStats => ({
 	crmReplayed: 0,
 	crmCommitted: 0,
 	crmLost: 0,
+	crmCrashText: 0,
 });
 
 export interface Contact {
@@ -120,6 +127,8 @@ export class DemoApi {
 	};
 	contacts: Contact[] = [];
 	alerts: unknown[] = [];
+	/** When each alert arrived (ms since the epoch), in the order of `alerts`. */
+	alertTimes: number[] = [];
 	enrichCalls = 0;
 	effects: CrmEffect[] = [];
 	ownerChanges: OwnerChange[] = [];
@@ -149,6 +158,7 @@ export class DemoApi {
 	reset(): void {
 		this.contacts = [];
 		this.alerts = [];
+		this.alertTimes = [];
 		this.enrichCalls = 0;
 		this.effects = [];
 		this.ownerChanges = [];
@@ -202,6 +212,7 @@ export class DemoApi {
 		if (owner) return this.assignOwner(request, response, Number(owner[1]), body ?? {});
 		if (route === 'POST /alerts') {
 			this.alerts.push(body);
+			this.alertTimes.push(Date.now());
 			return send(response, 201, { received: this.alerts.length });
 		}
 		if (route === 'GET /alerts') return send(response, 200, this.alerts);
@@ -254,6 +265,10 @@ export class DemoApi {
 				message: this.secretMessage('CRM maintenance, try again later'),
 				...this.secretsFor(request, 'session_token'),
 			});
+		}
+		if (this.draw(this.faults.crmCrashTextRate)) {
+			this.stats.crmCrashText++;
+			return send(response, 502, { error: 'Upstream service crashed' });
 		}
 		// Decided before the work: the answer of this request will not reach the caller.
 		const lose = this.draw(this.faults.crmLostRate);

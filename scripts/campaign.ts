@@ -29,6 +29,7 @@ const LEAD_WORKFLOW = 'relLeadRouting01';
 const CONSUMER = 'lead-routing';
 const UPSERT_SUFFIX = ':crm-upsert';
 const ENRICH_SUFFIX = ':enrich';
+const OWNER_SUFFIX = ':crm-owner';
 const UNFINISHED = ['new', 'running', 'waiting'];
 const FINISHED = ['success', 'error', 'crashed', 'canceled', 'unknown'];
 
@@ -67,6 +68,17 @@ export interface CampaignOptions {
 	 * delivers again only when it did not get a 2xx, as most webhook senders do.
 	 */
 	crashes?: number;
+	/**
+	 * How many running executions of the lead workflow the campaign stops through n8n's API
+	 * (`POST /rest/executions/:id/stop`, as the Stop button does) while the leads are posted.
+	 */
+	stops?: number;
+	/** Each crash is followed, once n8n is back, by a second one: n8n reports the first's executions again. */
+	crashesTwice?: boolean;
+	/** Share of CRM writes answered 502 `{"error":"Upstream service crashed"}` (nothing committed). */
+	crashTextRate?: number;
+	/** The lead workflow's timeout (its Timeout Workflow setting): a slow execution is cancelled. */
+	executionTimeoutSeconds?: number;
 	/** Called once the counts are taken, before the store's schema is dropped. */
 	inspect?: (view: { admin: Client; schema: string; demo: DemoApi }) => Promise<void>;
 	log?: (line: string) => void;
@@ -100,6 +112,30 @@ export interface CampaignResult {
 	notes: string[];
 	/** True when every execution finished before the counts were taken. */
 	settled: boolean;
+	/** The chaos counts: what the lifecycle faults left behind that nobody will settle. */
+	chaos: ChaosCounts;
+}
+
+export interface ChaosCounts {
+	/** Executions the campaign stopped through n8n's API (of those it asked to stop). */
+	stopped: number;
+	stopsAsked: number;
+	/** Times n8n was killed (a crash followed by a second one counts two). */
+	kills: number;
+	/** Open dead letters of leads whose work is done (claim done, upserted exactly once). */
+	openLettersForDoneWork: number;
+	/** Alerts about a lead's upsert or event that had already taken effect when the alert came. */
+	alertsForDoneItems: number;
+	/** Claims still in progress, and write records in progress or unknown with no open letter. */
+	stuckRecords: number;
+	/**
+	 * Letters waiting for a person (`new`) that no alert named: a person learns of them from the
+	 * console or the daily digest only. Reported, not failed on: stopped executions' items are
+	 * parked by the end-of-execution hook, which runs no Alert workflow.
+	 */
+	lettersNotAlerted: number;
+	/** A few of each, for the report. */
+	details: string[];
 }
 
 interface Lead {
@@ -227,6 +263,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 	const maxBacklog = options.maxBacklog ?? 300;
 	const seed = options.seed ?? randomBytes(4).readUInt32LE(0);
 	const crashes = options.crashes ?? 0;
+	const stops = options.stops ?? 0;
+	let kills = 0;
+	let stopped = 0;
 	// A crash can kill a Recover run while it holds the items it took: they are taken again once
 	// its hold (the bundled Recover's 600 s) ends, so a campaign with crashes waits past that.
 	const stallMs = options.stallMs ?? (crashes > 0 ? 780_000 : 300_000);
@@ -253,6 +292,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		enrichDelayMs: 3_000,
 		crmUnavailableRate: faultRate,
 		crmLostRate: lostRate,
+		crmCrashTextRate: options.crashTextRate,
 		echoSecrets: options.canary,
 	};
 	const admin = new Client(clientConfig(options.postgres));
@@ -271,13 +311,22 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		);
 		if (crashes > 0)
 			say(
-				`  crashes: n8n killed with SIGKILL and restarted ${crashes} times while the leads are posted`,
+				`  crashes: n8n killed with SIGKILL and restarted ${crashes} times while the leads are posted${options.crashesTwice ? ', each time twice in a row (so n8n reports the crashed executions again)' : ''}`,
 			);
+		if (stops > 0 || options.crashTextRate || options.executionTimeoutSeconds)
+			say(
+				`  lifecycle: ${stops} running executions stopped through n8n's API, ${pct(options.crashTextRate ?? 0)} of CRM writes answer 502 "Upstream service crashed"${options.executionTimeoutSeconds ? `, the lead workflow times out after ${options.executionTimeoutSeconds} s` : ''}`,
+			);
+		const workflows = bundledWorkflows(demo.url).map((w) =>
+			w.id === LEAD_WORKFLOW && options.executionTimeoutSeconds
+				? { ...w, settings: { ...w.settings, executionTimeout: options.executionTimeoutSeconds } }
+				: w,
+		);
 		n8n = await startN8n({
 			install: options.install,
 			tarball: options.tarball,
 			credentials: [storeCredential(schema, options.postgres)],
-			workflows: bundledWorkflows(demo.url),
+			workflows,
 			activate: bundledToActivate(Number(options.install.version.split('.')[0])),
 			env: {
 				N8N_CONCURRENCY_PRODUCTION_LIMIT: String(n8nConcurrency),
@@ -324,17 +373,58 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			for (const point of crashPoints) {
 				while (posted < point) await sleep(200);
 				restarting = (async () => {
-					say(
-						`  [${Math.round((Date.now() - started) / 1000)} s] killing n8n (SIGKILL) after ${posted} deliveries`,
-					);
-					await instance.kill();
-					await instance.start();
-					await instance.api.login();
-					say(`  [${Math.round((Date.now() - started) / 1000)} s] n8n is back`);
+					for (let time = 0; time < (options.crashesTwice ? 2 : 1); time++) {
+						say(
+							`  [${Math.round((Date.now() - started) / 1000)} s] killing n8n (SIGKILL) after ${posted} deliveries${time > 0 ? ', again right after its restart' : ''}`,
+						);
+						await instance.kill();
+						kills++;
+						await instance.start();
+						await instance.api.login();
+						say(`  [${Math.round((Date.now() - started) / 1000)} s] n8n is back`);
+						// Long enough for n8n to report the crashed executions and start their error
+						// workflow, short enough that the next crash finds some of that still running.
+						if (options.crashesTwice && time === 0) await sleep(3_000);
+					}
 				})();
 				await restarting;
 				restarting = undefined;
 				lastProgressAt = Date.now();
+			}
+		})();
+
+		// The stop fault: at evenly spaced points, one running execution of the lead workflow is
+		// stopped as the Stop button stops it.
+		const stopPoints = Array.from({ length: stops }, (_, k) =>
+			Math.floor((deliveries * (k + 0.5)) / stops),
+		);
+		const stopper = (async () => {
+			for (const point of stopPoints) {
+				while (posted < point) await sleep(200);
+				for (let tries = 0; tries < 20; tries++) {
+					await restarting;
+					const filter = encodeURIComponent(
+						JSON.stringify({ workflowId: LEAD_WORKFLOW, status: ['running'] }),
+					);
+					const running = await instance.api
+						.rest<{ results: Array<{ id: string }> }>(
+							'GET',
+							`/executions?filter=${filter}&limit=20`,
+						)
+						.then((data) => data.results)
+						.catch(() => []);
+					const victim = running[Math.floor(random() * running.length)];
+					if (victim) {
+						const answer = await instance.api
+							.rest<{ status?: string }>('POST', `/executions/${victim.id}/stop`)
+							.catch(() => undefined);
+						if (answer) {
+							stopped++;
+							break;
+						}
+					}
+					await sleep(250);
+				}
 			}
 		})();
 
@@ -363,6 +453,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 				}),
 			);
 			await crasher;
+			await stopper;
 			say(
 				`  all ${deliveries} deliveries accepted after ${Math.round((Date.now() - started) / 1000)} s; waiting for every execution to finish`,
 			);
@@ -407,6 +498,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		}
 		const unfinishedNow = await countExecutions(instance, { status: UNFINISHED });
 		const result = await count({ leads, demo, admin, schema, n8n: instance });
+		const chaos = await chaosCounts({ leads, demo, admin, schema });
 		await options.inspect?.({ admin, schema, demo });
 		const outcome: CampaignResult = {
 			...result,
@@ -417,6 +509,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			faults: { ...demo.stats },
 			wallMs: Date.now() - started,
 			settled,
+			chaos: { ...chaos, stopped, stopsAsked: stops, kills },
 		};
 		keepUserFolder = outcome.lost > 0 || outcome.duplicated > 0 || !settled;
 		return outcome;
@@ -567,6 +660,120 @@ async function count(input: {
 	return counted;
 }
 
+/**
+ * What n8n's lifecycle faults may leave behind that nobody will ever settle, read from the store
+ * and the alert sink once nothing is in flight: letters still open for work that is done, alerts
+ * about items that had already taken effect, and claims or write records left open.
+ */
+async function chaosCounts(input: {
+	leads: Lead[];
+	demo: DemoApi;
+	admin: Client;
+	schema: string;
+}): Promise<Omit<ChaosCounts, 'stopped' | 'stopsAsked' | 'kills'>> {
+	const { leads, demo, admin, schema } = input;
+	const submissions = leads.map((lead) => lead.submissionId);
+	const byEmail = new Map(leads.map((lead) => [lead.email, lead.submissionId]));
+	const effectsOf = new Map<string, number[]>();
+	for (const effect of demo.effects) {
+		const submission = byEmail.get(effect.email);
+		if (submission)
+			effectsOf.set(submission, [...(effectsOf.get(submission) ?? []), Date.parse(effect.at)]);
+	}
+	const claims = new Map(
+		(
+			await admin.query<{ event_id: string; status: string; completed_at: Date | null }>(
+				`SELECT event_id, status, completed_at FROM "${schema}".processed_events WHERE consumer = $1 AND event_id = ANY($2)`,
+				[CONSUMER, submissions],
+			)
+		).rows.map((c) => [c.event_id, c]),
+	);
+	const submissionOf = (key: string): string | undefined => {
+		for (const suffix of [UPSERT_SUFFIX, ENRICH_SUFFIX, OWNER_SUFFIX])
+			if (key.endsWith(suffix)) return key.slice(0, -suffix.length);
+		if (key.startsWith(`event:${CONSUMER}:`)) return key.slice(`event:${CONSUMER}:`.length);
+		return undefined;
+	};
+	const details: string[] = [];
+	const workDone = (submission: string): boolean =>
+		claims.get(submission)?.status === 'done' && effectsOf.get(submission)?.length === 1;
+
+	const open = (
+		await admin.query<{ idempotency_key: string | null; status: string; error_class: string }>(
+			`SELECT idempotency_key, status, error_class FROM "${schema}".dead_letters WHERE is_open`,
+		)
+	).rows;
+	let openLettersForDoneWork = 0;
+	for (const letter of open) {
+		const submission = submissionOf(letter.idempotency_key ?? '');
+		// The owner assignment is the one step after the upsert: its letter is work not done.
+		if (!submission || letter.idempotency_key!.endsWith(OWNER_SUFFIX) || !workDone(submission))
+			continue;
+		openLettersForDoneWork++;
+		if (details.length < 10)
+			details.push(
+				`open letter for done work: ${letter.idempotency_key} (${letter.status}, ${letter.error_class})`,
+			);
+	}
+
+	let alertsForDoneItems = 0;
+	demo.alerts.forEach((alert, i) => {
+		const at = demo.alertTimes[i];
+		const key = String((alert as { dedupKey?: string }).dedupKey ?? '').replace(
+			`n8n-reliability:${LEAD_WORKFLOW}:`,
+			'',
+		);
+		const submission = submissionOf(key);
+		if (!submission) return;
+		const done = key.endsWith(UPSERT_SUFFIX)
+			? (effectsOf.get(submission) ?? []).some((effectAt) => effectAt < at)
+			: key.startsWith('event:')
+				? (claims.get(submission)?.completed_at?.getTime() ?? Infinity) < at
+				: false;
+		if (!done) return;
+		alertsForDoneItems++;
+		if (details.length < 20) details.push(`alert for a done item: ${key}`);
+	});
+
+	const stuck = (
+		await admin.query<{ what: string }>(
+			`SELECT 'claim ' || event_id || ' in progress' AS what FROM "${schema}".processed_events
+			 WHERE consumer = $1 AND event_id = ANY($2) AND status = 'in_progress'
+			 UNION ALL
+			 SELECT 'write ' || k.key || ' ' || k.status || ' with no open letter' FROM "${schema}".idempotency_keys k
+			 WHERE k.status IN ('in_progress', 'unknown')
+			   AND NOT EXISTS (SELECT 1 FROM "${schema}".dead_letters d WHERE d.idempotency_key = k.key AND d.is_open)`,
+			[CONSUMER, submissions],
+		)
+	).rows;
+	for (const row of stuck.slice(0, 10)) details.push(`stuck: ${row.what}`);
+
+	const alerted = new Set(
+		demo.alerts.map((alert) => String((alert as { dedupKey?: string }).dedupKey ?? '')),
+	);
+	const unalerted = (
+		await admin.query<{ workflow_id: string; idempotency_key: string; error_class: string }>(
+			`SELECT workflow_id, idempotency_key, error_class FROM "${schema}".dead_letters WHERE status = 'new'`,
+		)
+	).rows.filter((l) => !alerted.has(`n8n-reliability:${l.workflow_id}:${l.idempotency_key}`));
+	const byClass: Record<string, number> = {};
+	for (const letter of unalerted)
+		byClass[letter.error_class] = (byClass[letter.error_class] ?? 0) + 1;
+	if (unalerted.length > 0)
+		details.push(
+			`letters no alert named: ${Object.entries(byClass)
+				.map(([why, n]) => `${why} ${n}`)
+				.join(', ')}`,
+		);
+	return {
+		openLettersForDoneWork,
+		alertsForDoneItems,
+		stuckRecords: stuck.length,
+		lettersNotAlerted: unalerted.length,
+		details,
+	};
+}
+
 /** The submission a failed execution was processing, from its webhook's output. */
 async function submissionOfExecution(n8n: N8nProcess, id: string): Promise<string | undefined> {
 	const execution = await n8n.api.execution(id).catch(() => undefined);
@@ -675,6 +882,16 @@ export function report(
 	if (!result.settled) say('NOT SETTLED: counted while executions were still unfinished');
 	for (const finding of result.findings) say(`  ${finding}`);
 	for (const note of result.notes) say(`  note: ${note}`);
+	const c = result.chaos;
+	if (c.stopsAsked > 0 || c.kills > 0 || f.crmCrashText > 0) {
+		say(
+			`lifecycle faults: ${c.stopped} of ${c.stopsAsked} executions stopped through the API, n8n killed ${c.kills} times, ${f.crmCrashText} CRM writes answered 502 "Upstream service crashed"`,
+		);
+		say(
+			`left behind: ${c.openLettersForDoneWork} open letters for done work, ${c.alertsForDoneItems} alerts for done items, ${c.stuckRecords} stuck records; ${c.lettersNotAlerted} letters waiting for a person that no alert named`,
+		);
+		for (const detail of c.details) say(`  ${detail}`);
+	}
 	say(`wall time: ${Math.round(result.wallMs / 1000)} s`);
 	say(
 		JSON.stringify({
@@ -685,6 +902,21 @@ export function report(
 			parked: result.parked,
 		}),
 	);
+	if (c.stopsAsked > 0 || c.kills > 0 || f.crmCrashText > 0)
+		say(
+			JSON.stringify({
+				bench: 'chaos',
+				items: result.items,
+				lost: result.lost,
+				duplicated: result.duplicated,
+				open_letters_for_done_work: c.openLettersForDoneWork,
+				alerts_for_done_items: c.alertsForDoneItems,
+				stuck_records: c.stuckRecords,
+				letters_not_alerted: c.lettersNotAlerted,
+				stopped: c.stopped,
+				kills: c.kills,
+			}),
+		);
 }
 
 /** A whole number from `--name N`, `--name=N` or the environment variable, else the fallback. */
@@ -710,7 +942,11 @@ const envNumber = (name: string): number | undefined =>
 async function main(): Promise<void> {
 	const argv = process.argv.slice(2);
 	const items = countFromArgs(argv, 'items', 'CAMPAIGN_ITEMS', 10_000, 1);
-	const crashes = countFromArgs(argv, 'crashes', 'CAMPAIGN_CRASHES', 0, 0);
+	// --chaos: n8n's execution lifecycle as well as the network: running executions stopped through
+	// the API, workflow timeouts, n8n killed twice in a row (so it reports crashes again), and
+	// CRM errors whose text says "crashed".
+	const chaos = argv.includes('--chaos') || process.env.CAMPAIGN_CHAOS === '1';
+	const crashes = countFromArgs(argv, 'crashes', 'CAMPAIGN_CRASHES', chaos ? 2 : 0, 0);
 	const version = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSIONS[0];
 	const postgres = await ensurePostgres('campaign');
 	try {
@@ -727,9 +963,24 @@ async function main(): Promise<void> {
 			n8nConcurrency: envNumber('CAMPAIGN_N8N_CONCURRENCY'),
 			seed: envNumber('CAMPAIGN_SEED'),
 			crashes,
+			...(chaos
+				? {
+						crashesTwice: true,
+						stops: Math.max(5, Math.round(items / 50)),
+						crashTextRate: 0.03,
+						executionTimeoutSeconds: 30,
+					}
+				: {}),
 		});
 		report(result);
-		process.exitCode = result.lost > 0 || result.duplicated > 0 || !result.settled ? 1 : 0;
+		const leftBehind =
+			result.chaos.openLettersForDoneWork +
+			result.chaos.alertsForDoneItems +
+			result.chaos.stuckRecords;
+		process.exitCode =
+			result.lost > 0 || result.duplicated > 0 || !result.settled || (chaos && leftBehind > 0)
+				? 1
+				: 0;
 	} finally {
 		await postgres.stop();
 	}
