@@ -8,3 +8,4 @@ export * from './statuses';
 export * from './sourceVersion';
 export * from './summary';
 export * from './record';
+export * from './alertDue';

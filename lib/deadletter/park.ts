@@ -42,6 +42,11 @@ export interface ParkRequest {
 	attemptHistory?: AttemptEntry[];
 	/** The steps of the same item that had taken effect, oldest first. */
 	steps?: ItemStep[];
+	/**
+	 * No workflow runs after this park to alert it (a stopped execution's items): its alert is
+	 * due, and the bundled Recover workflow sends it (takeDueAlerts).
+	 */
+	alertLater?: boolean;
 }
 
 /** A write step that took effect before the item was parked, and how to reverse it. */
@@ -174,6 +179,7 @@ async function parkValid(
 			source_version: storable(request.sourceVersion),
 			steps: maskValue(request.steps ?? [], options.maskFields) ?? [],
 			attempt_history: maskValue(request.attemptHistory ?? [], options.maskFields) ?? [],
+			alert_due: request.alertLater === true,
 		};
 	});
 	const identity = (row: (typeof rows)[number]): string =>

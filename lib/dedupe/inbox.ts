@@ -232,6 +232,8 @@ export async function stopExecution(
 				alreadyHappened: `steps before ${step} ran; ${step} was stopped while it ran`,
 				impact: 'the event was received but its work was stopped before it finished',
 				payload: keptPayload(item),
+				// No workflow runs after a cancel: Recover sends the alert.
+				alertLater: true,
 			})),
 		),
 	);

@@ -1,3 +1,4 @@
+import { markAlertDue } from '../deadletter/alertDue';
 import { StoreUnavailableError } from '../errors';
 import { maskText } from '../masking';
 import { checkLength, inRange, lengthProblem, LIMITS, TEXT_LIMITS } from '../limits';
@@ -138,6 +139,13 @@ class Run implements RunState {
 		}
 		await this.waves.flush();
 		if (this.waves.fatal) throw this.waves.fatal;
+		// A stopped run's outputs never run, so neither does an Alert after its Failed output: the
+		// letters it parked are alerted by Recover instead.
+		if (this.deps.signal?.aborted && (invalid.size > 0 || valid.some((o) => !o.ok)))
+			await markAlertDue(this.store, {
+				executionId: this.context.executionId,
+				step: this.context.node,
+			});
 		// A success proven here on a record another owner took over is settled once that owner is done.
 		const until = this.startedAt + this.context.policy.deadlineMs;
 		await this.waves.settleProven(

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { getDeadLettersByKey } from '../../lib/deadletter';
+import { getDeadLettersByKey, takeDueAlerts } from '../../lib/deadletter';
 import {
 	claimEvents,
 	ClaimMode,
@@ -195,6 +195,22 @@ describe('a cancelled execution (Stop, the API, a timeout, a worker drain)', () 
 		expect(await openLetters('ORD-5')).toHaveLength(1);
 	});
 
+	it("a stopped execution's letters have their alert due, taken once by Recover", async () => {
+		const run = context();
+		await claimEvents(store, run, [order('ORD-13')]);
+		await stopExecution(store, { executionId: run.executionId, step: 'Post to ERP' });
+		const due = (await takeDueAlerts(store, 500)).filter(
+			(l) => l.idempotency_key === 'event:orders:ORD-13',
+		);
+		expect(due).toMatchObject([
+			{ status: 'new', error_class: 'stopped', step: 'Post to ERP', execution_id: run.executionId },
+		]);
+		// Once: the next take does not name it again.
+		expect(
+			(await takeDueAlerts(store, 500)).filter((l) => l.idempotency_key === 'event:orders:ORD-13'),
+		).toEqual([]);
+	});
+
 	it("a later successful run of the item closes the stopped item's letter", async () => {
 		const run = context();
 		await claimEvents(store, run, [order('ORD-7')]);
@@ -355,6 +371,14 @@ describe('the Idempotent HTTP Write stops when its execution is cancelled', () =
 		expect(outcome.failure).toMatchObject({ class: 'stopped' });
 		const letters = await getDeadLettersByKey(store, ['ORD-10:post']);
 		expect(letters).toMatchObject([{ status: 'new', error_class: 'stopped' }]);
+	});
+
+	it("a stopped write's letters have their alert due: the Alert after its Failed output never runs", async () => {
+		await routeOnly('ORD-14:post', true);
+		const due = (await takeDueAlerts(store, 500)).filter(
+			(l) => l.idempotency_key === 'ORD-14:post',
+		);
+		expect(due).toMatchObject([{ status: 'new', error_class: 'stopped', step: 'Post to ERP' }]);
 	});
 
 	it('one whose caller retries its items itself (the Outbox relay) leaves them to it', async () => {

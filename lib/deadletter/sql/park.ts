@@ -21,7 +21,7 @@ WITH input AS (
 		item_key text, idempotency_key text, run_link text, integration text, error_class text,
 		error_message text, error_status int, attempts int, already_happened text, impact text,
 		owner text, severity text, status text, hold_reason text, payload json, retry_after timestamptz,
-		retention_days int, attempt_history jsonb, source_version text, steps jsonb)
+		retention_days int, attempt_history jsonb, source_version text, steps jsonb, alert_due boolean)
 ), paused AS (
 	SELECT p.name FROM ${store.table('pauses')} p
 	WHERE p.scope = 'integration' AND p.paused AND p.name IN (SELECT integration FROM input)
@@ -40,14 +40,15 @@ WITH input AS (
 	INSERT INTO ${store.table('dead_letters')} AS d (
 		workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
 		integration, error_class, error_message, error_status, attempts, already_happened, impact, owner,
-		severity, status, hold_reason, payload, retry_after, expires_at, attempt_history, source_version, steps)
+		severity, status, hold_reason, payload, retry_after, expires_at, attempt_history, source_version, steps,
+		alert_due)
 	SELECT workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
 	       integration, error_class, error_message, error_status, coalesce(attempts, 1), already_happened, impact, owner,
 	       coalesce(severity, 'normal'),
 	       CASE WHEN hold IS NOT NULL THEN 'held' WHEN status = 'held' AND error_class = 'conflict' THEN 'new'
 	            WHEN status = 'held' THEN 'replay_requested' ELSE coalesce(status, 'new') END,
 	       hold, payload, retry_after, now() + make_interval(days => retention_days), coalesce(attempt_history, '[]'),
-	       source_version, coalesce(steps, '[]')
+	       source_version, coalesce(steps, '[]'), CASE WHEN alert_due THEN now() END
 	-- In identity order, the same in every park, so overlapping batches never deadlock.
 	FROM decided ORDER BY workflow_id, step, item_key
 	ON CONFLICT (workflow_id, step, item_key) WHERE is_open DO UPDATE SET
@@ -75,6 +76,8 @@ WITH input AS (
 		hold_reason = CASE WHEN d.status = 'new' AND EXCLUDED.status <> 'held' THEN NULL ELSE EXCLUDED.hold_reason END,
 		generation = d.generation + CASE WHEN d.status = 'new' AND EXCLUDED.status <> 'held' THEN 0 ELSE 1 END,
 		taken_by = NULL,
+		-- An alert still due stays due; a park that no alert follows makes one due.
+		alert_due = coalesce(d.alert_due, EXCLUDED.alert_due),
 		previous_status = d.status,
 		updated_at = now()
 	RETURNING d.id, d.workflow_id, d.step, d.item_key, d.status, d.previous_status, d.failure_count, (xmax = 0) AS inserted

@@ -21,6 +21,7 @@ import {
 	returnToRecovery,
 	type Store,
 	takeCrashed,
+	takeDueAlerts,
 } from '../../../lib';
 import { range } from '../../shared/range';
 
@@ -71,16 +72,22 @@ export const description = updateDisplayOptions({ show: { operation: ['recover']
  * run `Max Recoveries` times, or whose item was not kept, is parked as crashed with its payload,
  * the dead execution's link and what its write steps had done.
  *
- * Outputs: Re-run (one item per run, with the sub-execution) and Give Up (the parked records).
+ * Letters whose alert is due (a stopped execution's items, parked where no workflow ran after
+ * the park) are taken too, up to the same limit, and go out on Give Up with the records parked
+ * here, so the Alert after it names each once.
+ *
+ * Outputs: Re-run (one item per run, with the sub-execution) and Give Up (the parked records,
+ * and the letters whose alert was due).
  */
 export async function execute(
 	this: IExecuteFunctions,
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
 	const executionId = this.getExecutionId();
+	const limit = inRange(this.getNodeParameter('recoverLimit', 0, 50), LIMITS.listLimit);
 	const taken = await takeCrashed(store, {
 		executionId,
-		limit: inRange(this.getNodeParameter('recoverLimit', 0, 50), LIMITS.listLimit),
+		limit,
 		maxAttempts: inRange(this.getNodeParameter('maxRecoveries', 0, 3), LIMITS.maxRecoveries),
 		leaseSeconds: inRange(
 			this.getNodeParameter('recoverHoldSeconds', 0, 600),
@@ -172,5 +179,9 @@ export async function execute(
 			pairedItem: { item: 0 },
 		}));
 	}
-	return [rerun, parked];
+	const due = (await takeDueAlerts(store, limit)).map((letter): INodeExecutionData => ({
+		json: { ...letter, attempt_history: letter.attempt_history as IDataObject[], alertDue: true },
+		pairedItem: { item: 0 },
+	}));
+	return [rerun, [...parked, ...due]];
 }

@@ -1,0 +1,65 @@
+import type { Store } from '../store';
+
+/**
+ * Alerts that no workflow sends at the park: a stopped execution's items, parked by Event Dedupe's
+ * end-of-execution hook, and the failures of a write whose execution was stopped (no output of a
+ * stopped node runs, so the Alert after it never does). Such letters carry `alert_due`; the
+ * bundled Recover workflow takes them every minute and sends their alerts.
+ */
+
+/** The letters a stopped run parked at a step: their alert is due (the run's outputs never run). */
+export async function markAlertDue(
+	store: Store,
+	letters: { executionId: string; step: string },
+): Promise<number> {
+	const result = await store.execute(
+		`UPDATE ${store.table('dead_letters')} SET alert_due = coalesce(alert_due, now())
+		 WHERE execution_id = $1 AND step = $2 AND status = 'new'`,
+		[letters.executionId, letters.step],
+	);
+	return result.rowCount;
+}
+
+/** A letter whose alert is due, in the columns an alert is composed from. */
+export interface DueAlert {
+	id: string;
+	workflow_id: string;
+	workflow_name: string | null;
+	execution_id: string | null;
+	step: string;
+	item_index: number | null;
+	idempotency_key: string | null;
+	run_link: string | null;
+	error_class: string;
+	error_message: string | null;
+	already_happened: string | null;
+	impact: string | null;
+	owner: string | null;
+	severity: string;
+	status: string;
+	attempt_history: unknown;
+}
+
+/**
+ * Takes up to `limit` letters whose alert is due, oldest first, and clears it in the same
+ * statement: each is alerted once (at most once: a run that dies before its Alert leaves the
+ * letter to the console and the daily digest, never to a second page). A letter that left `new`
+ * meanwhile (replayed, resolved, held) needs no alert and is cleared too.
+ */
+export async function takeDueAlerts(store: Store, limit: number): Promise<DueAlert[]> {
+	return await store.query<DueAlert>(
+		`WITH due AS (
+			SELECT id FROM ${store.table('dead_letters')} WHERE alert_due IS NOT NULL
+			ORDER BY alert_due, id LIMIT $1 FOR UPDATE SKIP LOCKED
+		), cleared AS (
+			UPDATE ${store.table('dead_letters')} d SET alert_due = NULL FROM due WHERE d.id = due.id
+			RETURNING d.id, d.workflow_id, d.workflow_name, d.execution_id, d.step, d.item_index,
+			          d.idempotency_key, d.run_link, d.error_class, d.error_message, d.already_happened,
+			          d.impact, d.owner, d.severity, d.status, d.attempt_history
+		)
+		SELECT id, workflow_id, workflow_name, execution_id, step, item_index, idempotency_key, run_link,
+		       error_class, error_message, already_happened, impact, owner, severity, status, attempt_history
+		FROM cleared WHERE status = 'new' ORDER BY id`,
+		[limit],
+	);
+}
