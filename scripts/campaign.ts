@@ -122,6 +122,12 @@ export interface ChaosCounts {
 	stopsAsked: number;
 	/** Times n8n was killed (a crash followed by a second one counts two). */
 	kills: number;
+	/**
+	 * Times n8n exited on its own and was started again, as a supervisor (systemd, Docker's
+	 * restart policy) would: n8n 2.40.7 was seen exiting on a TypeError in its own statistics
+	 * hooks while it recovered executions that had never started.
+	 */
+	selfExits: number;
 	/** Open dead letters of leads whose work is done (claim done, upserted exactly once). */
 	openLettersForDoneWork: number;
 	/** Alerts about a lead's upsert or event that had already taken effect when the alert came. */
@@ -266,6 +272,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 	const stops = options.stops ?? 0;
 	let kills = 0;
 	let stopped = 0;
+	let selfExits = 0;
 	// A crash can kill a Recover run while it holds the items it took: they are taken again once
 	// its hold (the bundled Recover's 600 s) ends, so a campaign with crashes waits past that.
 	const stallMs = options.stallMs ?? (crashes > 0 ? 780_000 : 300_000);
@@ -372,6 +379,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		const crasher = (async () => {
 			for (const point of crashPoints) {
 				while (posted < point) await sleep(200);
+				while (restarting) await restarting;
 				restarting = (async () => {
 					for (let time = 0; time < (options.crashesTwice ? 2 : 1); time++) {
 						say(
@@ -390,6 +398,28 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 				await restarting;
 				restarting = undefined;
 				lastProgressAt = Date.now();
+			}
+		})();
+
+		// The supervisor: n8n that exits on its own is started again (and counted), as systemd or a
+		// container's restart policy would; the senders wait for it like for a crash's restart.
+		let supervising = true;
+		const supervisor = (async () => {
+			while (supervising) {
+				if (!restarting && instance.exitedOnItsOwn) {
+					selfExits++;
+					say(
+						`  [${Math.round((Date.now() - started) / 1000)} s] n8n exited on its own (see ${instance.logFile}); starting it again`,
+					);
+					restarting = (async () => {
+						await instance.start();
+						await instance.api.login();
+					})();
+					await restarting;
+					restarting = undefined;
+					lastProgressAt = Date.now();
+				}
+				await sleep(500);
 			}
 		})();
 
@@ -461,7 +491,14 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			// Settled: every accepted delivery has a finished execution, nothing runs or waits in n8n,
 			// and no write is in progress in the store.
 			while (!settled) {
-				const unfinished = await countExecutions(instance, { status: UNFINISHED });
+				await restarting;
+				const unfinished = await countExecutions(instance, { status: UNFINISHED }).catch(
+					() => undefined,
+				);
+				if (unfinished === undefined) {
+					await sleep(2_000);
+					continue;
+				}
 				// An unknown outcome stays in_progress with its lease ended (to be reconciled by the next
 				// claim); only a live lease is a write still under way.
 				const [{ open }] = (
@@ -489,6 +526,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		} finally {
 			polling = false;
 			await poller;
+			supervising = false;
+			await supervisor;
 		}
 
 		const byStatus: Record<string, number> = {};
@@ -509,7 +548,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			faults: { ...demo.stats },
 			wallMs: Date.now() - started,
 			settled,
-			chaos: { ...chaos, stopped, stopsAsked: stops, kills },
+			chaos: { ...chaos, stopped, stopsAsked: stops, kills, selfExits },
 		};
 		keepUserFolder = outcome.lost > 0 || outcome.duplicated > 0 || !settled;
 		return outcome;
@@ -670,7 +709,7 @@ async function chaosCounts(input: {
 	demo: DemoApi;
 	admin: Client;
 	schema: string;
-}): Promise<Omit<ChaosCounts, 'stopped' | 'stopsAsked' | 'kills'>> {
+}): Promise<Omit<ChaosCounts, 'stopped' | 'stopsAsked' | 'kills' | 'selfExits'>> {
 	const { leads, demo, admin, schema } = input;
 	const submissions = leads.map((lead) => lead.submissionId);
 	const byEmail = new Map(leads.map((lead) => [lead.email, lead.submissionId]));
@@ -885,7 +924,7 @@ export function report(
 	const c = result.chaos;
 	if (c.stopsAsked > 0 || c.kills > 0 || f.crmCrashText > 0) {
 		say(
-			`lifecycle faults: ${c.stopped} of ${c.stopsAsked} executions stopped through the API, n8n killed ${c.kills} times, ${f.crmCrashText} CRM writes answered 502 "Upstream service crashed"`,
+			`lifecycle faults: ${c.stopped} of ${c.stopsAsked} executions stopped through the API, n8n killed ${c.kills} times (and exited on its own ${c.selfExits} times), ${f.crmCrashText} CRM writes answered 502 "Upstream service crashed"`,
 		);
 		say(
 			`left behind: ${c.openLettersForDoneWork} open letters for done work, ${c.alertsForDoneItems} alerts for done items, ${c.stuckRecords} stuck records; ${c.lettersNotAlerted} letters waiting for a person that no alert named`,
@@ -915,6 +954,7 @@ export function report(
 				letters_not_alerted: c.lettersNotAlerted,
 				stopped: c.stopped,
 				kills: c.kills,
+				self_exits: c.selfExits,
 			}),
 		);
 }

@@ -70,6 +70,13 @@ export abstract class ManagedProcess {
 		await killGroup(this.child);
 		this.child = undefined;
 	}
+
+	/** Started, and since exited on its own (neither stopped nor killed through this object). */
+	get exitedOnItsOwn(): boolean {
+		return (
+			this.child !== undefined && (this.child.exitCode !== null || this.child.signalCode !== null)
+		);
+	}
 }
 
 /** SIGTERM to a detached child's process group, SIGKILL when it has not exited after `graceMs`. */
