@@ -7,14 +7,20 @@ import type { Store } from '../store';
  * bundled Recover workflow takes them every minute and sends their alerts.
  */
 
-/** The letters a stopped run parked at a step: their alert is due (the run's outputs never run). */
+/**
+ * The letters a stopped run parked at a step: their alert is due (the run's outputs never run).
+ * Not when the execution holds inbox claims (Event Dedupe v2): its end-of-execution hook parks
+ * each of those items as stopped with its alert due, and one alert per item is enough.
+ */
 export async function markAlertDue(
 	store: Store,
 	letters: { executionId: string; step: string },
 ): Promise<number> {
 	const result = await store.execute(
 		`UPDATE ${store.table('dead_letters')} SET alert_due = coalesce(alert_due, now())
-		 WHERE execution_id = $1 AND step = $2 AND status = 'new'`,
+		 WHERE execution_id = $1 AND step = $2 AND status = 'new'
+		   AND NOT EXISTS (SELECT 1 FROM ${store.table('processed_events')} p
+		                   WHERE p.execution_id = $1 AND p.status = 'in_progress')`,
 		[letters.executionId, letters.step],
 	);
 	return result.rowCount;

@@ -381,6 +381,17 @@ describe('the Idempotent HTTP Write stops when its execution is cancelled', () =
 		expect(due).toMatchObject([{ status: 'new', error_class: 'stopped', step: 'Post to ERP' }]);
 	});
 
+	it("with the item in an inbox, one alert: the stopped item's, not also the write's", async () => {
+		const run = context('exec-ORD-15:post');
+		await claimEvents(store, run, [order('ORD-15')]);
+		await routeOnly('ORD-15:post', true);
+		await stopExecution(store, { executionId: run.executionId, step: 'Post to ERP' });
+		const due = (await takeDueAlerts(store, 500)).filter((l) =>
+			['ORD-15:post', 'event:orders:ORD-15'].includes(l.idempotency_key ?? ''),
+		);
+		expect(due.map((l) => l.idempotency_key)).toEqual(['event:orders:ORD-15']);
+	});
+
 	it('one whose caller retries its items itself (the Outbox relay) leaves them to it', async () => {
 		const outcome = await routeOnly('ORD-11:post', false);
 		expect(outcome.failure).toMatchObject({ class: 'stopped' });
