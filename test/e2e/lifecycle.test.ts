@@ -98,7 +98,7 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 		target.route(erp, { honoursKey: false });
 		target.script(erp, ...Array.from({ length: 200 }, () => ({ status: 503 })));
 		const bundled = bundledWorkflows(target.url(`/${version}/lifecycle/demo`)).filter((w) =>
-			['relAlertWorkflow', 'relErrorHandler1'].includes(w.id),
+			['relAlertWorkflow', 'relErrorHandler1', 'relRecoverWorkflow'].includes(w.id),
 		);
 		const timeoutFlow = retryingFlow(
 			TIMEOUT_FLOW,
@@ -121,6 +121,7 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 				STOP_FLOW,
 				TIMEOUT_FLOW,
 				CRASH_TEXT_FLOW,
+				'relRecoverWorkflow',
 			],
 		);
 	});
@@ -191,6 +192,26 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 		// Well past two backoffs: a stopped execution sent nothing more.
 		await new Promise((resolve) => setTimeout(resolve, 6_000));
 		expect(sentFor(order)).toBe(sentAtStop);
+
+		// No workflow ran after the stop to alert it: Recover (every minute, or called) sends the
+		// alert that was due, once.
+		const alertsAbout = () =>
+			target
+				.requestsTo(`/${version}/lifecycle/demo/alerts`)
+				.filter((r) =>
+					String((r.body as { dedupKey?: string }).dedupKey).endsWith(`:event:stops:${order}`),
+				);
+		await ctx!.n8n.api.webhook('reliability-recover', {});
+		await waitFor(
+			'the alert about the stopped item',
+			async () => (alertsAbout().length > 0 ? true : undefined),
+			90_000,
+			500,
+		);
+		await ctx!.n8n.api.webhook('reliability-recover', {});
+		await new Promise((resolve) => setTimeout(resolve, 3_000));
+		expect(alertsAbout()).toHaveLength(1);
+		expect(String((alertsAbout()[0].body as { text?: string }).text)).toContain('stopped');
 	});
 
 	it('a workflow timeout cancels the execution: the item is parked as stopped, nothing more sent', async () => {
