@@ -781,7 +781,10 @@ async function chaosCounts(input: {
 			 UNION ALL
 			 SELECT 'write ' || k.key || ' ' || k.status || ' with no open letter' FROM "${schema}".idempotency_keys k
 			 WHERE k.status IN ('in_progress', 'unknown')
-			   AND NOT EXISTS (SELECT 1 FROM "${schema}".dead_letters d WHERE d.idempotency_key = k.key AND d.is_open)`,
+			   -- A letter of the key, of its lead's event (<submission>:<step> is the key), or of the
+			   -- execution that held it names the item for a person.
+			   AND NOT EXISTS (SELECT 1 FROM "${schema}".dead_letters d WHERE d.is_open AND d.idempotency_key IN (
+			       k.key, 'event:' || $1 || ':' || regexp_replace(k.key, ':[^:]*$', ''), 'execution:' || k.execution_id))`,
 			[CONSUMER, submissions],
 		)
 	).rows;

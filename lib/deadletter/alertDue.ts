@@ -8,20 +8,24 @@ import type { Store } from '../store';
  */
 
 /**
- * The letters a stopped run parked at a step: their alert is due (the run's outputs never run).
- * Not when the execution holds inbox claims (Event Dedupe v2): its end-of-execution hook parks
- * each of those items as stopped with its alert due, and one alert per item is enough.
+ * The letters a stopped run parked (by ID: a letter an earlier iteration of a loop parked and
+ * alerted is not alerted again): their alert is due, since the run's outputs never run. Not when
+ * the execution's items are kept by an inbox (Event Dedupe v2: claims with their payload, in
+ * progress or already failed by the hook, which runs while the write is still finishing): the
+ * end-of-execution hook parks each of those items as stopped with its alert due, and one alert
+ * per item is enough.
  */
 export async function markAlertDue(
 	store: Store,
-	letters: { executionId: string; step: string },
+	letters: { executionId: string; ids: string[] },
 ): Promise<number> {
 	const result = await store.execute(
 		`UPDATE ${store.table('dead_letters')} SET alert_due = coalesce(alert_due, now())
-		 WHERE execution_id = $1 AND step = $2 AND status = 'new'
+		 WHERE id = ANY($2::bigint[]) AND status = 'new'
 		   AND NOT EXISTS (SELECT 1 FROM ${store.table('processed_events')} p
-		                   WHERE p.execution_id = $1 AND p.status = 'in_progress')`,
-		[letters.executionId, letters.step],
+		                   WHERE p.execution_id = $1 AND p.status IN ('in_progress', 'failed')
+		                     AND (p.payload IS NOT NULL OR p.payload_bytes IS NOT NULL))`,
+		[letters.executionId, letters.ids],
 	);
 	return result.rowCount;
 }
@@ -52,10 +56,15 @@ export interface DueAlert {
  * letter to the console and the daily digest, never to a second page). A letter that left `new`
  * meanwhile (replayed, resolved, held) needs no alert and is cleared too.
  */
-export async function takeDueAlerts(store: Store, limit: number): Promise<DueAlert[]> {
+export async function takeDueAlerts(
+	store: Store,
+	limit: number,
+	workflowId?: string,
+): Promise<DueAlert[]> {
 	return await store.query<DueAlert>(
 		`WITH due AS (
-			SELECT id FROM ${store.table('dead_letters')} WHERE alert_due IS NOT NULL
+			SELECT id FROM ${store.table('dead_letters')}
+			WHERE alert_due IS NOT NULL AND ($2::text IS NULL OR workflow_id = $2)
 			ORDER BY alert_due, id LIMIT $1 FOR UPDATE SKIP LOCKED
 		), cleared AS (
 			UPDATE ${store.table('dead_letters')} d SET alert_due = NULL FROM due WHERE d.id = due.id
@@ -66,6 +75,6 @@ export async function takeDueAlerts(store: Store, limit: number): Promise<DueAle
 		SELECT id, workflow_id, workflow_name, execution_id, step, item_index, idempotency_key, run_link,
 		       error_class, error_message, already_happened, impact, owner, severity, status, attempt_history
 		FROM cleared WHERE status = 'new' ORDER BY id`,
-		[limit],
+		[limit, workflowId ?? null],
 	);
 }

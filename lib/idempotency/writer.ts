@@ -128,30 +128,41 @@ class Run implements RunState {
 		const requests = all.filter((r) => r.invalid === undefined);
 		const valid = await this.writeValid(requests);
 		const byIndex = new Map(valid.map((o) => [o.index, o]));
-		// Stopped while it only routes: n8n runs none of this node's outputs, so a failed item
-		// routed to Failed would be in no output and no letter. Park it (as stopped, or with the
-		// failure it met before the stop) unless the caller retries it itself.
-		if (!this.context.park && this.context.parkIfStopped && this.deps.signal?.aborted) {
-			for (const request of all) {
-				const outcome = invalid.get(request.index) ?? byIndex.get(request.index);
-				if (outcome && !outcome.ok) this.waves.parkUnrouted(outcome, request);
-			}
-		}
 		await this.waves.flush();
 		if (this.waves.fatal) throw this.waves.fatal;
-		// A stopped run's outputs never run, so neither does an Alert after its Failed output: the
-		// letters it parked are alerted by Recover instead.
-		if (this.deps.signal?.aborted && (invalid.size > 0 || valid.some((o) => !o.ok)))
-			await markAlertDue(this.store, {
-				executionId: this.context.executionId,
-				step: this.context.node,
-			});
-		// A success proven here on a record another owner took over is settled once that owner is done.
+		// A success proven here on a record another owner took over is settled once that owner is
+		// done. Every item is decided by now: a store error here leaves the record to that owner
+		// and its execution's error workflow, as the deadline does, and fails no item.
 		const until = this.startedAt + this.context.policy.deadlineMs;
-		await this.waves.settleProven(
-			() => this.now() < until && !this.deps.signal?.aborted,
-			this.sleep,
-		);
+		await this.waves
+			.settleProven(() => this.now() < until && !this.deps.signal?.aborted, this.sleep)
+			.catch(() => undefined);
+		// Stopped (checked last, so a stop during the wait above counts): n8n runs none of this
+		// node's outputs. A failed item routed to Failed would be in no output and no letter: it is
+		// parked (as stopped, or with the failure it met before the stop) unless the caller retries
+		// it itself. And no Alert after the Failed output runs: the letters this run parked are
+		// alerted by Recover instead.
+		if (this.deps.signal?.aborted) {
+			const failed = all
+				.map((request) => ({
+					request,
+					outcome: invalid.get(request.index) ?? byIndex.get(request.index),
+				}))
+				.filter(
+					(f): f is { request: WriteRequest; outcome: WriteOutcome } =>
+						!!f.outcome && !f.outcome.ok,
+				);
+			if (!this.context.park && this.context.parkIfStopped) {
+				for (const { request, outcome } of failed) this.waves.parkUnrouted(outcome, request);
+				await this.waves.flush();
+				if (this.waves.fatal) throw this.waves.fatal;
+			}
+			const parked = failed
+				.map(({ outcome }) => outcome.failure?.deadLetterId)
+				.filter((id): id is string => id !== undefined);
+			if (parked.length > 0)
+				await markAlertDue(this.store, { executionId: this.context.executionId, ids: parked });
+		}
 		if (this.context.integration && this.context.breaker) {
 			await recordBreaker(
 				this.store,

@@ -392,6 +392,17 @@ describe('the Idempotent HTTP Write stops when its execution is cancelled', () =
 		expect(due.map((l) => l.idempotency_key)).toEqual(['event:orders:ORD-15']);
 	});
 
+	it('still one alert when the hook ends the claims before the write finishes (n8n runs both at once)', async () => {
+		const run = context('exec-ORD-16:post');
+		await claimEvents(store, run, [order('ORD-16')]);
+		await stopExecution(store, { executionId: run.executionId, step: 'Post to ERP' });
+		await routeOnly('ORD-16:post', true);
+		const due = (await takeDueAlerts(store, 500)).filter((l) =>
+			['ORD-16:post', 'event:orders:ORD-16'].includes(l.idempotency_key ?? ''),
+		);
+		expect(due.map((l) => l.idempotency_key)).toEqual(['event:orders:ORD-16']);
+	});
+
 	it('one whose caller retries its items itself (the Outbox relay) leaves them to it', async () => {
 		const outcome = await routeOnly('ORD-11:post', false);
 		expect(outcome.failure).toMatchObject({ class: 'stopped' });

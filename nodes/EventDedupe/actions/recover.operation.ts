@@ -85,6 +85,8 @@ export async function execute(
 ): Promise<INodeExecutionData[][]> {
 	const executionId = this.getExecutionId();
 	const limit = inRange(this.getNodeParameter('recoverLimit', 0, 50), LIMITS.listLimit);
+	const workflowId =
+		String(this.getNodeParameter('recoverWorkflowId', 0, '') ?? '').trim() || undefined;
 	const taken = await takeCrashed(store, {
 		executionId,
 		limit,
@@ -93,7 +95,7 @@ export async function execute(
 			this.getNodeParameter('recoverHoldSeconds', 0, 600),
 			LIMITS.claimLeaseSeconds,
 		),
-		workflowId: String(this.getNodeParameter('recoverWorkflowId', 0, '') ?? '').trim() || undefined,
+		workflowId,
 	});
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
 	const linkOf = (item: RecoveredItem) =>
@@ -179,9 +181,13 @@ export async function execute(
 			pairedItem: { item: 0 },
 		}));
 	}
-	const due = (await takeDueAlerts(store, limit)).map((letter): INodeExecutionData => ({
-		json: { ...letter, attempt_history: letter.attempt_history as IDataObject[], alertDue: true },
-		pairedItem: { item: 0 },
-	}));
+	// Taken after this run's parks committed; a store error here leaves them due for the next run
+	// and loses none of the alerts of what this run gave up.
+	const due = (await takeDueAlerts(store, limit, workflowId).catch(() => [])).map(
+		(letter): INodeExecutionData => ({
+			json: { ...letter, attempt_history: letter.attempt_history as IDataObject[], alertDue: true },
+			pairedItem: { item: 0 },
+		}),
+	);
 	return [rerun, [...parked, ...due]];
 }
