@@ -211,6 +211,13 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 		await ctx!.n8n.api.webhook('reliability-recover', {});
 		await new Promise((resolve) => setTimeout(resolve, 3_000));
 		expect(alertsAbout()).toHaveLength(1);
+		// One alert per item: the write's own letter of the stopped item is not alerted as well.
+		const sink = target.requestsTo(`/${version}/lifecycle/demo/alerts`);
+		expect(
+			sink.filter((r) =>
+				String((r.body as { dedupKey?: string }).dedupKey).endsWith(`:${order}:post`),
+			),
+		).toEqual([]);
 		expect(String((alertsAbout()[0].body as { text?: string }).text)).toContain('stopped');
 	});
 
