@@ -2,7 +2,9 @@ import { DemoApi } from '../../demo/api';
 import { nodeOutputs } from '../../dev/harness/rest';
 import { n8nVersionsUnderTest } from '../../dev/harness/paths';
 import { waitFor } from '../../dev/harness/ports';
-import { adminQuery } from '../helpers/store';
+import { parkedOrThrow, parkItems, updateDeadLetterStatus } from '../../lib/deadletter';
+import { Store } from '../../lib/store';
+import { adminQuery, storeConfig } from '../helpers/store';
 import { bundledToActivate, bundledWorkflows } from '../../dev/bundled';
 import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 import { trigger } from '../../dev/workflows';
@@ -456,6 +458,79 @@ describe.each(n8nVersionsUnderTest())(
 				'nightly invoice import: scheduled workflow stopped running (heartbeat:nightly invoice import)',
 			);
 			expect(alerts[0].severity).toBe('page');
+		});
+
+		it('a poison record in a Replay batch ends alone, back in new with why; the rest of the batch replays', async () => {
+			const store = new Store(storeConfig(ctx!.schema));
+			try {
+				// The poison first: its workflow was deleted since it was parked, so its re-run cannot
+				// start. Then a lead whose replay succeeds.
+				const lead = {
+					submissionId: 'form-c0de',
+					email: 'cody@initech.example',
+					name: 'Cody Ng',
+					phone: '+4930123456',
+				};
+				const [poison] = parkedOrThrow(
+					await parkItems(store, [
+						{
+							workflowId: 'relDeletedWorkflow',
+							step: 'Upsert Contact',
+							idempotencyKey: 'form-gone:crm-upsert',
+							errorClass: 'permanent',
+							errorMessage: 'parked before its workflow was deleted',
+							payload: {
+								lead: { ...lead, submissionId: 'form-gone', email: 'gone@initech.example' },
+							},
+						},
+					]),
+				);
+				const [good] = parkedOrThrow(
+					await parkItems(store, [
+						{
+							workflowId: EXAMPLE,
+							step: 'Upsert Contact',
+							idempotencyKey: 'form-c0de:crm-upsert',
+							errorClass: 'exhausted',
+							errorMessage: 'CRM down for the night',
+							payload: { lead },
+						},
+					]),
+				);
+				for (const record of [poison, good])
+					await updateDeadLetterStatus(store, {
+						id: record.id,
+						to: 'replay_requested',
+						actor: 'maria@sales-ops',
+						reason: 'CRM is back',
+					});
+				await trigger(ctx!.n8n, REPLAY, 'reliability-replay', {});
+				const statusOf = async (id: string) =>
+					(
+						await adminQuery<{ status: string }>(
+							`SELECT status FROM "${ctx!.schema}".dead_letters WHERE id = $1`,
+							[id],
+						)
+					)[0].status;
+				await waitFor(
+					'the batch done',
+					async () =>
+						(await statusOf(good.id)) === 'replayed' && (await statusOf(poison.id)) === 'new'
+							? true
+							: undefined,
+					120_000,
+				);
+				// The good lead is in the CRM once; the poison record says why its replay failed.
+				expect(demo.effects.filter((e) => e.email === lead.email)).toHaveLength(1);
+				const [last] = await adminQuery<{ actor: string; to_status: string; reason: string }>(
+					`SELECT actor, to_status, reason FROM "${ctx!.schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id DESC LIMIT 1`,
+					[poison.id],
+				);
+				expect(last).toMatchObject({ actor: 'replay workflow', to_status: 'new' });
+				expect(last.reason).toMatch(/^the re-run failed: /);
+			} finally {
+				await store.close();
+			}
 		});
 
 		it('housekeeping run now deletes what is past retention and keeps what is in progress', async () => {
