@@ -60,6 +60,8 @@ interface Execution {
 	done?: Promise<unknown>;
 	/** The run failed because the store was unavailable (or too slow to keep its leases). */
 	storeFailed?: boolean;
+	/** When it was delivered (ms since the epoch). */
+	at?: number;
 }
 
 /**
@@ -119,7 +121,7 @@ export async function runSchedule(
 	const completedAt = new Map<string, number>();
 	// Keys whose settled record passed its retention: a later claim starts a new operation, whose
 	// effects are counted from that moment (the retention is what makes a key forgettable).
-	const expiries = new Map<string, { at: number; generation: number }>();
+	const expiries = new Map<string, { at: number; generation: number; succeeded: boolean }>();
 
 	const context = (execution: string, withIntegration: boolean): WriteContext => ({
 		workflowId,
@@ -163,6 +165,7 @@ export async function runSchedule(
 			keys,
 			killed: false,
 			faultNext: false,
+			at: Date.now(),
 		};
 		for (const k of keys) delivered.add(k);
 		const requests = keys.map((k, i) => request(k, variant, i));
@@ -331,6 +334,7 @@ export async function runSchedule(
 					);
 					if (row && (row.status === 'succeeded' || row.status === 'failed')) {
 						expiries.set(keyName(command.key), {
+							succeeded: row.status === 'succeeded',
 							at: Date.now(),
 							generation: Number(row.generation),
 						});
@@ -389,7 +393,11 @@ export async function runSchedule(
 				},
 			]);
 	}
-	await checkItemsAccounted(admin, { scope, workflowId, deliveries, keyName }, violations);
+	await checkItemsAccounted(
+		admin,
+		{ scope, workflowId, deliveries, keyName, expiries },
+		violations,
+	);
 
 	// Recovery, as the world would do it: dead owners' leases end, the outage ends, the breaker
 	// cools down, senders deliver once more, the Replay workflow drains its queue.
@@ -434,6 +442,9 @@ export async function runSchedule(
 /**
  * Every delivered item (a key of one delivery) ends done (its key succeeded), in a dead letter a
  * person or a replay owns (of its key, or for a run that died, of its execution), or it is lost.
+ * A key that succeeded and then passed its retention (expireKey) may be claimed again as a new
+ * operation, whose record then speaks of that operation: an item delivered before the expiry was
+ * done when its record was forgotten.
  */
 async function checkItemsAccounted(
 	admin: Store,
@@ -442,6 +453,7 @@ async function checkItemsAccounted(
 		workflowId: string;
 		deliveries: Execution[];
 		keyName: (k: number) => string;
+		expiries: Map<string, { at: number; generation: number; succeeded: boolean }>;
 	},
 	violations: string[],
 ) {
@@ -464,6 +476,8 @@ async function checkItemsAccounted(
 			const key = run.keyName(k);
 			const status = records.get(key);
 			if (status === 'succeeded' || owned(key)) continue;
+			const expiry = run.expiries.get(key);
+			if (expiry?.succeeded && (delivery.at ?? Infinity) < expiry.at) continue;
 			if ((delivery.killed || delivery.storeFailed) && owned(`execution:${delivery.id}`)) continue;
 			violations.push(
 				`delivery ${delivery.id}, key ${key}: silently gone before any redelivery (record ${status ?? 'absent'}, no letter a person or a replay owns)`,
@@ -527,7 +541,7 @@ async function checkWrites(
 		keys: string[];
 		target: SimTarget;
 		honoursKeys: boolean;
-		expiries: Map<string, { at: number; generation: number }>;
+		expiries: Map<string, { at: number; generation: number; succeeded: boolean }>;
 	},
 	violations: string[],
 ) {
