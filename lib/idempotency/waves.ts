@@ -133,14 +133,16 @@ export class Waves {
 							!this.supersededKeys.has(heldId(scope, key)) &&
 							!this.closedBySettle.has(heldId(scope, key)),
 					),
-					// The new owner may have finished this same request before the park: done.
-					...park
-						.filter(({ outcome }) => outcome.superseded)
-						.map(({ request }) => ({
-							scope: request.scope,
-							key: request.key,
-							fingerprint: request.fingerprint,
-						})),
+					// Another owner may have finished this same request before the park committed (a
+					// superseded owner's, or one that took over the record this run settled unknown, or
+					// the owner this run waited on past its deadline): its close ran before this letter
+					// existed, so this one closes it. Either that owner's close sees the letter or this
+					// close sees its success: each runs after its own write commits.
+					...park.map(({ request }) => ({
+						scope: request.scope,
+						key: request.key,
+						fingerprint: request.fingerprint,
+					})),
 				]);
 				// An owner that lost a record learns it at its next attempt start or settle.
 				await this.leases.renew();

@@ -292,6 +292,53 @@ describe('leases follow the work', () => {
 		expect(target.effectsOf('/gave-up')).toHaveLength(1);
 	});
 
+	it('an owner stopped after a lost answer, taken over before its park, leaves no open dead letter', async () => {
+		target.route('/stopped-lost', { honoursKey: true });
+		// A's only attempt commits and its answer is lost; A is stopped while it backs off.
+		target.script('/stopped-lost', { reset: 'after' });
+		const stop = new AbortController();
+		let taken: Promise<unknown> | undefined;
+		// Between A's settle (the record says unknown) and A's park, B takes the record over and
+		// succeeds: B's close finds no letter of the key yet.
+		const racing = new Proxy(store, {
+			get(target, prop, receiver) {
+				const value = Reflect.get(target, prop, receiver);
+				if (prop !== 'query') return value;
+				return async (sql: string, ...rest: unknown[]) => {
+					if (!taken && /INSERT INTO\s+\S*dead_letters\b/.test(sql)) {
+						taken = run('/stopped-lost', context(), [write('stopped-lost', { n: 1 })]);
+						await taken;
+					}
+					return await (value as (...a: unknown[]) => unknown).call(target, sql, ...rest);
+				};
+			},
+		});
+		const [a] = await run(
+			'/stopped-lost',
+			context({ policy: { ...DEFAULT_POLICY, baseDelayMs: 5_000, maxDelayMs: 5_000 } }),
+			[write('stopped-lost', { n: 1 })],
+			{
+				signal: stop.signal,
+				send: async (r) => {
+					const result = await send('/stopped-lost')(r);
+					stop.abort();
+					return result;
+				},
+			},
+			racing,
+		);
+		const [b] = (await taken) as Array<{ ok: boolean; replayed: boolean }>;
+		expect(a.failure).toMatchObject({ class: 'unknown_outcome' });
+		expect(b).toMatchObject({ ok: true });
+		expect((await keyRow('stopped-lost')).status).toBe('succeeded');
+		const letters = await adminQuery<{ status: string }>(
+			`SELECT status FROM "${schema}".dead_letters WHERE workflow_id = 'wf-proto' AND idempotency_key = 'stopped-lost'`,
+		);
+		// Parked (the item was in a letter) and closed: the key's record says this request succeeded.
+		expect(letters).toEqual([{ status: 'replayed' }]);
+		expect(target.effectsOf('/stopped-lost')).toHaveLength(1);
+	});
+
 	it("an owner whose key was taken over sends nothing more and takes the new owner's result", async () => {
 		target.route('/taken', { honoursKey: true });
 		target.script('/taken', { status: 503 });
