@@ -23,6 +23,13 @@ export const LIMITS = {
 	statsRetentionDays: { label: 'Stats Retention (Days)', min: 1, max: 3650, integer: true },
 	purgeSliceSize: { label: 'Slice Size', min: 1, max: 100_000, integer: true },
 	listLimit: { label: 'Limit', min: 1, max: 10_000, integer: true },
+	alertUpdateMinutes: { label: 'Update Interval (Minutes)', min: 1, max: 1440, integer: true },
+	alertCeilingPerHour: {
+		label: 'Alert Ceiling per Owner per Hour',
+		min: 1,
+		max: 10_000,
+		integer: true,
+	},
 	traceLimit: { label: 'Limit', min: 1, max: 1000, integer: true },
 	olderThanMinutes: {
 		label: 'Older Than (Minutes)',
@@ -142,6 +149,8 @@ export const TEXT_LIMITS = {
 	/** A write's key as stored and sent; longer keys are sent and stored as their hash. */
 	idempotencyKey: { label: 'Idempotency Key', max: 255 },
 	itemReference: { label: 'Item Reference', max: 255 },
+	/** What a record is about, beside its key (Trace's lookup); a longer one is not kept. */
+	businessId: { label: 'business ID', max: 255 },
 	scope: { label: 'Scope', max: 255 },
 	consumer: { label: 'Consumer', max: 255 },
 	/** Longer event IDs (and entity keys) are stored as their hash. */
@@ -179,4 +188,13 @@ export function checkLength(
 	const fix = `Shorten ${limit.label} to at most ${limit.max} characters${hint ? `; ${hint}` : '.'}`;
 	if (itemIndex === undefined) throw new ConfigurationError(problem, fix);
 	throw new ItemError(`Item ${itemIndex}: ${problem}`, itemIndex, fix);
+}
+
+/**
+ * A business ID as a record keeps it beside its key, for Trace: in an indexed column, so one
+ * over the limit (or empty) is not kept rather than fail the statement for the whole batch.
+ */
+export function keptBusinessId(value: string | undefined | null): string | null {
+	const text = typeof value === 'string' ? value.trim() : '';
+	return text && text.length <= TEXT_LIMITS.businessId.max ? text : null;
 }

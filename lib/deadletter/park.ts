@@ -1,3 +1,4 @@
+import { keptBusinessId } from '../limits';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ItemError } from '../errors';
@@ -19,6 +20,8 @@ export interface ParkRequest {
 	step: string;
 	itemIndex?: number;
 	idempotencyKey?: string;
+	/** What the item is (an event ID, a record ID), when its key does not show it: Trace finds it by this. */
+	businessId?: string;
 	runLink?: string;
 	integration?: string;
 	errorClass: ErrorClass | string;
@@ -161,6 +164,7 @@ async function parkValid(
 			item_index: request.itemIndex ?? null,
 			item_key: itemKeyOf(idempotencyKey, payload),
 			idempotency_key: idempotencyKey,
+			business_id: keptBusinessId(storable(request.businessId) ?? undefined),
 			run_link: storable(request.runLink),
 			integration: storable(request.integration),
 			error_class: storable(request.errorClass),

@@ -226,6 +226,7 @@ export async function stopExecution(
 				executionId: stop.executionId,
 				step,
 				idempotencyKey: eventLetterKey(item.consumer, item.eventId),
+				businessId: item.eventId,
 				runLink: stop.runLink,
 				errorClass: ErrorClass.stopped,
 				errorMessage: message,

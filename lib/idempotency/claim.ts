@@ -1,3 +1,4 @@
+import { keptBusinessId } from '../limits';
 import { plainText } from '../describe';
 import type { Store } from '../store';
 import { storableText } from '../store/storable';
@@ -52,6 +53,7 @@ export async function claimKeys(
 				lease_ms: leaseOf(context, r),
 				timeout_ms: timeoutOf(r),
 				start: ord < sendingAtOnce,
+				business_id: keptBusinessId(r.businessId),
 			})),
 		),
 		context.workflowId ?? null,

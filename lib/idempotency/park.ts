@@ -33,6 +33,7 @@ export async function parkFailed(
 			request.key && lengthProblem(request.key, TEXT_LIMITS.idempotencyKey) === undefined
 				? request.key
 				: undefined,
+		businessId: request.businessId,
 		runLink: context.runLink,
 		integration: context.integration,
 		errorClass: outcome.failure!.class,

@@ -65,6 +65,12 @@ export interface WriteRequest {
 	 * step that parks the item finds the steps that took effect. Default: execution and index.
 	 */
 	itemRef?: string;
+	/**
+	 * The business ID the write is about (the Item Reference, or the business identity's record
+	 * ID), kept with its record and its dead letter: a key built by business identity is a hash,
+	 * and Trace finds the item by this.
+	 */
+	businessId?: string;
 	/** How to reverse this step, kept with its record. */
 	compensation?: Compensation;
 }

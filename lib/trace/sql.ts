@@ -14,6 +14,14 @@ export type TraceMatch = 'exact' | 'part';
 const where = (column: string, match: TraceMatch): string =>
 	match === 'exact' ? `${column} = $1` : `${column} ILIKE $1`;
 
+/**
+ * The whole ID is also looked up as the business ID a record keeps beside its key (a write keyed
+ * by business identity stores a hash as its key); a part of one only in the key, which its
+ * trigram index serves.
+ */
+const whereKeyed = (column: string, match: TraceMatch): string =>
+	match === 'exact' ? `(${column} = $1 OR business_id = $1)` : `${column} ILIKE $1`;
+
 /** Every claim of the event (one per consumer): who holds it, until when, and how it ended. */
 export const claimsSql = (store: Store, match: TraceMatch): string => `
 SELECT consumer, event_id, status, workflow_id, execution_id, origin_execution_id, generation,
@@ -35,17 +43,17 @@ SELECT scope, key, node, status, workflow_id, execution_id, attempts, history, l
        created_at, updated_at, completed_at, lease_until,
        (status = 'in_progress' AND lease_until < now()) AS lease_lapsed
 FROM ${store.table('idempotency_keys')}
-WHERE ${where('key', match)}
+WHERE ${whereKeyed('key', match)}
 ORDER BY created_at DESC, scope
 LIMIT $2`;
 
-/** Every dead letter by its idempotency key (the business ID it was parked under). */
+/** Every dead letter by its idempotency key (the business ID it was parked under), or its business ID. */
 export const deadLettersSql = (store: Store, match: TraceMatch): string => `
 SELECT id, workflow_id, workflow_name, execution_id, step, idempotency_key, run_link, error_class,
        error_message, error_status, attempts, failure_count, status, hold_reason, parked_at,
        last_failed_at, closed_at
 FROM ${store.table('dead_letters')}
-WHERE idempotency_key IS NOT NULL AND ${where('idempotency_key', match)}
+WHERE ${match === 'exact' ? whereKeyed('idempotency_key', match) : `idempotency_key IS NOT NULL AND ${where('idempotency_key', match)}`}
 ORDER BY parked_at DESC, id DESC
 LIMIT $2`;
 

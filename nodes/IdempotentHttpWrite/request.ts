@@ -124,6 +124,7 @@ export async function requestBuilder(
 		const precondition = preconditionOf(settings, read.precondition, index);
 		if (precondition) headers[precondition.header] = precondition.value;
 		addCredentials(credentials, authentication, { headers, qs, options });
+		const itemRef = itemRefOf(index);
 		return {
 			index,
 			scope: settings.scope,
@@ -134,7 +135,11 @@ export async function requestBuilder(
 			payload: items[index].json,
 			options,
 			lookupUrl: read.lookupUrl ? text(read.lookupUrl(index)) || undefined : undefined,
-			itemRef: itemRefOf(index),
+			itemRef,
+			// What Trace finds the item by when its key is a hash of its business identity.
+			businessId:
+				itemRef ??
+				(read.keyMode(index) === 'custom' ? undefined : text(read.recordId(index)) || undefined),
 			compensation: compensationOf(index),
 		};
 	};

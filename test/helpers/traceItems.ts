@@ -30,7 +30,7 @@ export const TRACED = {
 
 export const WORKFLOW_ID = 'wf-invoices';
 
-const claimContext = (executionId: string) => ({
+export const claimContext = (executionId: string) => ({
 	consumer: 'invoices',
 	workflowId: WORKFLOW_ID,
 	executionId,
@@ -39,7 +39,7 @@ const claimContext = (executionId: string) => ({
 	retentionDays: 30,
 });
 
-function writeContext(executionId: string, node: string): WriteContext {
+export function writeContext(executionId: string, node: string): WriteContext {
 	return {
 		workflowId: WORKFLOW_ID,
 		executionId,

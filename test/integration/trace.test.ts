@@ -1,7 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { TestTarget } from '../../dev/target/server';
 import { handleConsoleRequest } from '../../lib/console';
-import { claimEvents, ClaimMode } from '../../lib/dedupe';
+import { claimEvents, ClaimMode, ExecutionEnd, settleExecutionClaims } from '../../lib/dedupe';
+import { businessKey, requestFingerprint, runWrites } from '../../lib/idempotency';
 import { updateDeadLetterStatus } from '../../lib/deadletter';
 import {
 	type ClaimEntry,
@@ -13,7 +14,15 @@ import {
 	type WriteEntry,
 } from '../../lib/trace';
 import { execute as traceOperation } from '../../nodes/ReliabilityControl/actions/item/trace.operation';
-import { seedTracedItems, TRACED, WORKFLOW_ID, writeStep } from '../helpers/traceItems';
+import {
+	claimContext,
+	seedTracedItems,
+	TRACED,
+	WORKFLOW_ID,
+	writeContext,
+	writeStep,
+} from '../helpers/traceItems';
+import { fetchSender } from '../helpers/send';
 import { adminQuery, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
 
@@ -103,6 +112,50 @@ describe('an item in each place an operator asks about', () => {
 		});
 		expect(letter.message).toContain('account 4711 is closed');
 		expect(letter.history).toEqual([expect.objectContaining({ actor: 'n8n', toStatus: 'new' })]);
+	});
+
+	it('parked though its claim is done: a write keyed by a hash of its business identity is found by its record ID', async () => {
+		// The lead's execution succeeded (its failure went to the Failed output), so its claim is done.
+		const lead = 'fail422-b2';
+		target.route('/crm-contacts', { honoursKey: false });
+		target.script('/crm-contacts', { status: 422, body: { message: 'phone: invalid format' } });
+		await claimEvents(store, { ...claimContext('exec-hash'), consumer: 'leads' }, [
+			{ index: 0, eventId: lead, payload: { lead } },
+		]);
+		const key = businessKey({
+			source: 'form',
+			recordId: lead,
+			action: 'create-contact',
+			version: '1',
+		});
+		const body = { lead };
+		const [outcome] = await runWrites(
+			store,
+			{ ...writeContext('exec-hash', 'Upsert Contact') },
+			[
+				{
+					index: 0,
+					scope: 'crm',
+					key,
+					fingerprint: requestFingerprint({ method: 'POST', url: '/crm-contacts', body }),
+					payload: body,
+					businessId: lead,
+				},
+			],
+			{ send: fetchSender(target.url('/crm-contacts'), () => body) },
+		);
+		expect(outcome.ok).toBe(false);
+		await settleExecutionClaims(store, 'exec-hash', { status: ExecutionEnd.success });
+
+		const result = await trace(lead);
+		expect(result.state).toBe('parked');
+		expect(result.entries.map((e) => [e.kind, e.state])).toEqual([
+			['claim', 'done'],
+			['write', 'failed'],
+			['dead_letter', 'parked'],
+		]);
+		expect(ofKind(result.entries, 'write')[0]).toMatchObject({ key, matched: 'exact' });
+		expect(ofKind(result.entries, 'dead_letter')[0]).toMatchObject({ idempotencyKey: key });
 	});
 
 	it('crashed: the claim its dead execution held has lapsed, and what it did before is shown', async () => {

@@ -21,7 +21,8 @@ WITH input AS (
 		item_key text, idempotency_key text, run_link text, integration text, error_class text,
 		error_message text, error_status int, attempts int, already_happened text, impact text,
 		owner text, severity text, status text, hold_reason text, payload json, retry_after timestamptz,
-		retention_days int, attempt_history jsonb, source_version text, steps jsonb, alert_due boolean)
+		retention_days int, attempt_history jsonb, source_version text, steps jsonb, alert_due boolean,
+		business_id text)
 ), paused AS (
 	SELECT p.name FROM ${store.table('pauses')} p
 	WHERE p.scope = 'integration' AND p.paused AND p.name IN (SELECT integration FROM input)
@@ -41,14 +42,14 @@ WITH input AS (
 		workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
 		integration, error_class, error_message, error_status, attempts, already_happened, impact, owner,
 		severity, status, hold_reason, payload, retry_after, expires_at, attempt_history, source_version, steps,
-		alert_due)
+		alert_due, business_id)
 	SELECT workflow_id, workflow_name, execution_id, step, item_index, item_key, idempotency_key, run_link,
 	       integration, error_class, error_message, error_status, coalesce(attempts, 1), already_happened, impact, owner,
 	       coalesce(severity, 'normal'),
 	       CASE WHEN hold IS NOT NULL THEN 'held' WHEN status = 'held' AND error_class = 'conflict' THEN 'new'
 	            WHEN status = 'held' THEN 'replay_requested' ELSE coalesce(status, 'new') END,
 	       hold, payload, retry_after, now() + make_interval(days => retention_days), coalesce(attempt_history, '[]'),
-	       source_version, coalesce(steps, '[]'), CASE WHEN alert_due THEN now() END
+	       source_version, coalesce(steps, '[]'), CASE WHEN alert_due THEN now() END, business_id
 	-- In identity order, the same in every park, so overlapping batches never deadlock.
 	FROM decided ORDER BY workflow_id, step, item_key
 	ON CONFLICT (workflow_id, step, item_key) WHERE is_open DO UPDATE SET
@@ -69,6 +70,7 @@ WITH input AS (
 		attempt_history = (SELECT coalesce(jsonb_agg(h.e ORDER BY h.i), '[]') FROM jsonb_array_elements(d.attempt_history || EXCLUDED.attempt_history) WITH ORDINALITY AS h(e, i)
 		                   WHERE h.i > jsonb_array_length(d.attempt_history || EXCLUDED.attempt_history) - 50),
 		source_version = coalesce(EXCLUDED.source_version, d.source_version),
+		business_id = coalesce(EXCLUDED.business_id, d.business_id),
 		-- The steps found by the latest park; a park that found none keeps the earlier list.
 		steps = CASE WHEN jsonb_array_length(EXCLUDED.steps) > 0 THEN EXCLUDED.steps ELSE d.steps END,
 		-- A new record stays new unless it is now held; any other open record takes the new state.

@@ -29,7 +29,7 @@ import { lockedInKeyOrder } from './locks';
  */
 export const claimKeysSql = (store: Store): string => `
 WITH input AS (
-	SELECT * FROM json_to_recordset($1::json) AS t(ord int, scope text, key text, fingerprint text, lease_ms int, timeout_ms int, start boolean)
+	SELECT * FROM json_to_recordset($1::json) AS t(ord int, scope text, key text, fingerprint text, lease_ms int, timeout_ms int, start boolean, business_id text)
 ), gate AS (
 	SELECT p.changed_by AS paused_by, p.reason AS pause_reason, p.name IS NOT NULL AS paused,
 		(SELECT b.open_until FROM ${store.table('breakers')} b WHERE b.integration = $6 AND b.open_until > now()) AS open_until,
@@ -41,10 +41,10 @@ WITH input AS (
 ), claimed AS (
 	INSERT INTO ${store.table('idempotency_keys')} AS k
 		(scope, key, fingerprint, status, lease_until, workflow_id, execution_id, node, expires_at, attempt_timeout_ms,
-		 attempts, attempt_started_at)
+		 attempts, attempt_started_at, business_id)
 	SELECT scope, key, fingerprint, 'in_progress', now() + make_interval(secs => lease_ms / 1000.0), $2, $3, $4,
 	       now() + make_interval(days => $5), timeout_ms,
-	       CASE WHEN start THEN 1 ELSE 0 END, CASE WHEN start THEN now() END
+	       CASE WHEN start THEN 1 ELSE 0 END, CASE WHEN start THEN now() END, business_id
 	-- Rows are locked in key order, the same in every statement, so overlapping batches never deadlock.
 	FROM input, gate WHERE NOT gate.paused AND gate.open_until IS NULL ORDER BY scope, key
 	ON CONFLICT (scope, key) DO UPDATE SET
@@ -54,7 +54,8 @@ WITH input AS (
 		attempt_timeout_ms = EXCLUDED.attempt_timeout_ms,
 		response_status = NULL, response_headers = NULL, response_body = NULL, response_truncated = false,
 		last_error = NULL, updated_at = now(), completed_at = NULL, expires_at = EXCLUDED.expires_at,
-		compensated_at = NULL, compensated_by = NULL, compensated_for = NULL
+		compensated_at = NULL, compensated_by = NULL, compensated_for = NULL,
+		business_id = coalesce(EXCLUDED.business_id, k.business_id)
 	WHERE k.status = 'failed' OR (k.status IN ('succeeded', 'compensated') AND k.expires_at < now())
 	RETURNING k.scope, k.key, k.generation
 )

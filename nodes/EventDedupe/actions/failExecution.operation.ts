@@ -166,6 +166,7 @@ export async function execute(
 				executionId,
 				step,
 				idempotencyKey: eventLetterKey(item.consumer, item.eventId),
+				businessId: item.eventId,
 				runLink,
 				errorClass: 'execution',
 				errorMessage: message,

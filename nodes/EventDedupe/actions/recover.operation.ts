@@ -160,6 +160,7 @@ export async function execute(
 			executionId: item.originExecutionId ?? undefined,
 			step: 'crashed',
 			idempotencyKey: eventLetterKey(item.consumer, item.eventId),
+			businessId: item.eventId,
 			runLink: linkOf(item),
 			errorClass: ErrorClass.crashed,
 			errorMessage: `${item.reason ?? 'its execution died'} (event ${item.eventId} of ${item.consumer})`,
