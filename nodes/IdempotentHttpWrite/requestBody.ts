@@ -52,6 +52,12 @@ export function encodeBody(
 		return body;
 	}
 	const raw = read.jsonBody(index);
+	if (raw === undefined || raw === null)
+		throw new ItemError(
+			`Item ${index}: the JSON body is empty (its expression gave nothing)`,
+			index,
+			"Set JSON to what the target should receive: {{ $json.body }} takes a Webhook item's body, {{ $json }} the whole item. To send no body, turn Send Body off. Nothing was sent.",
+		);
 	let body: unknown = raw;
 	if (typeof raw === 'string') {
 		try {

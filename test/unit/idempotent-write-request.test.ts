@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { IdempotentHttpWrite } from '../../nodes/IdempotentHttpWrite/IdempotentHttpWrite.node';
 import { requestBuilder } from '../../nodes/IdempotentHttpWrite/request';
 import { readSettings } from '../../nodes/IdempotentHttpWrite/settings';
 import { transport } from '../../nodes/IdempotentHttpWrite/transport';
@@ -76,6 +77,19 @@ describe('the idempotency key', () => {
 		expect(first.key).toBe(sha256('crm:inv-1:create-invoice:3').slice(0, 48));
 		expect(retry.key).toBe(first.key);
 		expect(other.key).not.toBe(first.key);
+	});
+
+	it('hashed from the business identity, keeps its record ID beside it for Trace; an Item Reference wins', async () => {
+		const { requestOf } = await build(base, [invoice('inv-1')]);
+		expect(requestOf(0).businessId).toBe('inv-1');
+		const referenced = await build({ ...base, idempotency: { itemReference: 'order-77' } }, [
+			invoice('inv-1'),
+		]);
+		expect(referenced.requestOf(0).businessId).toBe('order-77');
+		const custom = await build({ ...base, keyMode: 'custom', customKey: 'inv-1:post' }, [
+			invoice('inv-1'),
+		]);
+		expect(custom.requestOf(0).businessId).toBeUndefined();
 	});
 
 	it('travels plain in the Idempotency-Key header by default', async () => {
@@ -166,6 +180,35 @@ describe('the body', () => {
 	it('an empty JSON field is an empty object', async () => {
 		const { requestOf } = await build({ ...base, jsonBody: '  ' }, [invoice('inv-1')]);
 		expect(requestOf(0).options.body).toEqual({});
+	});
+
+	it("is by default a Webhook item's body, never its headers", async () => {
+		const jsonBody = new IdempotentHttpWrite().description.properties.find(
+			(p) => p.name === 'jsonBody',
+		)!.default;
+		const webhookItem = {
+			json: {
+				headers: { authorization: 'Bearer caller-secret' },
+				query: {},
+				body: { id: 'inv-1', version: 3, amount: 120 },
+			},
+		};
+		const { requestOf } = await build(
+			{ ...base, jsonBody, keyRecordId: fromItem('body.id'), keyVersion: fromItem('body.version') },
+			[webhookItem],
+		);
+		expect(requestOf(0).options.body).toEqual({ id: 'inv-1', version: 3, amount: 120 });
+	});
+
+	it('whose expression gives nothing fails its item, saying what to set', async () => {
+		const { requestOf } = await build({ ...base, jsonBody: fromItem('body') }, [invoice('inv-1')]);
+		expect(() => requestOf(0)).toThrow(
+			expect.objectContaining({
+				itemIndex: 0,
+				message: 'Item 0: the JSON body is empty (its expression gave nothing)',
+				hint: expect.stringContaining('{{ $json.body }}'),
+			}),
+		);
 	});
 
 	it('of invalid JSON fails its item before anything is sent', async () => {

@@ -110,9 +110,11 @@ export const requestProperties: INodeProperties[] = [
 		displayName: 'JSON',
 		name: 'jsonBody',
 		type: 'json',
-		default: '={{ $json }}',
+		// A Webhook's item is its headers, query and body: the default sends the body alone, so a
+		// caller's Authorization header never travels on to the target.
+		default: '={{ $json.body }}',
 		description:
-			'The body; part of the request fingerprint, so the same key must always carry the same body',
+			"The body. The default is a Webhook item's body (never its headers); after other nodes, set what the target should receive (the whole item, or fields of it). Part of the request fingerprint, so the same key must always carry the same body.",
 		displayOptions: { show: { sendBody: [true], contentType: ['json'] } },
 	},
 	{
