@@ -51,10 +51,13 @@ export default tseslint.config(
 		// Idempotent HTTP Write authenticates its requests with n8n's generic HTTP credential types
 		// (Basic, Bearer, Header, Query, OAuth2), as the HTTP Request node does, so that every
 		// target's login works without a credential type of this package for each; Transactional
-		// Outbox writes to a business database through n8n's own Postgres credential.
+		// Outbox writes to a business database through n8n's own Postgres credential; Reliability
+		// Control's Setup writes the bundled workflows with n8n's own n8n API credential and puts
+		// the user's Basic Auth and Header Auth credentials on the console's and metrics' webhooks.
 		files: [
 			'nodes/IdempotentHttpWrite/IdempotentHttpWrite.node.ts',
 			'nodes/TransactionalOutbox/TransactionalOutbox.node.ts',
+			'nodes/ReliabilityControl/ReliabilityControl.node.ts',
 		],
 		rules: {
 			'@n8n/community-nodes/no-credential-reuse': 'off',

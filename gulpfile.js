@@ -40,6 +40,17 @@ function readMigrations() {
 }
 
 const STYLE_SHEET = resolve(__dirname, 'lib', 'console', 'console.css');
+const WORKFLOWS = resolve(__dirname, 'workflows');
+
+/** Every bundled workflow file, by name, as lib/setup/bundledWorkflowFiles.ts reads them from disk. */
+function readWorkflows() {
+	return Object.fromEntries(
+		readdirSync(WORKFLOWS)
+			.filter((file) => file.endsWith('.json'))
+			.sort()
+			.map((file) => [file, readFileSync(join(WORKFLOWS, file), 'utf8')]),
+	);
+}
 
 /**
  * The console's stylesheet with LF line ends, as lib/console/styleSheet.ts reads it: a browser
@@ -50,8 +61,8 @@ const readStyleSheet = () => readFileSync(STYLE_SHEET, 'utf8').replace(/\r\n?/g,
 
 /**
  * Replaces the modules that read the source tree with the text they read, at build time:
- * lib/store/migrationFiles (the numbered migrations) and lib/console/styleSheet (the console's
- * stylesheet).
+ * lib/store/migrationFiles (the numbered migrations), lib/console/styleSheet (the console's
+ * stylesheet) and lib/setup/bundledWorkflowFiles (the bundled workflows Setup installs).
  */
 const embedFiles = {
 	name: 'embed-files',
@@ -60,6 +71,11 @@ const embedFiles = {
 			contents: `exports.migrationFiles = () => (${JSON.stringify(readMigrations())});`,
 			loader: 'js',
 			watchFiles: readdirSync(MIGRATIONS).map((file) => join(MIGRATIONS, file)),
+		}));
+		build.onLoad({ filter: /[\\/]lib[\\/]setup[\\/]bundledWorkflowFiles\.js$/ }, () => ({
+			contents: `exports.bundledWorkflowFiles = () => (${JSON.stringify(readWorkflows())});`,
+			loader: 'js',
+			watchFiles: Object.keys(readWorkflows()).map((file) => join(WORKFLOWS, file)),
 		}));
 		build.onLoad({ filter: /[\\/]lib[\\/]console[\\/]styleSheet\.js$/ }, () => ({
 			contents: `exports.styleSheet = () => ${JSON.stringify(readStyleSheet())};`,
@@ -164,6 +180,12 @@ async function checkDist() {
 	if (bundled !== expected)
 		problems.push(
 			`dist/lib/index.js carries ${bundled} migrations; lib/store/migrations has ${expected}`,
+		);
+	const workflows = Object.keys(readWorkflows());
+	const carried = Object.keys(require(ENGINE).bundledWorkflowFiles());
+	if (carried.join() !== workflows.join())
+		problems.push(
+			`dist/lib/index.js carries ${carried.length} bundled workflows; workflows/ has ${workflows.length}`,
 		);
 	if (problems.length)
 		throw new Error(`dist/ is not what the package must ship:\n  ${problems.join('\n  ')}`);

@@ -10,3 +10,4 @@ export * from './console';
 export * from './alerts';
 export * from './outbox';
 export * from './trace';
+export * from './setup';

@@ -140,7 +140,12 @@ function relayFlow(
 		credentials: Record<string, unknown>;
 	}>;
 	relay.id = change.id ?? RELAY;
-	if (change.id) relay.name = `${relay.name} (${change.id})`;
+	if (change.id) {
+		relay.name = `${relay.name} (${change.id})`;
+		// The shipped relay keeps no successful run; a copy keeps them, so that a test can tell
+		// which relay took a message by the execution that took it.
+		relay.settings = { ...relay.settings, saveDataSuccessExecution: 'all' };
+	}
 	const node = (name: string) => nodes.find((n) => n.name === name)!;
 	if (change.path) {
 		node('Send Now').parameters.path = change.path;
