@@ -13,7 +13,8 @@ export interface DeadLetterStats {
 	/** Mean time from parking to closing, over items parked in the window and closed since. */
 	averageResolutionSeconds: number | null;
 	topReasons: Array<{ reason: string; count: number }>;
-	openByWorkflow: Array<{ workflowId: string; open: number }>;
+	/** `workflowName` as its open records name it (null when they do not). */
+	openByWorkflow: Array<{ workflowId: string; workflowName: string | null; open: number }>;
 	openByStep: Array<{ step: string; open: number }>;
 	openByOwner: Array<{ owner: string; open: number }>;
 }

@@ -17,7 +17,10 @@ export async function statsPage(context: PageContext): Promise<Page> {
 <h2>Top reasons (${days} days)</h2>${stats.topReasons.length ? html`<table class="top-reasons"><thead><tr><th>Reason</th><th class="num">Parked</th></tr></thead><tbody>${stats.topReasons.map((r) => html`<tr><td>${r.reason}</td><td class="num">${r.count}</td></tr>`)}</tbody></table>` : html`<p class="muted">Nothing parked.</p>`}
 ${group(
 	'Open by workflow',
-	stats.openByWorkflow.map((r): [string, number] => [r.workflowId, r.open]),
+	stats.openByWorkflow.map((r): [string, number] => [
+		r.workflowName ? `${r.workflowName} (${r.workflowId})` : r.workflowId,
+		r.open,
+	]),
 )}
 ${group(
 	'Open by step',
