@@ -738,8 +738,14 @@ async function chaosCounts(input: {
 		claims.get(submission)?.status === 'done' && effectsOf.get(submission)?.length === 1;
 
 	const open = (
-		await admin.query<{ idempotency_key: string | null; status: string; error_class: string }>(
-			`SELECT idempotency_key, status, error_class FROM "${schema}".dead_letters WHERE is_open`,
+		await admin.query<{
+			idempotency_key: string | null;
+			status: string;
+			error_class: string;
+			execution_id: string | null;
+			error_message: string | null;
+		}>(
+			`SELECT idempotency_key, status, error_class, execution_id, error_message FROM "${schema}".dead_letters WHERE is_open`,
 		)
 	).rows;
 	let openLettersForDoneWork = 0;
@@ -751,17 +757,14 @@ async function chaosCounts(input: {
 		openLettersForDoneWork++;
 		if (details.length < 10)
 			details.push(
-				`open letter for done work: ${letter.idempotency_key} (${letter.status}, ${letter.error_class})`,
+				`open letter for done work: ${letter.idempotency_key} (${letter.status}, ${letter.error_class}, execution ${letter.execution_id}: ${(letter.error_message ?? '').slice(0, 200)})`,
 			);
 	}
 
 	let alertsForDoneItems = 0;
 	demo.alerts.forEach((alert, i) => {
 		const at = demo.alertTimes[i];
-		const key = String((alert as { dedupKey?: string }).dedupKey ?? '').replace(
-			`n8n-reliability:${LEAD_WORKFLOW}:`,
-			'',
-		);
+		const key = alertedItemOf(alert);
 		const submission = submissionOf(key);
 		if (!submission) return;
 		const done = key.endsWith(UPSERT_SUFFIX)
@@ -790,14 +793,14 @@ async function chaosCounts(input: {
 	).rows;
 	for (const row of stuck.slice(0, 10)) details.push(`stuck: ${row.what}`);
 
-	const alerted = new Set(
-		demo.alerts.map((alert) => String((alert as { dedupKey?: string }).dedupKey ?? '')),
-	);
+	// A letter is named by an alert when Notify put it in an issue (its trigger named the issue's
+	// first item; later ones are counted in its updates), or by the item alert of its own key.
+	const alerted = new Set(demo.alerts.map(alertedItemOf));
 	const unalerted = (
 		await admin.query<{ workflow_id: string; idempotency_key: string; error_class: string }>(
-			`SELECT workflow_id, idempotency_key, error_class FROM "${schema}".dead_letters WHERE status = 'new'`,
+			`SELECT workflow_id, idempotency_key, error_class FROM "${schema}".dead_letters WHERE status = 'new' AND issue_id IS NULL`,
 		)
-	).rows.filter((l) => !alerted.has(`n8n-reliability:${l.workflow_id}:${l.idempotency_key}`));
+	).rows.filter((l) => !alerted.has(l.idempotency_key));
 	const byClass: Record<string, number> = {};
 	for (const letter of unalerted)
 		byClass[letter.error_class] = (byClass[letter.error_class] ?? 0) + 1;
@@ -823,6 +826,16 @@ async function submissionOfExecution(n8n: N8nProcess, id: string): Promise<strin
 	const run = execution?.data?.resultData?.runData?.['Lead Form']?.[0];
 	const body = run?.data?.main[0]?.[0]?.json.body as { submissionId?: string } | undefined;
 	return body?.submissionId;
+}
+
+/**
+ * The item an alert names: a trigger's first line ends with it in parentheses
+ * ("<workflow>: <impact> (<key>)"); a channel alert carries its text, a page its summary.
+ */
+function alertedItemOf(alert: unknown): string {
+	const a = alert as { text?: string; payload?: { summary?: string } };
+	const line = String(a.text ?? a.payload?.summary ?? '').split('\n')[0];
+	return /\(([^()]*)\)$/.exec(line)?.[1] ?? '';
 }
 
 /** Where a lead's trail ends in the store: its claim, its write records and their executions. */

@@ -33,7 +33,7 @@ const textOf = (value: unknown): string => {
 };
 
 /** The first of the fields that has text. */
-const first = (record: Record<string, unknown>, ...fields: string[]): string => {
+export const first = (record: Record<string, unknown>, ...fields: string[]): string => {
 	for (const field of fields) {
 		const text = textOf(record[field]).trim();
 		if (text) return text;
@@ -87,16 +87,23 @@ function lastAttempts(r: Record<string, unknown>): string {
 		.join('; ');
 }
 
-export function composeAlert(input: unknown, options: { maskFields?: string[] } = {}): Alert {
+/**
+ * What an alert reads from its input: the item itself, with the summary of the record it was
+ * parked as (`_deadLetter`, on items out of Park or Event Dedupe's Parked outputs) laid over it.
+ */
+export function alertRecord(input: unknown): Record<string, unknown> {
 	const json =
 		input !== null && typeof input === 'object' && !Array.isArray(input)
 			? (input as Record<string, unknown>)
 			: {};
 	const parked = json._deadLetter;
-	const r: Record<string, unknown> =
-		parked !== null && typeof parked === 'object' && !Array.isArray(parked)
-			? { ...json, ...(parked as Record<string, unknown>) }
-			: json;
+	return parked !== null && typeof parked === 'object' && !Array.isArray(parked)
+		? { ...json, ...(parked as Record<string, unknown>) }
+		: json;
+}
+
+export function composeAlert(input: unknown, options: { maskFields?: string[] } = {}): Alert {
+	const r = alertRecord(input);
 	const mask = (text: string): string => maskText(text, options.maskFields);
 	const workflow =
 		first(r, 'workflowName', 'workflow_name', 'workflowId', 'workflow_id') || 'a workflow';

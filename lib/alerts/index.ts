@@ -1,1 +1,4 @@
 export * from './compose';
+export * from './issues';
+export * from './routing';
+export { normalizedMessage } from './cause';

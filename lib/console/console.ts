@@ -10,6 +10,7 @@ import { filtersOf } from './filters';
 import { html, query } from './html';
 import { layout, policyMeta, SECURITY_HEADERS } from './layout';
 import { controlsPage } from './pages/controls';
+import { issuesPage } from './pages/issues';
 import { itemPage } from './pages/item';
 import { listPage } from './pages/list';
 import { statsPage } from './pages/stats';
@@ -79,7 +80,25 @@ export async function handleConsoleRequest(
 		body: request?.body,
 	};
 	const operator = operatorOf(request, options);
-	const secret = await consoleSecret(store);
+	// The console keeps no execution in n8n (its runs would hold the operator's sign-in), so a
+	// store that cannot be read is said on the page, where the operator is, not in a saved run.
+	let secret: Awaited<ReturnType<typeof consoleSecret>>;
+	try {
+		secret = await consoleSecret(store);
+	} catch (error) {
+		const hint = error instanceof ReliabilityError && error.hint ? ` ${error.hint}` : '';
+		return {
+			statusCode: 503,
+			contentType: 'text/html; charset=utf-8',
+			body: html`<!doctype html><meta charset="utf-8">${policyMeta}<title>Console unavailable</title><p>The console cannot read the reliability store: ${maskText(`${error instanceof Error ? error.message : String(error)}.${hint}`)}</p>`
+				.value,
+			headers: SECURITY_HEADERS,
+			replayRequested: 0,
+			operator,
+			action: null,
+			location: '',
+		};
+	}
 	const token = operator ? formToken(secret, operator) : '';
 	const q = request.query as Record<string, unknown>;
 	const body = objectOrEmpty(request.body);
@@ -177,6 +196,8 @@ async function renderView(
 			return await controlsPage(context);
 		case 'stats':
 			return await statsPage(context);
+		case 'issues':
+			return await issuesPage(context);
 		case 'trace':
 			return {
 				html: layout(

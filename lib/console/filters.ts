@@ -14,6 +14,8 @@ export interface Filters {
 	owner: string;
 	ageHours: string;
 	search: string;
+	/** An alert issue's ID: its items (the link every grouped alert carries). */
+	issue: string;
 }
 
 export function filtersOf(source: Record<string, unknown>): Filters {
@@ -26,6 +28,7 @@ export function filtersOf(source: Record<string, unknown>): Filters {
 		ageHours: str(source.age),
 		// Shown in its box and in links, so masked like what it searches (stored messages are).
 		search: maskText(str(source.search)),
+		issue: /^\d{1,18}$/.test(str(source.issue)) ? str(source.issue) : '',
 	};
 }
 
@@ -48,6 +51,7 @@ export function listFilter(filters: Filters, limit: number): ListFilter {
 				? Math.min(hours * 60, LIMITS.olderThanMinutes.max)
 				: undefined,
 		search: filters.search || undefined,
+		issueId: filters.issue || undefined,
 		limit,
 	};
 }
@@ -60,4 +64,5 @@ export const filterParams = (f: Filters) => ({
 	owner: f.owner,
 	age: f.ageHours,
 	search: f.search,
+	issue: f.issue,
 });

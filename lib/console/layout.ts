@@ -49,6 +49,7 @@ export const SECURITY_HEADERS: Record<string, string> = {
 export function layout(context: PageContext, title: string, view: string, content: Html): Html {
 	const nav = [
 		['list', 'Dead letters'],
+		['issues', 'Issues'],
 		['controls', 'Pauses & heartbeats'],
 		['stats', 'Stats'],
 		['trace', 'Find an item'],

@@ -147,6 +147,8 @@ export interface ListFilter {
 	search?: string;
 	/** Only items of these teams (their owner) and items without an owner. */
 	ownedBy?: string[];
+	/** Only the items of this alert issue. */
+	issueId?: string;
 	limit?: number;
 }
 
@@ -165,6 +167,7 @@ function filterValues(filter: ListFilter): unknown[] {
 		olderThan,
 		text(filter.search),
 		filter.ownedBy ? filter.ownedBy.map((team) => storableText(plainText(team))) : null,
+		filter.issueId && /^\d{1,18}$/.test(filter.issueId) ? filter.issueId : null,
 	];
 }
 

@@ -18,7 +18,7 @@ export class ReliabilityControl implements INodeType {
 		version: 1,
 		subtitle: '={{ $parameter.resource + ": " + $parameter.operation }}',
 		description:
-			'Operator controls: pause and resume integrations or workflows, heartbeats for scheduled workflows, the operator console and Prometheus metrics',
+			'Operator controls: pause and resume integrations or workflows, heartbeats for scheduled workflows, the operator console, Prometheus metrics and the setup of the bundled workflows',
 		defaults: { name: 'Reliability Control' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: outputsExpression,
@@ -28,7 +28,22 @@ export class ReliabilityControl implements INodeType {
 				required: true,
 				testedBy: 'reliabilityStoreTest',
 				// Composing an alert reads nothing from the store.
-				displayOptions: { hide: { resource: ['alert'] } },
+				displayOptions: { hide: { operation: ['compose'] } },
+			},
+			// Setup writes the bundled workflows through n8n's public API with n8n's own API key
+			// credential, and sets the console's sign-in and the metrics token on their webhooks
+			// when the user has made them.
+			{ name: 'n8nApi', required: true, displayOptions: { show: { resource: ['setup'] } } },
+			{
+				// eslint-disable-next-line n8n-nodes-base/node-class-description-credentials-name-unsuffixed
+				name: 'httpBasicAuth',
+				required: false,
+				displayOptions: { show: { resource: ['setup'] } },
+			},
+			{
+				name: 'httpHeaderAuth',
+				required: false,
+				displayOptions: { show: { resource: ['setup'] } },
 			},
 		],
 		properties,

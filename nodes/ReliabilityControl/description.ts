@@ -6,18 +6,22 @@ import * as housekeeping from './actions/housekeeping/Housekeeping.resource';
 import * as item from './actions/item/Item.resource';
 import * as metrics from './actions/metrics/Metrics.resource';
 import * as pause from './actions/pause/Pause.resource';
+import * as setup from './actions/setup/Setup.resource';
 
 /**
  * Operator controls as resources of one node, following n8n's resource/operation convention:
  * Pause (pause, resume, check, list), Heartbeat (beat, check), Console (serve: a webhook request
- * in, the console's page out), Metric (prometheus), Alert (compose), Item (trace: where an
- * item is) and Housekeeping (purge expired). Pause > Check routes items to Running or Paused;
- * every other operation has one output.
+ * in, the console's page out), Metric (prometheus), Alert (compose, notify, sweep, list issues),
+ * Item (trace: where an item is), Housekeeping (purge expired) and Setup (install the bundled
+ * workflows). Pause > Check routes items to Running or Paused, Alert > Notify and Sweep to Page
+ * or Channel; every other operation has one output.
  */
 export const outputsExpression = `={{
 	$parameter.resource === 'pause' && $parameter.operation === 'check'
 		? [{ type: 'main', displayName: 'Running' }, { type: 'main', displayName: 'Paused' }]
-		: [{ type: 'main' }]
+		: $parameter.resource === 'alert' && ['notify', 'sweep'].includes($parameter.operation)
+			? [{ type: 'main', displayName: 'Page' }, { type: 'main', displayName: 'Channel' }]
+			: [{ type: 'main' }]
 }}`;
 
 const resource: INodeProperties = {
@@ -45,6 +49,11 @@ const resource: INodeProperties = {
 		{ name: 'Item', value: 'item', description: 'Where an item is: its trace by business ID' },
 		{ name: 'Metric', value: 'metrics', description: 'Prometheus metrics of the store' },
 		{ name: 'Pause', value: 'pause' },
+		{
+			name: 'Setup',
+			value: 'setup',
+			description: 'Install or update the bundled workflows in this n8n',
+		},
 	],
 	default: 'pause',
 };
@@ -69,4 +78,6 @@ export const properties: INodeProperties[] = [
 	...housekeeping.description,
 	item.operation,
 	...item.description,
+	setup.operation,
+	...setup.description,
 ];

@@ -392,6 +392,18 @@ describe.each(n8nVersionsUnderTest())('the operator console in n8n %s', (version
 		);
 	});
 
+	it("keeps none of its page views or actions as executions, so no saved run holds the operator's sign-in", async () => {
+		// Every test above browsed and acted as the operator; n8n answers before the execution
+		// ends, so its record may exist for a moment.
+		await page.goto(consoleUrl());
+		await waitFor(
+			'no saved executions of the console workflow',
+			async () => ((await ctx!.n8n.api.executions(CONSOLE)).length === 0 ? true : undefined),
+			30_000,
+			500,
+		);
+	});
+
 	it("with Teams set, an operator of another team sees an item read-only; the owner's team acts on it", async () => {
 		demo.faults = { ...demo.faults, rejectLocalPhones: true };
 		const id = await parkLead('console-teams', 'Tea Team');

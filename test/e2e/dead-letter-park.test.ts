@@ -315,7 +315,9 @@ describe.each(n8nVersionsUnderTest())('Dead Letter Park and controls in n8n %s',
 		expect(stats).toMatchObject({
 			openCount: 1,
 			openByStatus: { replay_requested: 1 },
-			openByWorkflow: [{ workflowId: LEADS, open: 1 }],
+			openByWorkflow: [
+				{ workflowId: LEADS, workflowName: 'Leads into the CRM, failures parked', open: 1 },
+			],
 			openByStep: [{ step: 'CRM Upsert', open: 1 }],
 			openByOwner: [{ owner: 'sales-ops', open: 1 }],
 			parkedPerDay: [{ day: new Date().toISOString().slice(0, 10), parked: 2 }],

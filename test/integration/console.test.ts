@@ -10,9 +10,11 @@ import {
 	prometheusMetrics,
 } from '../../lib/console';
 import { beat, pause } from '../../lib/control';
+import { notifyAlerts } from '../../lib/alerts';
 import { getDeadLetters } from '../../lib/deadletter';
 import { promtoolProblems } from '../helpers/promtool';
-import { adminQuery, testStore } from '../helpers/store';
+import { Store } from '../../lib/store';
+import { adminQuery, storeConfig, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
 
 const { store, schema, cleanup } = testStore('console');
@@ -106,6 +108,19 @@ describe('console pages', () => {
 		expect(byReason.body).toContain('<option value="superseded">superseded</option>');
 		const none = await handleConsoleRequest(store, request({ step: 'nothing here' }));
 		expect(none.body).toContain('No dead letters match.');
+	});
+
+	it('a store it cannot reach is a 503 page that says so, not a failed run', async () => {
+		const unreachable = new Store({ ...storeConfig(schema), port: 1 });
+		try {
+			const response = await handleConsoleRequest(unreachable, request({}));
+			expect(response.statusCode).toBe(503);
+			expect(response.body).toMatch(/The console cannot read the reliability store: .*unreachable/);
+			expect(response.headers['x-frame-options']).toBe('DENY');
+			expect(response.body).toContain('http-equiv="Content-Security-Policy"');
+		} finally {
+			await unreachable.close();
+		}
 	});
 
 	it('an unknown item is a 404 page', async () => {
@@ -293,6 +308,46 @@ describe('console actions', () => {
 			expect(record.status).toBe('replay_requested');
 			expect(record.history.at(-1)).toMatchObject({ actor: 'ops-lead', reason: 'mapping fixed' });
 		}
+	});
+
+	it("an alert issue's link lists exactly its items, and a batch replay there replays them all", async () => {
+		const cause = { step: 'Issue Step', errorMessage: 'phone: invalid format "x"' };
+		const ids = [
+			await park({ lead: 'i1' }, cause),
+			await park({ lead: 'i2' }, cause),
+			await park({ lead: 'i3' }, cause),
+		];
+		const other = await park({ lead: 'i4' }, { step: 'Issue Step', errorMessage: 'owner unknown' });
+		const [notified] = await notifyAlerts(
+			store,
+			[
+				...ids.map((id) => ({ deadLetterId: id, ...cause, workflowId: 'wfLeads' })),
+				{
+					deadLetterId: other,
+					step: 'Issue Step',
+					errorMessage: 'owner unknown',
+					workflowId: 'wfLeads',
+				},
+			],
+			{ consoleUrl: 'https://n8n.example/webhook/reliability-console' },
+		);
+		const issue = notified.issueId!;
+		expect(notified.notifications[0].issue!.link).toBe(
+			`https://n8n.example/webhook/reliability-console?issue=${issue}`,
+		);
+
+		const issues = await handleConsoleRequest(store, request({ view: 'issues' }));
+		expect(issues.body).toContain(`data-id="${issue}"`);
+		const list = await handleConsoleRequest(store, request({ issue }));
+		const shown = [...list.body.matchAll(/<tr data-id="(\d+)"/g)].map((m) => m[1]);
+		expect(shown.sort()).toEqual([...ids].sort());
+
+		const batch = await handleConsoleRequest(
+			store,
+			request({ issue }, { action: 'batch_replay', issue, note: 'mapping fixed' }, 'ops-lead'),
+		);
+		expect(batch.replayRequested).toBe(3);
+		expect((await getDeadLetters(store, [other]))[0].status).toBe('new');
 	});
 
 	it('pause and resume from the controls page record who and why', async () => {

@@ -278,12 +278,14 @@ describe('list, stats and purge', () => {
 			}),
 			failed({
 				workflowId: 'wf-b',
+				workflowName: 'Billing',
 				step: 'Ledger',
 				idempotencyKey: 'b1',
 				errorMessage: 'phone: invalid format',
 			}),
 			failed({
 				workflowId: 'wf-b',
+				workflowName: 'Billing',
 				step: 'Ledger',
 				idempotencyKey: 'b2',
 				errorMessage: 'conflict',
@@ -323,8 +325,8 @@ describe('list, stats and purge', () => {
 			{ reason: 'timeout', count: 1 },
 		]);
 		expect(stats.openByWorkflow).toEqual([
-			{ workflowId: 'wf-a', open: 2 },
-			{ workflowId: 'wf-b', open: 2 },
+			{ workflowId: 'wf-a', workflowName: 'Lead routing', open: 2 },
+			{ workflowId: 'wf-b', workflowName: 'Billing', open: 2 },
 		]);
 		expect(stats.openByStep).toEqual([
 			{ step: 'Ledger', open: 2 },

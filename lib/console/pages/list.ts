@@ -61,7 +61,8 @@ ${rows.map(
 <input name="note" placeholder="note (optional)"> <button type="submit">Replay all matching (new and being fixed)</button></form>`
 			: '';
 	const content = html`<h1>Dead letters</h1><div class="chips">${chips}<span class="chip ${stats.oldestWaitSeconds && stats.oldestWaitSeconds > 86_400 ? 'alert' : ''}">oldest waiting <b>${duration(stats.oldestWaitSeconds)}</b></span></div>
-<form method="get" class="filters"><input type="hidden" name="view" value="list">
+${filters.issue ? html`<p class="issue-filter">Items of issue <b>#${filters.issue}</b> (items parked for one cause). <a href="${query({ view: 'issues' })}">All issues</a></p>` : ''}
+<form method="get" class="filters"><input type="hidden" name="view" value="list">${filters.issue ? hidden('issue', filters.issue) : ''}
 <label>Status ${select('status', filters.status, statusOptions)}</label>
 <label>Workflow <input name="workflow" value="${filters.workflow}" placeholder="workflow id"></label>
 <label>Step <input name="step" value="${filters.step}"></label>

@@ -29,7 +29,8 @@ WHERE ($1::text[] IS NULL OR status = ANY($1))
   AND ($6::text IS NULL OR integration = $6)
   AND ($7::timestamptz IS NULL OR parked_at <= $7)
   AND ($8::text IS NULL OR error_message ILIKE '%' || $8 || '%')
-  AND ($9::text[] IS NULL OR coalesce(btrim(owner), '') = '' OR btrim(owner) = ANY($9))`;
+  AND ($9::text[] IS NULL OR coalesce(btrim(owner), '') = '' OR btrim(owner) = ANY($9))
+  AND ($10::bigint IS NULL OR issue_id = $10)`;
 
 export const listSql = (store: Store): string => `
 SELECT id, workflow_id, workflow_name, execution_id, step, item_index, idempotency_key, run_link, integration,
@@ -37,7 +38,7 @@ SELECT id, workflow_id, workflow_name, execution_id, step, item_index, idempoten
        severity, status, first_failed_at, last_failed_at, parked_at, closed_at, retry_after
 FROM ${store.table('dead_letters')}${filterWhere}
 ORDER BY parked_at DESC, id DESC
-LIMIT $10`;
+LIMIT $11`;
 
 /** How many records match the same filters as List, without a limit. */
 export const countSql = (store: Store): string => `

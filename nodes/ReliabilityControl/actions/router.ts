@@ -9,9 +9,15 @@ import * as housekeeping from './housekeeping/Housekeeping.resource';
 import * as item from './item/Item.resource';
 import * as metrics from './metrics/Metrics.resource';
 import * as pause from './pause/Pause.resource';
+import * as setup from './setup/Setup.resource';
 
 const resources = {
-	alert: { compose: alert.compose.execute },
+	alert: {
+		compose: alert.compose.execute,
+		notify: alert.notify.execute,
+		sweep: alert.sweep.execute,
+		listIssues: alert.listIssues.execute,
+	},
 	pause: {
 		pause: pause.pause.execute,
 		resume: pause.resume.execute,
@@ -23,6 +29,7 @@ const resources = {
 	console: { serve: consoleResource.serve.execute },
 	metrics: { prometheus: metrics.prometheus.execute },
 	item: { trace: item.trace.execute },
+	setup: { installWorkflows: setup.installWorkflows.execute },
 } as const;
 
 /**
@@ -39,8 +46,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			this.getNode(),
 			`The operation "${operation}" of "${resource}" is not supported`,
 		);
-	// Composing an alert needs no store (and its node has no store credential).
-	const store = resource === 'alert' ? undefined : await storeFor(this);
+	// Composing an alert needs no store (and its node may have no store credential).
+	const store = resource === 'alert' && operation === 'compose' ? undefined : await storeFor(this);
 	try {
 		return await handler.call(this, store, this.getInputData());
 	} catch (error) {
