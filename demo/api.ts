@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
  *   POST /alerts            records an alert (the Alert workflow's HTTP channel)
  *   GET  /alerts            every alert
  *   POST /_faults           {enrichTimeouts?, enrichDelayMs?, rejectLocalPhones?, crmUnavailable?, enrichTimeoutRate?,
- *                           crmUnavailableRate?, crmLostRate?, crmCrashTextRate?, echoSecrets?} switches faults; "echoSecrets" (a canary)
+ *                           crmUnavailableRate?, crmLostRate?, crmCrashTextRate?, echoSecrets?, rejectEmails?} switches faults; "echoSecrets" (a canary)
  *                           makes every answer carry it where secrets sit, and echo the request's credentials
  *   GET  /_stats            how many requests came in and how many faults were injected
  *   POST /_reset            forgets everything
@@ -54,6 +54,11 @@ export interface Faults {
 	 * anything is done: an error whose text says "crash" and that is a failure, not a crash.
 	 */
 	crmCrashTextRate?: number;
+	/**
+	 * E-mail addresses the CRM refuses whatever else is fixed (422 "email: address refused"): a
+	 * record that fails again when it is replayed, the poison of a Replay batch.
+	 */
+	rejectEmails?: string[];
 }
 
 /** One committed upsert at the CRM: what an auditor counts to find a business effect done twice. */
@@ -297,6 +302,10 @@ export class DemoApi {
 				message: this.secretMessage('email: required'),
 				...this.secretsFor(request, 'api_key'),
 			});
+		}
+		if (this.faults.rejectEmails?.includes(String(email))) {
+			this.stats.crmRejected++;
+			return send(response, 422, { message: 'email: address refused' });
 		}
 		const phone = body.phone === undefined ? undefined : String(body.phone);
 		if (phone && this.faults.rejectLocalPhones && !phone.startsWith('+')) {

@@ -10,6 +10,12 @@
  * `--crashes N` kills n8n (SIGKILL) and restarts it N times while the leads are posted; senders
  * deliver again only when they did not get a 2xx. Every lead must still end done once or parked.
  *
+ * `--chaos` adds n8n's execution lifecycle (stops, a workflow timeout, n8n killed twice in a row,
+ * errors whose text says "crashed") and, once everything settled, a replay phase: the cause is
+ * fixed, every open letter of a lead not done is replayed through the bundled Replay with one
+ * poison among them, and each letter must end replayed (its lead upserted once) or back in new
+ * with its reason, none left taken.
+ *
  * Parked leads are meaningful: a small share of leads carry a local phone number, which the CRM
  * rejects with 422 (a permanent failure, parked at once); the rest of the parked ones are leads
  * whose transient faults outlasted the step's attempts.
@@ -24,6 +30,8 @@ import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
 import { clientConfig, ensurePostgres, type PgSettings } from '../dev/harness/postgres';
 import { bundledToActivate, bundledWorkflows } from '../dev/bundled';
 import { storeCredential } from '../dev/workflows';
+import { updateDeadLetterStatuses } from '../lib/deadletter';
+import { Store } from '../lib/store';
 
 const LEAD_WORKFLOW = 'relLeadRouting01';
 const CONSUMER = 'lead-routing';
@@ -79,6 +87,14 @@ export interface CampaignOptions {
 	crashTextRate?: number;
 	/** The lead workflow's timeout (its Timeout Workflow setting): a slow execution is cancelled. */
 	executionTimeoutSeconds?: number;
+	/**
+	 * After the counts: the operator fixes the cause (the CRM accepts local numbers from now on),
+	 * asks for every open letter of a lead not done to be replayed, and the bundled Replay runs
+	 * them, with one poison among them (a lead the CRM still refuses). Counted in `replay`.
+	 */
+	replay?: boolean;
+	/** How long the replay phase waits for its letters to settle (15 min: one hold of a take). */
+	replayWaitMs?: number;
 	/** Called once the counts are taken, before the store's schema is dropped. */
 	inspect?: (view: { admin: Client; schema: string; demo: DemoApi }) => Promise<void>;
 	log?: (line: string) => void;
@@ -114,6 +130,34 @@ export interface CampaignResult {
 	settled: boolean;
 	/** The chaos counts: what the lifecycle faults left behind that nobody will settle. */
 	chaos: ChaosCounts;
+	/** The replay phase's counts, when it ran. */
+	replay?: ReplayCounts;
+}
+
+/**
+ * The replay phase: every letter asked for must end `replayed` with its lead's upsert taken once,
+ * or back in `new` with the reason its re-run failed (the poison always); none may stay taken.
+ */
+export interface ReplayCounts {
+	/** Letters asked to be replayed (every open `new` letter of a lead whose work is not done). */
+	requested: number;
+	/** Of those, closed `replayed`. */
+	replayed: number;
+	/** Back in `new` with a reason (the poison, and any whose re-run met the faults again). */
+	failedAgain: number;
+	/** Still `replay_requested` or `being_fixed` when the phase gave up waiting (must be 0). */
+	stuck: number;
+	/** Closed `replayed` while the lead's upsert took effect other than once (must be 0). */
+	replayedNotDone: number;
+	/** Leads whose upsert took effect more than once, counted after the replays (must be 0). */
+	duplicated: number;
+	/** The poison ended back in `new`, its reason recorded, and never reached the CRM. */
+	poisonEndedNew: boolean;
+	/** Replay runs (its webhook) the phase called. */
+	runs: number;
+	wallMs: number;
+	/** A few of each problem, for the report. */
+	details: string[];
 }
 
 export interface ChaosCounts {
@@ -538,6 +582,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		const unfinishedNow = await countExecutions(instance, { status: UNFINISHED });
 		const result = await count({ leads, demo, admin, schema, n8n: instance });
 		const chaos = await chaosCounts({ leads, demo, admin, schema });
+		const replay = options.replay
+			? await replayParked({ leads, demo, admin, schema, n8n: instance, options, say })
+			: undefined;
 		await options.inspect?.({ admin, schema, demo });
 		const outcome: CampaignResult = {
 			...result,
@@ -549,6 +596,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			wallMs: Date.now() - started,
 			settled,
 			chaos: { ...chaos, stopped, stopsAsked: stops, kills, selfExits },
+			replay,
 		};
 		keepUserFolder = outcome.lost > 0 || outcome.duplicated > 0 || !settled;
 		return outcome;
@@ -797,8 +845,15 @@ async function chaosCounts(input: {
 	// first item; later ones are counted in its updates), or by the item alert of its own key.
 	const alerted = new Set(demo.alerts.map(alertedItemOf));
 	const unalerted = (
-		await admin.query<{ workflow_id: string; idempotency_key: string; error_class: string }>(
-			`SELECT workflow_id, idempotency_key, error_class FROM "${schema}".dead_letters WHERE status = 'new' AND issue_id IS NULL`,
+		await admin.query<{
+			workflow_id: string;
+			idempotency_key: string;
+			error_class: string;
+			step: string;
+			execution_id: string | null;
+			error_message: string | null;
+		}>(
+			`SELECT workflow_id, idempotency_key, error_class, step, execution_id, error_message FROM "${schema}".dead_letters WHERE status = 'new' AND issue_id IS NULL`,
 		)
 	).rows.filter((l) => !alerted.has(l.idempotency_key));
 	const byClass: Record<string, number> = {};
@@ -810,6 +865,10 @@ async function chaosCounts(input: {
 				.map(([why, n]) => `${why} ${n}`)
 				.join(', ')}`,
 		);
+	for (const letter of unalerted.slice(0, 5))
+		details.push(
+			`letters no alert named, one: ${letter.idempotency_key} at ${letter.step} (${letter.error_class}, execution ${letter.execution_id}: ${(letter.error_message ?? '').slice(0, 160)})`,
+		);
 	return {
 		openLettersForDoneWork,
 		alertsForDoneItems,
@@ -817,6 +876,161 @@ async function chaosCounts(input: {
 		lettersNotAlerted: unalerted.length,
 		details,
 	};
+}
+
+/**
+ * The operator's replay after the cause is fixed, as the console's Replay does it: every open
+ * `new` letter of a lead whose work is not done is asked for at once, and the bundled Replay
+ * (its webhook, as *Replay now* calls it) takes and re-runs them in batches while the transient
+ * faults go on. One of them is a poison: the CRM still refuses its lead, so its re-run fails in
+ * the middle of a batch. Nothing is delivered again; only the store and the CRM are read.
+ */
+async function replayParked(input: {
+	leads: Lead[];
+	demo: DemoApi;
+	admin: Client;
+	schema: string;
+	n8n: N8nProcess;
+	options: CampaignOptions;
+	say: (line: string) => void;
+}): Promise<ReplayCounts> {
+	const { leads, demo, admin, schema, n8n, options, say } = input;
+	const started = Date.now();
+	const bySubmission = new Map(leads.map((lead) => [lead.submissionId, lead]));
+	const effectsOf = (email: string): number => demo.effects.filter((e) => e.email === email).length;
+	const leadOf = (key: string | null): Lead | undefined => {
+		if (!key) return undefined;
+		for (const suffix of [UPSERT_SUFFIX, ENRICH_SUFFIX, OWNER_SUFFIX])
+			if (key.endsWith(suffix)) return bySubmission.get(key.slice(0, -suffix.length));
+		if (key.startsWith(`event:${CONSUMER}:`))
+			return bySubmission.get(key.slice(`event:${CONSUMER}:`.length));
+		return bySubmission.get(key);
+	};
+	const letters = (
+		await admin.query<{ id: string; idempotency_key: string | null; error_class: string }>(
+			`SELECT id, idempotency_key, error_class FROM "${schema}".dead_letters
+			 WHERE is_open AND status = 'new' AND workflow_id = $1 ORDER BY id`,
+			[LEAD_WORKFLOW],
+		)
+	).rows
+		.map((letter) => ({ ...letter, lead: leadOf(letter.idempotency_key) }))
+		.filter(
+			(letter): letter is typeof letter & { lead: Lead } =>
+				letter.lead !== undefined && effectsOf(letter.lead.email) === 0,
+		);
+	const counts: ReplayCounts = {
+		requested: letters.length,
+		replayed: 0,
+		failedAgain: 0,
+		stuck: 0,
+		replayedNotDone: 0,
+		duplicated: 0,
+		poisonEndedNew: false,
+		runs: 0,
+		wallMs: 0,
+		details: [],
+	};
+	if (letters.length === 0) {
+		counts.details.push('no open letter of a lead not done: nothing to replay');
+		return counts;
+	}
+	// The poison: a local-phone lead's letter where there is one (the cause the operator fixed
+	// does not cover it), in the middle of the first batch.
+	const locals = letters.filter((letter) => letter.lead.local);
+	const poison = (locals.length > 0 ? locals : letters)[
+		Math.floor((locals.length > 0 ? locals : letters).length / 2)
+	];
+	demo.faults = { ...demo.faults, rejectLocalPhones: false, rejectEmails: [poison.lead.email] };
+	say(
+		`  replay: the CRM accepts local numbers now; ${letters.length} letters asked for replay (${locals.length} of local-phone leads), the poison ${poison.idempotency_key} (its address still refused)`,
+	);
+	const store = new Store({
+		...options.postgres,
+		ssl: 'disable',
+		schema,
+		maxConnections: 2,
+	});
+	try {
+		await updateDeadLetterStatuses(
+			store,
+			letters.map((letter) => letter.id),
+			{
+				to: 'replay_requested',
+				actor: 'campaign operator',
+				reason: 'the CRM accepts local numbers',
+			},
+		);
+	} finally {
+		await store.close();
+	}
+	const ids = letters.map((letter) => letter.id);
+	const statuses = async () =>
+		(
+			await admin.query<{ id: string; status: string }>(
+				`SELECT id, status FROM "${schema}".dead_letters WHERE id = ANY($1)`,
+				[ids],
+			)
+		).rows;
+	// Each Replay run takes up to 100 records and answers when its batch is done; the schedule
+	// (every 5 minutes) may run one too. A record a run took and never finished is taken again
+	// once its hold ends, so the wait allows for one hold.
+	const deadline = Date.now() + (options.replayWaitMs ?? 900_000);
+	for (;;) {
+		const now = await statuses();
+		const pending = now.filter((r) => ['replay_requested', 'being_fixed'].includes(r.status));
+		if (pending.length === 0) break;
+		if (Date.now() > deadline) {
+			counts.stuck = pending.length;
+			counts.details.push(
+				`still taken or asked for after ${Math.round((Date.now() - started) / 1000)} s: ${pending
+					.slice(0, 10)
+					.map((r) => `${r.id} ${r.status}`)
+					.join(', ')}`,
+			);
+			break;
+		}
+		if (pending.some((r) => r.status === 'replay_requested')) {
+			counts.runs++;
+			await n8n.api.webhook('reliability-replay', {}).catch(() => undefined);
+		} else await sleep(2_000);
+	}
+	const final = new Map((await statuses()).map((r) => [r.id, r.status]));
+	for (const letter of letters) {
+		const status = final.get(letter.id);
+		const effects = effectsOf(letter.lead.email);
+		if (status === 'replayed') {
+			counts.replayed++;
+			if (effects !== 1) {
+				counts.replayedNotDone++;
+				if (counts.details.length < 10)
+					counts.details.push(
+						`replayed but upserted ${effects} times: ${letter.idempotency_key} (letter ${letter.id})`,
+					);
+			}
+		} else if (status === 'new') counts.failedAgain++;
+	}
+	const [last] = (
+		await admin.query<{ to_status: string; reason: string | null }>(
+			`SELECT to_status, reason FROM "${schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id DESC LIMIT 1`,
+			[poison.id],
+		)
+	).rows;
+	// Back in new with why: the lead workflow parks its failed re-run again itself (the CRM's
+	// refusal as the reason), or Replay records "the re-run failed: …" when the run threw.
+	counts.poisonEndedNew =
+		final.get(poison.id) === 'new' &&
+		last?.to_status === 'new' &&
+		(last.reason ?? '').trim() !== '' &&
+		effectsOf(poison.lead.email) === 0;
+	if (!counts.poisonEndedNew)
+		counts.details.push(
+			`the poison ${poison.idempotency_key} ended ${final.get(poison.id)} (last change to ${last?.to_status}: ${last?.reason}), upserted ${effectsOf(poison.lead.email)} times`,
+		);
+	counts.duplicated = leads.filter((lead) => effectsOf(lead.email) > 1).length;
+	if (counts.duplicated > 0)
+		counts.details.push(`${counts.duplicated} leads upserted twice after the replays`);
+	counts.wallMs = Date.now() - started;
+	return counts;
 }
 
 /** The submission a failed execution was processing, from its webhook's output. */
@@ -872,9 +1086,11 @@ async function trace(admin: Client, schema: string, n8n: N8nProcess, lead: Lead)
 			runs.push(`execution ${id}: not found`);
 			continue;
 		}
-		const nodes = Object.keys(execution.data.resultData.runData).join(' > ');
+		// A crashed execution may carry no run data at all.
+		const result = execution.data?.resultData;
+		const nodes = Object.keys(result?.runData ?? {}).join(' > ') || 'no node';
 		runs.push(
-			`execution ${id}: ${execution.status}, ran ${nodes}${execution.data.resultData.error ? `, error "${execution.data.resultData.error.message}"` : ''}`,
+			`execution ${id}: ${execution.status}, ran ${nodes}${result?.error ? `, error "${result.error.message}"` : ''}`,
 		);
 	}
 	const claimText = claims.length
@@ -947,6 +1163,13 @@ export function report(
 		);
 		for (const detail of c.details) say(`  ${detail}`);
 	}
+	const r = result.replay;
+	if (r) {
+		say(
+			`replay: ${r.requested} letters asked for, ${r.replayed} replayed, ${r.failedAgain} back in new with a reason (the poison ${r.poisonEndedNew ? 'among them' : 'NOT among them'}), ${r.stuck} still taken; ${r.replayedNotDone} replayed without their upsert taken once, ${r.duplicated} leads upserted twice; ${r.runs} Replay runs in ${Math.round(r.wallMs / 1000)} s`,
+		);
+		for (const detail of r.details) say(`  ${detail}`);
+	}
 	say(`wall time: ${Math.round(result.wallMs / 1000)} s`);
 	say(
 		JSON.stringify({
@@ -971,8 +1194,27 @@ export function report(
 				stopped: c.stopped,
 				kills: c.kills,
 				self_exits: c.selfExits,
+				...(r
+					? {
+							replay_requested: r.requested,
+							replayed: r.replayed,
+							replay_failed_again: r.failedAgain,
+							replay_stuck: r.stuck,
+							replayed_not_done: r.replayedNotDone,
+							replay_duplicated: r.duplicated,
+							poison_ended_new: r.poisonEndedNew,
+						}
+					: {}),
 			}),
 		);
+}
+
+/** Problems the replay phase found: a letter stuck, a replay without its effect, a duplicate, a poison that did not end alone. */
+export function replayProblems(replay: ReplayCounts | undefined): number {
+	if (!replay || replay.requested === 0) return 0;
+	return (
+		replay.stuck + replay.replayedNotDone + replay.duplicated + (replay.poisonEndedNew ? 0 : 1)
+	);
 }
 
 /** A whole number from `--name N`, `--name=N` or the environment variable, else the fallback. */
@@ -1025,6 +1267,7 @@ async function main(): Promise<void> {
 						stops: Math.max(5, Math.round(items / 50)),
 						crashTextRate: 0.03,
 						executionTimeoutSeconds: 30,
+						replay: true,
 					}
 				: {}),
 		});
@@ -1034,7 +1277,11 @@ async function main(): Promise<void> {
 			result.chaos.alertsForDoneItems +
 			result.chaos.stuckRecords;
 		process.exitCode =
-			result.lost > 0 || result.duplicated > 0 || !result.settled || (chaos && leftBehind > 0)
+			result.lost > 0 ||
+			result.duplicated > 0 ||
+			!result.settled ||
+			(chaos && leftBehind > 0) ||
+			replayProblems(result.replay) > 0
 				? 1
 				: 0;
 	} finally {
