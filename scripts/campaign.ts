@@ -180,8 +180,9 @@ export interface ChaosCounts {
 	stuckRecords: number;
 	/**
 	 * Letters waiting for a person (`new`) that no alert named: a person learns of them from the
-	 * console or the daily digest only. Reported, not failed on: stopped executions' items are
-	 * parked by the end-of-execution hook, which runs no Alert workflow.
+	 * console or the daily digest only. Reported, not failed on: a letter whose run died before its
+	 * Alert reaches one through Recover two minutes after its last change, which may be after the
+	 * count.
 	 */
 	lettersNotAlerted: number;
 	/** A few of each, for the report. */

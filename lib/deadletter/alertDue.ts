@@ -78,3 +78,36 @@ export async function takeDueAlerts(
 		[limit, workflowId ?? null],
 	);
 }
+
+/**
+ * Letters waiting for a person that no alert took: `new`, in no issue, no alert due, parked in
+ * the last day and unchanged for `graceSeconds`. They are what a run that died between its park
+ * and its Alert left (n8n killed while the Error handler or the workflow's own Alert ran, a
+ * Recover run killed after it took due alerts): without this pass only the console and the
+ * daily digest would show them. Read, not taken: Notify puts each in its cause's issue, which
+ * is what ends it here, and an issue pages once however many times its letters reach Notify,
+ * so a slow Alert that finishes after this pass sends no second page. A letter of an execution
+ * whose items an inbox kept is left to the inbox's own letter (one alert per item, as the
+ * end-of-execution hook's letters are).
+ */
+export async function unalertedLetters(
+	store: Store,
+	options: { limit: number; graceSeconds?: number; workflowId?: string },
+): Promise<DueAlert[]> {
+	return await store.query<DueAlert>(
+		`SELECT d.id, d.workflow_id, d.workflow_name, d.execution_id, d.step, d.item_index, d.idempotency_key,
+		        d.run_link, d.error_class, d.error_message, d.already_happened, d.impact, d.owner, d.severity,
+		        d.status, d.attempt_history
+		 FROM ${store.table('dead_letters')} d
+		 WHERE d.status = 'new' AND d.parked_at > now() - interval '1 day'
+		   AND d.issue_id IS NULL AND d.alert_due IS NULL
+		   AND d.updated_at < now() - make_interval(secs => $2)
+		   AND ($3::text IS NULL OR d.workflow_id = $3)
+		   AND (d.execution_id IS NULL OR d.idempotency_key LIKE 'event:%' OR NOT EXISTS (
+		       SELECT 1 FROM ${store.table('processed_events')} p
+		       WHERE (p.execution_id = d.execution_id OR p.origin_execution_id = d.execution_id)
+		         AND (p.payload IS NOT NULL OR p.payload_bytes IS NOT NULL)))
+		 ORDER BY d.parked_at, d.id LIMIT $1`,
+		[options.limit, options.graceSeconds ?? 120, options.workflowId ?? null],
+	);
+}

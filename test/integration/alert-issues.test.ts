@@ -6,7 +6,7 @@ import {
 	parseWorkingHours,
 	sweepAlerts,
 } from '../../lib/alerts';
-import { type ParkRequest, updateDeadLetterStatuses } from '../../lib/deadletter';
+import { type ParkRequest, unalertedLetters, updateDeadLetterStatuses } from '../../lib/deadletter';
 import { parkAll } from '../helpers/park';
 import { adminQuery, testStore } from '../helpers/store';
 
@@ -272,6 +272,70 @@ describe('alerts grouped by cause', () => {
 			`SELECT items FROM "${schema}".alert_issues WHERE step = 'Race'`,
 		);
 		expect(issues).toEqual([{ items: 4 }]);
+	});
+
+	it('a letter whose run died before its Alert is alerted after the grace, once, though its Alert comes late too', async () => {
+		const orphan = (n: number, overrides: Partial<ParkRequest> = {}) =>
+			lead(n, {
+				workflowId: 'wfOrphans',
+				step: 'Orphan',
+				errorMessage: 'crm refused the record',
+				idempotencyKey: `orphan-${n}:crm-upsert`,
+				executionId: `exec-orphan-${n}`,
+				...overrides,
+			});
+		// 1 was alerted as usual; 2's run was killed between its park and its Alert; 3's execution
+		// had its items kept by an inbox, whose own letter speaks for the item.
+		const alerted = await parkAndNotify([orphan(1)], settings);
+		expect(actions(alerted.sent)).toEqual(['trigger:page']);
+		const [killed, kept] = await parkAll(store, [orphan(2), orphan(3)]);
+		await adminQuery(
+			`INSERT INTO "${schema}".processed_events (consumer, event_id, status, lease_until, expires_at, execution_id, payload)
+			 VALUES ('orphans', 'lead-3', 'failed', now(), now() + interval '1 day', 'exec-orphan-3', '{"lead": 3}')`,
+		);
+		const unalerted = () => unalertedLetters(store, { limit: 10, workflowId: 'wfOrphans' });
+		// Within the grace the run's own Alert may still be under way.
+		expect(await unalerted()).toEqual([]);
+		await adminQuery(
+			`UPDATE "${schema}".dead_letters SET updated_at = now() - interval '5 minutes' WHERE workflow_id = 'wfOrphans'`,
+		);
+		const found = await unalerted();
+		expect(found.map((l) => String(l.id))).toEqual([String(killed.id)]);
+		expect(kept.id).not.toBe(killed.id);
+		// Recover hands it to the Alert workflow: its issue is the one 1 opened, counted, no page.
+		const swept = await notifyAlerts(store, found, settings);
+		expect(swept.flatMap((r) => r.notifications)).toEqual([]);
+		expect(await unalerted()).toEqual([]);
+		const [issue] = await adminQuery<{ items: number }>(
+			`SELECT items FROM "${schema}".alert_issues WHERE step = 'Orphan'`,
+		);
+		expect(issue.items).toBe(2);
+		// The killed run's Alert, had it come late after all, pages nobody a second time.
+		const late = await notifyAlerts(store, [{ ...orphan(2), deadLetterId: killed.id }], settings);
+		expect(late.flatMap((r) => r.notifications)).toEqual([]);
+	});
+
+	it('an unalerted letter of a new cause opens its issue and pages once when Recover hands it over', async () => {
+		const [killed] = await parkAll(store, [
+			lead(1, {
+				workflowId: 'wfOrphanAlone',
+				step: 'Alone',
+				errorMessage: 'ledger refused the invoice',
+				idempotencyKey: 'inv-alone:post',
+				executionId: 'exec-alone',
+			}),
+		]);
+		await adminQuery(
+			`UPDATE "${schema}".dead_letters SET updated_at = now() - interval '5 minutes' WHERE id = $1`,
+			[killed.id],
+		);
+		const found = await unalertedLetters(store, { limit: 10, workflowId: 'wfOrphanAlone' });
+		const first = await notifyAlerts(store, found, settings);
+		const sent = first.flatMap((r) => r.notifications);
+		expect(actions(sent)).toEqual(['trigger:page']);
+		expect(sent[0].text.split('\n')[0]).toContain('(inv-alone:post)');
+		// The next Recover run finds nothing more to hand over.
+		expect(await unalertedLetters(store, { limit: 10, workflowId: 'wfOrphanAlone' })).toEqual([]);
 	});
 
 	it('a heartbeat change is no dead letter: it alerts on its own, every time', async () => {

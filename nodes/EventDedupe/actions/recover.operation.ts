@@ -22,6 +22,7 @@ import {
 	type Store,
 	takeCrashed,
 	takeDueAlerts,
+	unalertedLetters,
 } from '../../../lib';
 import { range } from '../../shared/range';
 
@@ -74,10 +75,12 @@ export const description = updateDisplayOptions({ show: { operation: ['recover']
  *
  * Letters whose alert is due (a stopped execution's items, parked where no workflow ran after
  * the park) are taken too, up to the same limit, and go out on Give Up with the records parked
- * here, so the Alert after it names each once.
+ * here, so the Alert after it names each once. So do the letters that a run parked and then
+ * died before its own Alert ran (unchanged for two minutes, in no issue): Notify's issues keep
+ * an item that reaches it twice to one page.
  *
  * Outputs: Re-run (one item per run, with the sub-execution) and Give Up (the parked records,
- * and the letters whose alert was due).
+ * and the letters whose alert was due or never sent).
  */
 export async function execute(
 	this: IExecuteFunctions,
@@ -190,5 +193,17 @@ export async function execute(
 			pairedItem: { item: 0 },
 		}),
 	);
-	return [rerun, [...parked, ...due]];
+	// Letters a run parked and died before its Alert (n8n killed in between): past a grace, so
+	// the Alert of a run still under way has had its time. Notify's issues keep this to one page.
+	const unalerted = (await unalertedLetters(store, { limit, workflowId }).catch(() => []))
+		.filter((letter) => !due.some((d) => String(d.json.id) === String(letter.id)))
+		.map((letter): INodeExecutionData => ({
+			json: {
+				...letter,
+				attempt_history: letter.attempt_history as IDataObject[],
+				unalerted: true,
+			},
+			pairedItem: { item: 0 },
+		}));
+	return [rerun, [...parked, ...due, ...unalerted]];
 }
