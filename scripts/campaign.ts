@@ -174,6 +174,12 @@ export interface ChaosCounts {
 	selfExits: number;
 	/** Open dead letters of leads whose work is done (claim done, upserted exactly once). */
 	openLettersForDoneWork: number;
+	/**
+	 * Open `unknown_outcome` letters of done leads whose write record stayed `unknown`: the answer
+	 * was lost and every later attempt failed, so only a person checking the target can tell.
+	 * Reported, not failed on: it is what the design asks for.
+	 */
+	unknownOutcomes: number;
 	/** Alerts about a lead's upsert or event that had already taken effect when the alert came. */
 	alertsForDoneItems: number;
 	/** Claims still in progress, and write records in progress or unknown with no open letter. */
@@ -797,12 +803,29 @@ async function chaosCounts(input: {
 			`SELECT idempotency_key, status, error_class, execution_id, error_message FROM "${schema}".dead_letters WHERE is_open`,
 		)
 	).rows;
+	// A write whose answer was lost and whose later attempts all failed cannot learn its outcome:
+	// its record stays `unknown` and its letter asks a person to check the target. That the CRM
+	// did take it is known only here, at the destination; such a letter is the design's answer,
+	// counted apart, not as a letter nobody needed.
+	const unknownKeys = new Set(
+		(
+			await admin.query<{ key: string }>(
+				`SELECT key FROM "${schema}".idempotency_keys WHERE status = 'unknown'`,
+			)
+		).rows.map((r) => r.key),
+	);
+	const unknownForAPerson = (key: string | null): boolean => !!key && unknownKeys.has(key);
 	let openLettersForDoneWork = 0;
+	let unknownOutcomes = 0;
 	for (const letter of open) {
 		const submission = submissionOf(letter.idempotency_key ?? '');
 		// The owner assignment is the one step after the upsert: its letter is work not done.
 		if (!submission || letter.idempotency_key!.endsWith(OWNER_SUFFIX) || !workDone(submission))
 			continue;
+		if (letter.error_class === 'unknown_outcome' && unknownForAPerson(letter.idempotency_key)) {
+			unknownOutcomes++;
+			continue;
+		}
 		openLettersForDoneWork++;
 		if (details.length < 10)
 			details.push(
@@ -821,7 +844,8 @@ async function chaosCounts(input: {
 			: key.startsWith('event:')
 				? (claims.get(submission)?.completed_at?.getTime() ?? Infinity) < at
 				: false;
-		if (!done) return;
+		// The alert of a write that could not learn its outcome asks a person to check: its due.
+		if (!done || unknownForAPerson(key)) return;
 		alertsForDoneItems++;
 		if (details.length < 20) details.push(`alert for a done item: ${key}`);
 	});
@@ -844,7 +868,12 @@ async function chaosCounts(input: {
 
 	// A letter is named by an alert when Notify put it in an issue (its trigger named the issue's
 	// first item; later ones are counted in its updates), or by the item alert of its own key.
+	// One alert per item: a letter counts as named when an alert named it or another letter of
+	// its lead (a stopped run's write letter defers to the inbox's letter of the same item).
 	const alerted = new Set(demo.alerts.map(alertedItemOf));
+	const alertedLeads = new Set(
+		[...alerted].map(submissionOf).filter((id): id is string => id !== undefined),
+	);
 	const unalerted = (
 		await admin.query<{
 			workflow_id: string;
@@ -856,7 +885,10 @@ async function chaosCounts(input: {
 		}>(
 			`SELECT workflow_id, idempotency_key, error_class, step, execution_id, error_message FROM "${schema}".dead_letters WHERE status = 'new' AND issue_id IS NULL`,
 		)
-	).rows.filter((l) => !alerted.has(l.idempotency_key));
+	).rows.filter(
+		(l) =>
+			!alerted.has(l.idempotency_key) && !alertedLeads.has(submissionOf(l.idempotency_key) ?? ''),
+	);
 	const byClass: Record<string, number> = {};
 	for (const letter of unalerted)
 		byClass[letter.error_class] = (byClass[letter.error_class] ?? 0) + 1;
@@ -872,6 +904,7 @@ async function chaosCounts(input: {
 		);
 	return {
 		openLettersForDoneWork,
+		unknownOutcomes,
 		alertsForDoneItems,
 		stuckRecords: stuck.length,
 		lettersNotAlerted: unalerted.length,
@@ -1160,7 +1193,7 @@ export function report(
 			`lifecycle faults: ${c.stopped} of ${c.stopsAsked} executions stopped through the API, n8n killed ${c.kills} times (and exited on its own ${c.selfExits} times), ${f.crmCrashText} CRM writes answered 502 "Upstream service crashed"`,
 		);
 		say(
-			`left behind: ${c.openLettersForDoneWork} open letters for done work, ${c.alertsForDoneItems} alerts for done items, ${c.stuckRecords} stuck records; ${c.lettersNotAlerted} letters waiting for a person that no alert named`,
+			`left behind: ${c.openLettersForDoneWork} open letters for done work, ${c.alertsForDoneItems} alerts for done items, ${c.stuckRecords} stuck records; ${c.lettersNotAlerted} letters waiting for a person that no alert named; ${c.unknownOutcomes} unknown outcomes left to a person (taken at the CRM, the answer lost, every later attempt failed)`,
 		);
 		for (const detail of c.details) say(`  ${detail}`);
 	}
@@ -1192,6 +1225,7 @@ export function report(
 				alerts_for_done_items: c.alertsForDoneItems,
 				stuck_records: c.stuckRecords,
 				letters_not_alerted: c.lettersNotAlerted,
+				unknown_outcomes: c.unknownOutcomes,
 				stopped: c.stopped,
 				kills: c.kills,
 				self_exits: c.selfExits,
