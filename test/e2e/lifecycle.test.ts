@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { bundledWorkflows } from '../../dev/bundled';
 import { n8nVersionsUnderTest } from '../../dev/harness/paths';
 import { waitFor } from '../../dev/harness/ports';
@@ -10,7 +12,9 @@ import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
  * Every item accounted for through n8n's execution lifecycle, in real n8n: an execution stopped
  * through n8n's API, one cancelled by its workflow timeout, and one that fails with an error
  * whose text says "crashed". Each webhook answers on receipt, so the sender never delivers again:
- * the item must end in a letter that names it. A stopped execution sends nothing more.
+ * the item must end in a letter that names it. A stopped execution sends nothing more. A run
+ * whose items no inbox kept, and a trigger that fails (n8n then runs no execution at all), each
+ * end in one record with the error that says why.
  */
 jest.setTimeout(600_000);
 
@@ -21,6 +25,74 @@ afterAll(() => target.stop());
 const STOP_FLOW = 'lifecycleStopFlow';
 const TIMEOUT_FLOW = 'lifecycleTimeoutFlow';
 const CRASH_TEXT_FLOW = 'lifecycleCrashTextFlow';
+const LOAD_FLOW = 'lifecycleLoadFlow';
+const FEED_FLOW = 'lifecycleFeedFlow';
+
+/**
+ * An order feed, as an RSS source serves it: an empty channel while it is healthy (n8n polls it
+ * once when it activates the workflow), then 500s once the test breaks it.
+ */
+const brokenFeeds = new Set<string>();
+const feedReads = new Map<string, number>();
+const feed: Server = createServer((request, response) => {
+	const path = request.url ?? '/';
+	if (brokenFeeds.has(path)) {
+		response.writeHead(500, { 'content-type': 'text/plain' }).end('feed store unavailable');
+		return;
+	}
+	feedReads.set(path, (feedReads.get(path) ?? 0) + 1);
+	response
+		.writeHead(200, { 'content-type': 'application/rss+xml' })
+		.end(
+			'<?xml version="1.0"?><rss version="2.0"><channel><title>Orders</title><link>http://orders.example</link><description>New orders</description></channel></rss>',
+		);
+});
+beforeAll(() => new Promise<void>((resolve) => feed.listen(0, '127.0.0.1', resolve)));
+afterAll(() => new Promise<void>((resolve) => feed.close(() => resolve())));
+const feedPath = (version: string) => `/${version}/orders.rss`;
+const feedUrl = (version: string) =>
+	`http://127.0.0.1:${(feed.address() as AddressInfo).port}${feedPath(version)}`;
+
+/** Webhook -> Stop and Error: a run whose items no inbox kept, failing at its load step. */
+const loadFlow = () => ({
+	...workflow(
+		LOAD_FLOW,
+		'Lifecycle: a nightly load',
+		[
+			webhookNode('lifecycle-load'),
+			{
+				id: 'node-Load',
+				name: 'Load',
+				type: 'n8n-nodes-base.stopAndError',
+				typeVersion: 1,
+				position: [260, 0],
+				parameters: { errorType: 'errorMessage', errorMessage: 'warehouse refused the load' },
+			},
+		],
+		connect(['Webhook', 'Load']),
+	),
+	settings: { executionOrder: 'v1', errorWorkflow: 'relErrorHandler1' },
+});
+
+/** RSS Feed Trigger, polled every minute: its failures are the trigger's, with no execution. */
+const feedFlow = (version: string) => ({
+	...workflow(
+		FEED_FLOW,
+		'Lifecycle: orders from a feed',
+		[
+			{
+				id: 'node-OrderFeed',
+				name: 'Order Feed',
+				type: 'n8n-nodes-base.rssFeedReadTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: { pollTimes: { item: [{ mode: 'everyMinute' }] }, feedUrl: feedUrl(version) },
+			},
+		],
+		{},
+	),
+	settings: { executionOrder: 'v1', errorWorkflow: 'relErrorHandler1' },
+});
 
 /** Webhook -> Event Dedupe v2 (kept until the execution ends) -> a write that keeps retrying 503s. */
 const retryingFlow = (id: string, path: string, consumer: string, erpUrl: string) =>
@@ -114,6 +186,8 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 				retryingFlow(STOP_FLOW, 'lifecycle-stop', 'stops', target.url(erp)),
 				{ ...timeoutFlow, settings: { executionOrder: 'v1', executionTimeout: 5 } },
 				crashTextFlow(),
+				loadFlow(),
+				feedFlow(version),
 			],
 			[],
 			[
@@ -121,9 +195,20 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 				STOP_FLOW,
 				TIMEOUT_FLOW,
 				CRASH_TEXT_FLOW,
+				LOAD_FLOW,
+				FEED_FLOW,
 				'relRecoverWorkflow',
 			],
 		);
+		// Activated once its first poll read the healthy feed (2.x registers triggers after the
+		// publish answered); from its next poll on, the feed fails.
+		await waitFor(
+			'the first poll of the feed',
+			async () => ((feedReads.get(feedPath(version)) ?? 0) > 0 ? true : undefined),
+			60_000,
+			100,
+		);
+		brokenFeeds.add(feedPath(version));
 	});
 
 	afterAll(async () => {
@@ -251,5 +336,89 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 		expect(letter).toMatchObject({ status: 'new', error_class: 'execution' });
 		expect(letter.payload?.body?.order).toBe(order);
 		expect(await claimOf('crash-text', order)).toBe('failed');
+	});
+
+	const recordOf = async (key: string) =>
+		(
+			await adminQuery<{
+				status: string;
+				error_class: string;
+				error_message: string | null;
+				step: string;
+				workflow_id: string;
+				run_link: string | null;
+				impact: string | null;
+				failure_count: number;
+			}>(
+				`SELECT status, error_class, error_message, step, workflow_id, run_link, impact, failure_count
+				 FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = $1`,
+				[key],
+			)
+		)[0];
+	const alertsNaming = (key: string) =>
+		target
+			.requestsTo(`/${version}/lifecycle/demo/alerts`)
+			.filter((r) => String((r.body as { text?: string }).text).includes(key));
+
+	it('a run whose items no inbox kept is parked once, with the error that says why', async () => {
+		const before = (await ctx!.n8n.api.executions(LOAD_FLOW)).length;
+		expect((await ctx!.n8n.api.webhook('lifecycle-load', { batch: `L-${version}` })).status).toBe(
+			200,
+		);
+		const [failed] = await ctx!.n8n.api.waitForExecutions(LOAD_FLOW, before + 1, 60_000);
+		const key = `execution:${failed.id}`;
+		const letter = await waitFor(
+			'the failed run parked',
+			async () => await recordOf(key),
+			90_000,
+			250,
+		);
+		expect(letter).toMatchObject({
+			status: 'new',
+			error_class: 'execution',
+			error_message: 'warehouse refused the load',
+			step: 'Load',
+			workflow_id: LOAD_FLOW,
+		});
+		expect(letter.run_link).toMatch(new RegExp(`/workflow/${LOAD_FLOW}/executions/${failed.id}$`));
+		await waitFor(
+			'its alert',
+			async () => (alertsNaming(key).length > 0 ? true : undefined),
+			60_000,
+			500,
+		);
+		expect(String((alertsNaming(key)[0].body as { text?: string }).text)).toContain(
+			'warehouse refused the load',
+		);
+	});
+
+	it('a failing trigger, which runs no execution, is one record with its error, and alerted', async () => {
+		const key = `trigger:${FEED_FLOW}`;
+		// n8n polls the feed every minute: the first failed poll comes within a minute of the break.
+		const letter = await waitFor(
+			'the trigger failure parked',
+			async () => await recordOf(key),
+			150_000,
+			1_000,
+		);
+		expect(letter).toMatchObject({
+			status: 'new',
+			workflow_id: FEED_FLOW,
+			impact: expect.stringContaining('the trigger failed'),
+		});
+		expect(letter.error_message).toBeTruthy();
+		expect(letter.error_message).not.toMatch(/Failed Execution ID/);
+		await waitFor(
+			'its alert',
+			async () => (alertsNaming(key).length > 0 ? true : undefined),
+			60_000,
+			500,
+		);
+		// Nothing keyed on an empty execution ID, whatever failed.
+		expect(
+			await adminQuery(
+				`SELECT id FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'execution:'`,
+			),
+		).toEqual([]);
 	});
 });

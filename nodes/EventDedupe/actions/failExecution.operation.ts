@@ -28,7 +28,7 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		default: '={{ $json.execution?.id }}',
 		description:
-			'The execution that failed; in an Error Trigger workflow, {{ $JSON.execution.ID }}',
+			"The execution that failed; in an Error Trigger workflow, {{ $JSON.execution.ID }}. Empty when a trigger failed (n8n's Error Trigger then gives trigger instead of execution): no execution ran, so there is nothing to settle, and the item goes to Not Kept with the trigger's error for an execution-level record.",
 	},
 	{
 		displayName: 'Crashed',
@@ -91,7 +91,8 @@ export const description = updateDisplayOptions(
  * which runs them again. Claims of the other modes are released.
  *
  * Outputs: Parked (the records just parked, for the alert) and Not Kept (executions whose items
- * the inbox did not keep: the caller parks the execution-level failure, as before).
+ * the inbox did not keep, and failed triggers, which ran no execution: the caller parks the
+ * execution-level failure, with the error as the item's `error`).
  */
 export async function execute(
 	this: IExecuteFunctions,
@@ -115,6 +116,23 @@ export async function execute(
 		this,
 		items,
 		async (index) => {
+			const triggerFailure = triggerErrorOf(items[index].json);
+			if (triggerFailure && !text(read.executionId(index))) {
+				// A trigger failed (a poll, a listener): n8n started no execution, so no claim or
+				// key is the run's; what a person needs is the trigger's error, parked by the caller.
+				notKept.push({
+					json: {
+						...items[index].json,
+						error: {
+							message:
+								text(read.message(index)) ?? text(triggerFailure.message) ?? 'the trigger failed',
+						},
+						_settled: { trigger: true },
+					},
+					pairedItem: { item: index },
+				});
+				return;
+			}
 			const executionId = requiredText(
 				read.executionId,
 				'failed execution ID',
@@ -151,9 +169,10 @@ export async function execute(
 			if (settled.items.length === 0) {
 				// Items the inbox kept are someone's now (Recover, a redelivery, or this execution's
 				// end already parked them): nothing execution-level to park or alert about.
+				// The error goes along as `error`, where Dead Letter Park reads why an item failed.
 				if (settled.kept === 0)
 					notKept.push({
-						json: { ...items[index].json, _settled: summary },
+						json: { ...items[index].json, error: { message }, _settled: summary },
 						pairedItem: { item: index },
 					});
 				await recordExecutionReport(store, executionId, ending);
@@ -211,4 +230,16 @@ export async function execute(
 			}),
 	);
 	return [parked, notKept];
+}
+
+/**
+ * The error of a failed trigger, as n8n's Error Trigger gives it: `trigger` in place of
+ * `execution` when the failure happened in a trigger (a poll, a listener) and no execution ran.
+ */
+function triggerErrorOf(json: IDataObject): { message?: unknown } | undefined {
+	if (json.execution !== undefined && json.execution !== null) return undefined;
+	const trigger = json.trigger as IDataObject | undefined;
+	if (!trigger || typeof trigger !== 'object') return undefined;
+	const error = trigger.error as IDataObject | undefined;
+	return error && typeof error === 'object' ? { message: error.message } : {};
 }
