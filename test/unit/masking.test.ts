@@ -305,7 +305,8 @@ describe('maskText', () => {
 		const long = `${'a'.repeat(2_000_000)}:${'b'.repeat(2_000_000)}=${'c'.repeat(2_000_000)}`;
 		const started = Date.now();
 		expect(maskText(long)).toBe(long);
-		expect(Date.now() - started).toBeLessThan(2_000);
+		// Quadratic scanning of 6 MB takes minutes; the bound leaves room for a loaded machine.
+		expect(Date.now() - started).toBeLessThan(5_000);
 	});
 });
 
@@ -452,11 +453,13 @@ describe('masking in linear time', () => {
 		return { ratio: four / Math.max(half, 1), fourMbMs: four };
 	};
 
-	it('a 4 MB CSV-like response is masked in linear time, well under a second', () => {
+	it('a 4 MB CSV-like response is masked in linear time', () => {
 		const line = (i: number) => `${i},sku=${(i * 7919) % 100_000},qty=${i % 9},note=ok\n`;
 		const { ratio, fourMbMs } = growth(line);
 		expect(ratio).toBeLessThan(24);
-		expect(fourMbMs).toBeLessThan(1_000);
+		// A few hundred milliseconds idle; the bound is the catastrophe's, as below, since a file
+		// of this project failed a one-second bound with n8n test files running beside it.
+		expect(fourMbMs).toBeLessThan(5_000);
 	});
 
 	it('4 MB of a million different names costs Mask Fields little more than the defaults alone', () => {
