@@ -21,6 +21,21 @@ if (files.length > 0) {
 	for (const file of files)
 		console.log(`[ci]   ${file.seconds.toFixed(0).padStart(5)} s  ${file.name}`);
 }
+// Where the end-to-end starts of n8n spent their time (dev/harness/n8n.ts appends one line per
+// start and per stop to the file RELIABILITY_START_LOG names, given here as the third argument).
+const startLog = process.argv[3];
+if (startLog && fs.existsSync(startLog)) {
+	const sums = {};
+	let starts = 0;
+	for (const line of fs.readFileSync(startLog, 'utf8').split('\n')) {
+		if (!line.trim()) continue;
+		const { version: _version, ...phases } = JSON.parse(line);
+		if (!('stop' in phases)) starts += 1;
+		for (const [phase, ms] of Object.entries(phases)) sums[phase] = (sums[phase] ?? 0) + ms;
+	}
+	const parts = Object.entries(sums).map(([phase, ms]) => `${phase} ${Math.round(ms / 1000)} s`);
+	console.log(`[ci] ${starts} starts of n8n in the e2e files: ${parts.join(', ')}`);
+}
 const skipped = results.numPendingTests + results.numTodoTests;
 const failed = results.numFailedTests + (results.numRuntimeErrorTestSuites || 0);
 let line = `${results.numPassedTests} passed, ${failed} failed`;

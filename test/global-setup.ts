@@ -1,5 +1,6 @@
 import { cleanOldRuns, installN8n, packPackage } from '../dev/harness/install';
 import { prepareTemplate } from '../dev/harness/n8n';
+import { storeCredential } from '../dev/workflows';
 import { n8nVersionsUnderTest, versionEnv } from '../dev/harness/paths';
 import {
 	ensurePostgres,
@@ -49,7 +50,11 @@ export default async function globalSetup(): Promise<void> {
 			const install = await installN8n(version);
 			const names = versionEnv(version);
 			process.env[names.install] = JSON.stringify(install);
-			process.env[names.template] = await prepareTemplate(install, tarball);
+			// Every e2e start brings the store credential, under the same ID: seeded here, it is
+			// updated through the REST API at each start instead of imported by CLI.
+			process.env[names.template] = await prepareTemplate(install, tarball, [
+				storeCredential('e2e_template_unused'),
+			]);
 		}
 	}
 	(globalThis as { __reliabilityPostgres?: RunningPostgres[] }).__reliabilityPostgres = started;

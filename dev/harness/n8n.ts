@@ -1,6 +1,15 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	appendFileSync,
+	cpSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { installPackageInto, type N8nInstall } from './install';
@@ -58,6 +67,12 @@ export interface StartOptions {
 	owner?: OwnerLogin;
 	/** Where n8n's output goes; default a log file in the user folder. */
 	logFile?: string;
+	/**
+	 * `rest`: on 2.x, create the workflows through the REST API once n8n is up (2.x keeps the IDs
+	 * it is given; 1.x drops them, so 1.x imports by CLI either way), sparing the CLI's boot of
+	 * n8n. Default `cli`, as a user imports a workflow file.
+	 */
+	importBy?: 'cli' | 'rest';
 }
 
 /** A fixed key: credentials imported by CLI and read by the server must share it. */
@@ -268,12 +283,24 @@ async function activateInOrder(instance: N8nProcess, ids: string[]): Promise<voi
 	}
 }
 
+/** The IDs of the credentials a template's database holds, in the template folder. */
+const SEEDED = 'seeded-credentials.json';
+
+function seededCredentials(template: string | undefined): Set<string> {
+	if (!template || !existsSync(join(template, SEEDED))) return new Set();
+	return new Set(JSON.parse(readFileSync(join(template, SEEDED), 'utf8')) as string[]);
+}
+
 /**
  * A user folder with the package installed and n8n's SQLite database created and migrated, for
  * startN8n to copy: every end-to-end start would otherwise install the tarball again and run
  * n8n's migrations in its first CLI call (seconds of CPU each, on every start of every file).
  */
-export async function prepareTemplate(install: N8nInstall, tarball: string): Promise<string> {
+export async function prepareTemplate(
+	install: N8nInstall,
+	tarball: string,
+	seed: CredentialFile[] = [],
+): Promise<string> {
 	const folder = mkdtempSync(join(CACHE_DIR, `run-template-${install.version}-`));
 	await installPackageInto(folder, tarball);
 	const probe = new N8nProcess(
@@ -284,14 +311,45 @@ export async function prepareTemplate(install: N8nInstall, tarball: string): Pro
 		n8nEnv(folder, 0, 0),
 		join(folder, 'n8n.log'),
 	);
-	// Importing no credentials opens the database, which creates and migrates it.
-	const none = join(folder, 'no-credentials.json');
-	writeFileSync(none, '[]');
-	await probe.cli(['import:credentials', `--input=${none}`]);
-	rmSync(none);
+	// Importing the seed opens the database, which creates and migrates it. The seed's credentials
+	// keep their IDs; a start that brings a credential of the same ID updates it through the REST
+	// API instead of a CLI import (one boot of n8n fewer).
+	const file = join(folder, 'seed-credentials.json');
+	writeFileSync(file, JSON.stringify(seed));
+	await probe.cli(['import:credentials', `--input=${file}`]);
+	rmSync(file);
 	if (!existsSync(join(folder, '.n8n', 'database.sqlite')))
 		throw new Error(`n8n ${install.version} made no database in ${folder}`);
+	writeFileSync(join(folder, SEEDED), JSON.stringify(seed.map((c) => c.id)));
 	return folder;
+}
+
+/**
+ * Where an end-to-end start spends its time, appended as one JSON line to the file that
+ * RELIABILITY_START_LOG names (`.ci/run` sets it and prints the sums), so the share of the suite
+ * that goes into starting n8n shows in every CI log.
+ */
+class StartPhases {
+	private readonly ms: Record<string, number> = {};
+	private last = Date.now();
+
+	constructor(private readonly version: string) {}
+
+	lap(phase: string): void {
+		const now = Date.now();
+		this.ms[phase] = now - this.last;
+		this.last = now;
+	}
+
+	record(): void {
+		recordStartLog({ version: this.version, ...this.ms });
+	}
+}
+
+/** Appends one entry (a start's phases, a stop's time) to RELIABILITY_START_LOG, when it is set. */
+export function recordStartLog(entry: Record<string, string | number>): void {
+	const file = process.env.RELIABILITY_START_LOG;
+	if (file) appendFileSync(file, `${JSON.stringify(entry)}\n`);
 }
 
 /**
@@ -313,17 +371,33 @@ export async function startN8n(options: StartOptions): Promise<N8nProcess> {
 		env,
 		options.logFile ?? join(userFolder, 'n8n.log'),
 	);
-	if (options.template && !existsSync(join(userFolder, '.n8n')))
+	const phases = new StartPhases(options.install.version);
+	let seeded = new Set<string>();
+	if (options.template && !existsSync(join(userFolder, '.n8n'))) {
 		cpSync(join(options.template, '.n8n'), join(userFolder, '.n8n'), { recursive: true });
-	else if (options.tarball) await installPackageInto(userFolder, options.tarball);
-	await instance.importCredentials(options.credentials ?? []);
-	await instance.importWorkflows(options.workflows ?? []);
+		seeded = seededCredentials(options.template);
+	} else if (options.tarball) await installPackageInto(userFolder, options.tarball);
+	phases.lap('folder');
+	const credentials = options.credentials ?? [];
+	const workflows = options.workflows ?? [];
+	const workflowsByRest = options.importBy === 'rest' && instance.majorVersion >= 2;
+	await instance.importCredentials(credentials.filter((c) => !seeded.has(c.id)));
+	if (!workflowsByRest) await instance.importWorkflows(workflows);
+	phases.lap('imports');
 	try {
 		await instance.start();
+		phases.lap('boot');
 		await instance.api.setupOwner(options.owner);
+		for (const credential of credentials.filter((c) => seeded.has(c.id)))
+			await instance.api.updateCredential(credential);
+		if (workflowsByRest)
+			for (const workflow of workflows) await instance.api.createWorkflow(workflow);
+		phases.lap('rest imports');
 		// Through the REST API, as the editor's toggle does: one CLI call per workflow boots n8n
 		// each time (4 s of CPU idle, 20 s and more beside other tests).
 		await activateInOrder(instance, options.activate ?? []);
+		phases.lap('activation');
+		phases.record();
 	} catch (error) {
 		// The caller gets no instance to stop, so an n8n that started but failed here is stopped now.
 		await instance.stop().catch(() => undefined);

@@ -154,6 +154,47 @@ export class N8nRestClient {
 	}
 
 	/**
+	 * Saves a workflow under the ID it brings, unpublished, as an import does (2.x keeps a given
+	 * ID; 1.x drops it, so 1.x callers import by CLI). Tags are left out: they are names to
+	 * the import and tag IDs to the API.
+	 */
+	async createWorkflow(workflow: {
+		id: string;
+		name: string;
+		nodes: unknown[];
+		connections: Record<string, unknown>;
+		settings?: Record<string, unknown>;
+		[key: string]: unknown;
+	}): Promise<void> {
+		if (this.majorVersion < 2)
+			throw new Error(`n8n 1.x gives a created workflow a new ID: import ${workflow.id} by CLI`);
+		const { id, name, nodes, connections, settings, pinData, meta } = workflow;
+		await this.rest('POST', '/workflows', {
+			id,
+			name,
+			nodes,
+			connections,
+			settings: { executionOrder: 'v1', ...settings },
+			...(pinData ? { pinData } : {}),
+			...(meta ? { meta } : {}),
+		});
+	}
+
+	/** Replaces a saved credential's name and data, keeping its ID, as the editor's Save does. */
+	async updateCredential(credential: {
+		id: string;
+		name: string;
+		type: string;
+		data: Record<string, unknown>;
+	}): Promise<void> {
+		await this.rest('PATCH', `/credentials/${credential.id}`, {
+			name: credential.name,
+			type: credential.type,
+			data: credential.data,
+		});
+	}
+
+	/**
 	 * Activates (2.x: publishes) a saved workflow, as the editor's toggle does. n8n 1.x refuses a
 	 * workflow that only runs when called (an Error Trigger or Execute Workflow Trigger alone) with
 	 * "has no node to start the workflow"; 1.x runs such a workflow without activation, so that

@@ -3,6 +3,7 @@ import type { N8nInstall } from '../../dev/harness/install';
 import {
 	type CredentialFile,
 	type N8nProcess,
+	recordStartLog,
 	startN8n,
 	type WorkflowFile,
 } from '../../dev/harness/n8n';
@@ -47,6 +48,7 @@ export async function startWithPackage(
 		credentials: [storeCredential(schema), ...extraCredentials],
 		workflows,
 		activate,
+		importBy: 'rest',
 	});
 	return { n8n, schema };
 }
@@ -78,13 +80,16 @@ export async function startWith(
 		workflows: options.workflows,
 		activate: options.activate ?? options.workflows.map((w) => w.id),
 		env: options.env,
+		importBy: 'rest',
 	});
 	return { n8n, schema };
 }
 
 export async function stopAndClean(context: E2eContext | undefined): Promise<void> {
 	if (!context) return;
+	const stopping = Date.now();
 	await context.n8n.stop();
+	recordStartLog({ version: context.n8n.install.version, stop: Date.now() - stopping });
 	await dropSchema(context.schema);
 	if (!process.env.RELIABILITY_KEEP_RUNS)
 		rmSync(context.n8n.userFolder, { recursive: true, force: true });
