@@ -683,15 +683,13 @@ async function count(input: {
 	const parkedBy: Record<string, number> = {};
 	for (const row of rows) {
 		const reason = `${row.step}: ${row.error_class}${row.error_status ? ` ${row.error_status}` : ''}`;
-		let submission = row.idempotency_key ?? '';
-		if (submission.endsWith(UPSERT_SUFFIX)) submission = submission.slice(0, -UPSERT_SUFFIX.length);
-		else if (submission.endsWith(ENRICH_SUFFIX))
-			submission = submission.slice(0, -ENRICH_SUFFIX.length);
-		else if (submission.startsWith(`event:${CONSUMER}:`))
-			submission = submission.slice(`event:${CONSUMER}:`.length);
-		else if (submission.startsWith('execution:'))
-			submission =
-				(await submissionOfExecution(n8n, submission.slice('execution:'.length))) ?? submission;
+		const key = row.idempotency_key ?? '';
+		const submission =
+			submissionOfKey(key) ??
+			(key.startsWith('execution:')
+				? await submissionOfExecution(n8n, key.slice('execution:'.length))
+				: undefined) ??
+			key;
 		if (!bySubmission.has(submission)) continue;
 		parkedLeads.set(submission, [...(parkedLeads.get(submission) ?? []), reason]);
 	}
@@ -782,12 +780,6 @@ async function chaosCounts(input: {
 			)
 		).rows.map((c) => [c.event_id, c]),
 	);
-	const submissionOf = (key: string): string | undefined => {
-		for (const suffix of [UPSERT_SUFFIX, ENRICH_SUFFIX, OWNER_SUFFIX])
-			if (key.endsWith(suffix)) return key.slice(0, -suffix.length);
-		if (key.startsWith(`event:${CONSUMER}:`)) return key.slice(`event:${CONSUMER}:`.length);
-		return undefined;
-	};
 	const details: string[] = [];
 	const workDone = (submission: string): boolean =>
 		claims.get(submission)?.status === 'done' && effectsOf.get(submission)?.length === 1;
@@ -818,7 +810,7 @@ async function chaosCounts(input: {
 	let openLettersForDoneWork = 0;
 	let unknownOutcomes = 0;
 	for (const letter of open) {
-		const submission = submissionOf(letter.idempotency_key ?? '');
+		const submission = submissionOfKey(letter.idempotency_key ?? '');
 		// The owner assignment is the one step after the upsert: its letter is work not done.
 		if (!submission || letter.idempotency_key!.endsWith(OWNER_SUFFIX) || !workDone(submission))
 			continue;
@@ -837,7 +829,7 @@ async function chaosCounts(input: {
 	demo.alerts.forEach((alert, i) => {
 		const at = demo.alertTimes[i];
 		const key = alertedItemOf(alert);
-		const submission = submissionOf(key);
+		const submission = submissionOfKey(key);
 		if (!submission) return;
 		const done = key.endsWith(UPSERT_SUFFIX)
 			? (effectsOf.get(submission) ?? []).some((effectAt) => effectAt < at)
@@ -872,7 +864,7 @@ async function chaosCounts(input: {
 	// its lead (a stopped run's write letter defers to the inbox's letter of the same item).
 	const alerted = new Set(demo.alerts.map(alertedItemOf));
 	const alertedLeads = new Set(
-		[...alerted].map(submissionOf).filter((id): id is string => id !== undefined),
+		[...alerted].map(submissionOfKey).filter((id): id is string => id !== undefined),
 	);
 	const unalerted = (
 		await admin.query<{
@@ -887,7 +879,8 @@ async function chaosCounts(input: {
 		)
 	).rows.filter(
 		(l) =>
-			!alerted.has(l.idempotency_key) && !alertedLeads.has(submissionOf(l.idempotency_key) ?? ''),
+			!alerted.has(l.idempotency_key) &&
+			!alertedLeads.has(submissionOfKey(l.idempotency_key) ?? ''),
 	);
 	const byClass: Record<string, number> = {};
 	for (const letter of unalerted)
@@ -932,14 +925,9 @@ async function replayParked(input: {
 	const started = Date.now();
 	const bySubmission = new Map(leads.map((lead) => [lead.submissionId, lead]));
 	const effectsOf = (email: string): number => demo.effects.filter((e) => e.email === email).length;
-	const leadOf = (key: string | null): Lead | undefined => {
-		if (!key) return undefined;
-		for (const suffix of [UPSERT_SUFFIX, ENRICH_SUFFIX, OWNER_SUFFIX])
-			if (key.endsWith(suffix)) return bySubmission.get(key.slice(0, -suffix.length));
-		if (key.startsWith(`event:${CONSUMER}:`))
-			return bySubmission.get(key.slice(`event:${CONSUMER}:`.length));
-		return bySubmission.get(key);
-	};
+	// A letter keyed by the bare submission is the one parked at the door (invalid).
+	const leadOf = (key: string | null): Lead | undefined =>
+		key ? bySubmission.get(submissionOfKey(key) ?? key) : undefined;
 	const letters = (
 		await admin.query<{ id: string; idempotency_key: string | null; error_class: string }>(
 			`SELECT id, idempotency_key, error_class FROM "${schema}".dead_letters
@@ -1068,6 +1056,18 @@ async function replayParked(input: {
 }
 
 /** The submission a failed execution was processing, from its webhook's output. */
+/**
+ * The submission a dead letter's key names: `<submission>:<step>` (the worked example's writes and
+ * owner lookup) or `event:<consumer>:<submission>` (the inbox's letters); undefined for any other
+ * key (the bare submission of a lead refused at the door, `execution:<id>`, `trigger:<workflow>`).
+ */
+function submissionOfKey(key: string): string | undefined {
+	for (const suffix of [UPSERT_SUFFIX, ENRICH_SUFFIX, OWNER_SUFFIX])
+		if (key.endsWith(suffix)) return key.slice(0, -suffix.length);
+	if (key.startsWith(`event:${CONSUMER}:`)) return key.slice(`event:${CONSUMER}:`.length);
+	return undefined;
+}
+
 async function submissionOfExecution(n8n: N8nProcess, id: string): Promise<string | undefined> {
 	const execution = await n8n.api.execution(id).catch(() => undefined);
 	// A crashed execution may have no run data at all.
