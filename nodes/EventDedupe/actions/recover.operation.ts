@@ -25,6 +25,7 @@ import {
 	unalertedLetters,
 } from '../../../lib';
 import { range } from '../../shared/range';
+import { listLimit } from '../../shared/descriptions';
 
 const properties: INodeProperties[] = [
 	{
@@ -36,14 +37,7 @@ const properties: INodeProperties[] = [
 		description:
 			'How many times an item is run again before it is given up to be parked as crashed',
 	},
-	{
-		displayName: 'Limit',
-		name: 'recoverLimit',
-		type: 'number',
-		typeOptions: range(LIMITS.listLimit),
-		default: 50,
-		description: 'Max number of results to return',
-	},
+	listLimit('recoverLimit'),
 	{
 		displayName: 'Hold For (Seconds)',
 		name: 'recoverHoldSeconds',

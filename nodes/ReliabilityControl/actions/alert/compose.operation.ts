@@ -8,18 +8,9 @@ import {
 import { composeAlert, isHeld, parseMaskFields } from '../../../../lib';
 import { toNodeError } from '../../../shared/store';
 import { errorItem } from '../../../shared/errorItem';
+import { alertMaskFields } from '../../../shared/descriptions';
 
-const properties: INodeProperties[] = [
-	{
-		displayName: 'Mask Fields',
-		name: 'alertMaskFields',
-		type: 'string',
-		default: '',
-		placeholder: 'e.g. ssn, iban',
-		description:
-			'Comma-separated field names to mask in the alert text, besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
-	},
-];
+const properties: INodeProperties[] = [alertMaskFields];
 
 export const description = updateDisplayOptions(
 	{ show: { resource: ['alert'], operation: ['compose'] } },

@@ -6,7 +6,7 @@ import {
 	updateDisplayOptions,
 } from 'n8n-workflow';
 import { inRange, LIMITS, openIssues, type Store } from '../../../../lib';
-import { range } from '../../../shared/range';
+import { listLimit } from '../../../shared/descriptions';
 
 const properties: INodeProperties[] = [
 	{
@@ -22,14 +22,7 @@ const properties: INodeProperties[] = [
 		default: 'all',
 		description: 'Only the issues routed here when they opened',
 	},
-	{
-		displayName: 'Limit',
-		name: 'issueLimit',
-		type: 'number',
-		typeOptions: range(LIMITS.listLimit),
-		default: 50,
-		description: 'Max number of results to return',
-	},
+	listLimit('issueLimit'),
 ];
 
 export const description = updateDisplayOptions(

@@ -17,6 +17,7 @@ import {
 	type Store,
 } from '../../../../lib';
 import { range } from '../../../shared/range';
+import { alertMaskFields } from '../../../shared/descriptions';
 
 const properties: INodeProperties[] = [
 	{
@@ -113,15 +114,7 @@ const properties: INodeProperties[] = [
 		description:
 			'Past it, nothing more is sent to the owner that hour; one summary says how many were held back. Nothing is dropped from the store.',
 	},
-	{
-		displayName: 'Mask Fields',
-		name: 'alertMaskFields',
-		type: 'string',
-		default: '',
-		placeholder: 'e.g. ssn, iban',
-		description:
-			'Comma-separated field names to mask in the alert text, besides the secrets always masked',
-	},
+	alertMaskFields,
 ];
 
 export const description = updateDisplayOptions(
