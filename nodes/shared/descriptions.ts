@@ -8,13 +8,13 @@ import { range } from './range';
  */
 
 /** A list's Limit, as n8n's own list operations show it, within the engine's list limit. */
-export function listLimit(name: string): INodeProperties {
+export function listLimit(name: string, defaultLimit = 50): INodeProperties {
 	return {
 		displayName: 'Limit',
 		name,
 		type: 'number',
 		typeOptions: range(LIMITS.listLimit),
-		default: 50,
+		default: defaultLimit,
 		description: 'Max number of results to return',
 	};
 }

@@ -16,6 +16,7 @@ import {
 import { range } from '../../shared/range';
 import { toNodeError } from '../../shared/store';
 import { statusOptions } from './statusOptions';
+import { listLimit } from '../../shared/descriptions';
 
 /** Which records. */
 const properties: INodeProperties[] = [
@@ -48,18 +49,7 @@ const properties: INodeProperties[] = [
 			{ displayName: 'Workflow ID', name: 'workflowId', type: 'string', default: '' },
 		],
 	},
-	{
-		displayName: 'Limit',
-		name: 'limit',
-		type: 'number',
-		typeOptions: {
-			minValue: LIMITS.listLimit.min,
-			maxValue: LIMITS.listLimit.max,
-			numberPrecision: 0,
-		},
-		default: 50,
-		description: 'Max number of results to return',
-	},
+	listLimit('limit'),
 ];
 
 export const description = updateDisplayOptions({ show: { operation: ['list'] } }, properties);

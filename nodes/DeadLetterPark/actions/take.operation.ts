@@ -6,6 +6,8 @@ import {
 	updateDisplayOptions,
 } from 'n8n-workflow';
 import { inRange, LIMITS, type Store, takeForReplay, toDeadLetter } from '../../../lib';
+import { listLimit } from '../../shared/descriptions';
+import { range } from '../../shared/range';
 import { toNodeError } from '../../shared/store';
 
 /** How many records one run takes, and when a record a dead run took is taken again. */
@@ -17,14 +19,7 @@ const properties: INodeProperties[] = [
 		default: 'replay workflow',
 		description: 'Who takes the records; recorded in the audit trail with this execution',
 	},
-	{
-		displayName: 'Limit',
-		name: 'takeLimit',
-		type: 'number',
-		typeOptions: { minValue: 1, maxValue: 10000, numberPrecision: 0 },
-		default: 100,
-		description: 'Max number of results to return',
-	},
+	listLimit('takeLimit', 100),
 	{
 		displayName: 'Workflow ID',
 		name: 'takeWorkflowId',
@@ -36,7 +31,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Retake After (Minutes)',
 		name: 'staleAfterMinutes',
 		type: 'number',
-		typeOptions: { minValue: 1, maxValue: 10080, numberPrecision: 0 },
+		typeOptions: range(LIMITS.retakeAfterMinutes),
 		default: 30,
 		description:
 			'A record another replay run took this long ago without finishing (that run died) is taken again',
