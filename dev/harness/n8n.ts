@@ -375,7 +375,10 @@ export async function startN8n(options: StartOptions): Promise<N8nProcess> {
 	let seeded = new Set<string>();
 	if (options.template && !existsSync(join(userFolder, '.n8n'))) {
 		cpSync(join(options.template, '.n8n'), join(userFolder, '.n8n'), { recursive: true });
-		seeded = seededCredentials(options.template);
+		// The seed is in the template's SQLite database: an n8n on another database (queue mode's
+		// Postgres) has none of it.
+		const ownDatabase = (options.env?.DB_TYPE ?? 'sqlite') !== 'sqlite';
+		if (!ownDatabase) seeded = seededCredentials(options.template);
 	} else if (options.tarball) await installPackageInto(userFolder, options.tarball);
 	phases.lap('folder');
 	const credentials = options.credentials ?? [];
