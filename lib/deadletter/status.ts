@@ -249,6 +249,35 @@ export async function releaseBreakerHolds(
  * A taken record whose steps Compensate reversed is not replayed: it goes back to new, for a
  * person, with the steps, when and by whom in its history.
  */
+/**
+ * Asks again for the replay of records a run took and did not settle: each record still at the
+ * generation its take gave it goes back to `replay_requested` (the next replay run takes it at
+ * once, not after Retake After). A record settled meanwhile (replayed, back in new, changed by a
+ * person) is left as it is. Returns the IDs asked for again.
+ */
+export async function returnUnsettledTakes(
+	store: Store,
+	taken: Array<{ id: string; generation: string }>,
+	change: { actor: string; reason: string },
+): Promise<string[]> {
+	const returned: string[] = [];
+	for (const record of taken) {
+		try {
+			await updateDeadLetterStatus(store, {
+				id: record.id,
+				to: 'replay_requested',
+				actor: change.actor,
+				reason: change.reason,
+				expectedGeneration: record.generation,
+			});
+			returned.push(record.id);
+		} catch (error) {
+			if (!(error instanceof StatusChangeRefused)) throw error;
+		}
+	}
+	return returned;
+}
+
 export async function takeForReplay(
 	store: Store,
 	take: { taker: string; limit: number; workflowId?: string; staleAfterMinutes?: number },

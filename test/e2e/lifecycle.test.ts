@@ -5,7 +5,14 @@ import { n8nVersionsUnderTest } from '../../dev/harness/paths';
 import { waitFor } from '../../dev/harness/ports';
 import { TestTarget } from '../../dev/target/server';
 import { connect, packageNode, webhookNode, workflow } from '../../dev/workflows';
-import { adminQuery } from '../helpers/store';
+import {
+	getDeadLetters,
+	parkedOrThrow,
+	parkItems,
+	updateDeadLetterStatus,
+} from '../../lib/deadletter';
+import { Store } from '../../lib/store';
+import { adminQuery, storeConfig } from '../helpers/store';
 import { type E2eContext, startWithPackage, stopAndClean } from './fixtures';
 
 /**
@@ -27,6 +34,7 @@ const TIMEOUT_FLOW = 'lifecycleTimeoutFlow';
 const CRASH_TEXT_FLOW = 'lifecycleCrashTextFlow';
 const LOAD_FLOW = 'lifecycleLoadFlow';
 const FEED_FLOW = 'lifecycleFeedFlow';
+const SLOW_REPLAY_FLOW = 'lifecycleSlowReplayFlow';
 
 /**
  * An order feed, as an RSS source serves it: an empty channel while it is healthy (n8n polls it
@@ -73,6 +81,33 @@ const loadFlow = () => ({
 	),
 	settings: { executionOrder: 'v1', errorWorkflow: 'relErrorHandler1' },
 });
+
+/** A workflow whose re-run takes a while (Execute Workflow Trigger -> Wait 30 s): Replay runs it. */
+const slowReplayFlow = () =>
+	workflow(
+		SLOW_REPLAY_FLOW,
+		'Lifecycle: a slow re-run',
+		[
+			{
+				id: 'node-ReplayEntry',
+				name: 'Replay Entry',
+				type: 'n8n-nodes-base.executeWorkflowTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {},
+			},
+			{
+				id: 'node-SlowStep',
+				name: 'Slow Step',
+				type: 'n8n-nodes-base.wait',
+				typeVersion: 1.1,
+				position: [260, 0],
+				webhookId: 'b5f1c0de-5a3c-4d2e-9f1a-7e1d0c3b2a10',
+				parameters: { amount: 30, unit: 'seconds' },
+			},
+		],
+		connect(['Replay Entry', 'Slow Step']),
+	);
 
 /** RSS Feed Trigger, polled every minute: its failures are the trigger's, with no execution. */
 const feedFlow = (version: string) => ({
@@ -170,7 +205,9 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 		target.route(erp, { honoursKey: false });
 		target.script(erp, ...Array.from({ length: 200 }, () => ({ status: 503 })));
 		const bundled = bundledWorkflows(target.url(`/${version}/lifecycle/demo`)).filter((w) =>
-			['relAlertWorkflow', 'relErrorHandler1', 'relRecoverWorkflow'].includes(w.id),
+			['relAlertWorkflow', 'relErrorHandler1', 'relRecoverWorkflow', 'relReplayWorkflow'].includes(
+				w.id,
+			),
 		);
 		const timeoutFlow = retryingFlow(
 			TIMEOUT_FLOW,
@@ -188,6 +225,7 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 				crashTextFlow(),
 				loadFlow(),
 				feedFlow(version),
+				slowReplayFlow(),
 			],
 			[],
 			[
@@ -197,7 +235,9 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 				CRASH_TEXT_FLOW,
 				LOAD_FLOW,
 				FEED_FLOW,
+				SLOW_REPLAY_FLOW,
 				'relRecoverWorkflow',
+				'relReplayWorkflow',
 			],
 		);
 		// Activated once its first poll read the healthy feed (2.x registers triggers after the
@@ -420,5 +460,61 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 				`SELECT id FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = 'execution:'`,
 			),
 		).toEqual([]);
+	});
+
+	it('a Replay run stopped mid-batch asks again for the records it took, at once', async () => {
+		const store = new Store(storeConfig(ctx!.schema));
+		try {
+			const [letter] = parkedOrThrow(
+				await parkItems(store, [
+					{
+						workflowId: SLOW_REPLAY_FLOW,
+						step: 'Slow Step',
+						idempotencyKey: `slow-${version}`,
+						errorClass: 'exhausted',
+						errorMessage: 'the warehouse timed out',
+						payload: { order: `R-${version}` },
+					},
+				]),
+			);
+			await updateDeadLetterStatus(store, { id: letter.id, to: 'replay_requested', actor: 'ops' });
+			// The webhook answers when the run ends: it is not awaited.
+			void ctx!.n8n.api.webhook('reliability-replay', {}).catch(() => undefined);
+			const statusOf = async () => (await getDeadLetters(store, [letter.id]))[0];
+			await waitFor(
+				'the record taken',
+				async () => ((await statusOf()).status === 'being_fixed' ? true : undefined),
+				60_000,
+				200,
+			);
+			const [running] = await waitFor(
+				'the running Replay run',
+				async () => {
+					const list = await ctx!.n8n.api.executions('relReplayWorkflow');
+					const found = list.filter((e) => e.status === 'running');
+					return found.length > 0 ? found : undefined;
+				},
+				30_000,
+				200,
+			);
+			await ctx!.n8n.api.rest('POST', `/executions/${running.id}/stop`);
+			// Back in replay_requested as the run ends, not 30 minutes later (Retake After).
+			const returned = await waitFor(
+				'the record asked for again',
+				async () => {
+					const record = await statusOf();
+					const entry = record.history.find(
+						(h) => h.fromStatus === 'being_fixed' && h.toStatus === 'replay_requested',
+					);
+					return entry ? { record, entry } : undefined;
+				},
+				20_000,
+				250,
+			);
+			expect(returned.entry.reason).toMatch(/the replay run ended canceled before it settled/);
+			expect(returned.entry.actor).toContain(`execution ${running.id}`);
+		} finally {
+			await store.close();
+		}
 	});
 });

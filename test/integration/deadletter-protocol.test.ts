@@ -1,6 +1,7 @@
 import {
 	getDeadLetters,
 	type ParkRequest,
+	returnUnsettledTakes,
 	StatusChangeRefused,
 	takeForReplay,
 	updateDeadLetterStatus,
@@ -126,6 +127,55 @@ describe('take for replay', () => {
 				expectedGeneration: taken.generation,
 			}),
 		).rejects.toThrow(/changed meanwhile/);
+	});
+
+	it('a replay run that ends without success asks again for what it did not settle, and only that', async () => {
+		const parked = await parkAll(store, [
+			failed({ workflowId: 'wf-stopped-run' }),
+			failed({ workflowId: 'wf-stopped-run' }),
+			failed({ workflowId: 'wf-stopped-run' }),
+		]);
+		for (const record of parked)
+			await updateDeadLetterStatus(store, { id: record.id, to: 'replay_requested', actor: 'ops' });
+		const taken = await takeForReplay(store, {
+			taker: 'replay workflow (execution 41)',
+			limit: 5,
+			workflowId: 'wf-stopped-run',
+		});
+		expect(taken).toHaveLength(3);
+		const [settled, personal, left] = taken;
+		// The run settled one record before it was stopped; a person moved another meanwhile.
+		await updateDeadLetterStatus(store, {
+			id: settled.id,
+			to: 'replayed',
+			actor: 'replay workflow (execution 41)',
+			expectedGeneration: settled.generation,
+		});
+		await updateDeadLetterStatus(store, { id: personal.id, to: 'new', actor: 'maria' });
+		const returned = await returnUnsettledTakes(store, taken, {
+			actor: 'replay workflow (execution 41)',
+			reason: 'the replay run ended canceled before it settled this record: asked for replay again',
+		});
+		expect(returned).toEqual([left.id]);
+		const records = await getDeadLetters(store, [settled.id, personal.id, left.id]);
+		const statusOf = (id: string) => records.find((r) => r.id === id)?.status;
+		expect([statusOf(settled.id), statusOf(personal.id), statusOf(left.id)]).toEqual([
+			'replayed',
+			'new',
+			'replay_requested',
+		]);
+		expect(records.find((r) => r.id === left.id)!.history.at(-1)).toMatchObject({
+			fromStatus: 'being_fixed',
+			toStatus: 'replay_requested',
+			reason: expect.stringContaining('ended canceled'),
+		});
+		// The next replay run takes it at once, not after the retake time.
+		const [again] = await takeForReplay(store, {
+			taker: 'replay workflow (execution 42)',
+			limit: 5,
+			workflowId: 'wf-stopped-run',
+		});
+		expect(again.id).toBe(left.id);
 	});
 
 	it('a record taken by a replay run that died is taken again after the retake time', async () => {

@@ -5,7 +5,14 @@ import {
 	type INodeProperties,
 	updateDisplayOptions,
 } from 'n8n-workflow';
-import { inRange, LIMITS, type Store, takeForReplay, toDeadLetter } from '../../../lib';
+import {
+	inRange,
+	LIMITS,
+	returnUnsettledTakes,
+	type Store,
+	takeForReplay,
+	toDeadLetter,
+} from '../../../lib';
 import { listLimit } from '../../shared/descriptions';
 import { range } from '../../shared/range';
 import { toNodeError } from '../../shared/store';
@@ -49,9 +56,10 @@ export async function execute(
 	this: IExecuteFunctions,
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
+	const taker = `${String(this.getNodeParameter('taker', 0, '') || 'replay workflow').trim()} (execution ${this.getExecutionId()})`;
 	try {
 		const records = await takeForReplay(store, {
-			taker: `${String(this.getNodeParameter('taker', 0, '') || 'replay workflow').trim()} (execution ${this.getExecutionId()})`,
+			taker,
 			limit: inRange(this.getNodeParameter('takeLimit', 0, 100), LIMITS.listLimit),
 			workflowId: String(this.getNodeParameter('takeWorkflowId', 0, '') ?? '').trim() || undefined,
 			staleAfterMinutes: inRange(
@@ -59,6 +67,7 @@ export async function execute(
 				LIMITS.retakeAfterMinutes,
 			),
 		});
+		returnWhenRunFails(this, store, taker, records);
 		return [
 			records.map((record) => ({
 				json: toDeadLetter(record) as IDataObject,
@@ -68,4 +77,35 @@ export async function execute(
 	} catch (error) {
 		throw toNodeError(this, error);
 	}
+}
+
+interface LifecycleHooks {
+	addHandler?: (hook: string, handler: (run: { status?: string }) => Promise<void>) => void;
+}
+
+/**
+ * When the run that took the records ends without success (stopped, timed out, failed, a worker
+ * drained), what it did not settle is asked for replay again as it ends, instead of staying
+ * `being_fixed` until Retake After. n8n runs an execution's lifecycle handlers when it ends, in
+ * the process that ran it; they are not part of n8n's public node interface, so without them
+ * (and when n8n dies with the run) Retake After is what brings the records back.
+ */
+function returnWhenRunFails(
+	context: IExecuteFunctions,
+	store: Store,
+	taker: string,
+	records: Array<{ id: unknown; generation: string }>,
+): void {
+	if (records.length === 0) return;
+	const hooks = (context as unknown as { additionalData?: { hooks?: LifecycleHooks } })
+		.additionalData?.hooks;
+	if (!hooks || typeof hooks.addHandler !== 'function') return;
+	const taken = records.map((record) => ({ id: String(record.id), generation: record.generation }));
+	hooks.addHandler('workflowExecuteAfter', async (run) => {
+		if (run.status === 'success' || run.status === 'waiting') return;
+		await returnUnsettledTakes(store, taken, {
+			actor: taker,
+			reason: `the replay run ended ${run.status ?? 'without success'} before it settled this record: asked for replay again`,
+		}).catch(() => undefined);
+	});
 }
