@@ -11,10 +11,11 @@
  * deliver again only when they did not get a 2xx. Every lead must still end done once or parked.
  *
  * `--chaos` adds n8n's execution lifecycle (stops, a workflow timeout, n8n killed twice in a row,
- * errors whose text says "crashed") and, once everything settled, a replay phase: the cause is
- * fixed, every open letter of a lead not done is replayed through the bundled Replay with one
- * poison among them, and each letter must end replayed (its lead upserted once) or back in new
- * with its reason, none left taken.
+ * errors whose text says "crashed"), turns Event Dedupe's Check Order on (a lead's redelivery
+ * after a failed run carries its own version again) and, once everything settled, a replay
+ * phase: the cause is fixed, every open letter of a lead not done is replayed through the bundled
+ * Replay with one poison among them, and each letter must end replayed (its lead upserted once)
+ * or back in new with its reason, none left taken.
  *
  * Parked leads are meaningful: a small share of leads carry a local phone number, which the CRM
  * rejects with 422 (a permanent failure, parked at once); the rest of the parked ones are leads
@@ -25,7 +26,7 @@ import { rmSync } from 'node:fs';
 import { Client } from 'pg';
 import { type CrmEffect, DemoApi } from '../demo/api';
 import { installN8n, type N8nInstall, packPackage } from '../dev/harness/install';
-import { type N8nProcess, startN8n } from '../dev/harness/n8n';
+import { type N8nProcess, startN8n, type WorkflowFile } from '../dev/harness/n8n';
 import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
 import { clientConfig, ensurePostgres, type PgSettings } from '../dev/harness/postgres';
 import { bundledToActivate, bundledWorkflows } from '../dev/bundled';
@@ -87,6 +88,12 @@ export interface CampaignOptions {
 	crashTextRate?: number;
 	/** The lead workflow's timeout (its Timeout Workflow setting): a slow execution is cancelled. */
 	executionTimeoutSeconds?: number;
+	/**
+	 * Event Dedupe's Check Order on, per lead (entity: its email; version: a number sent with every
+	 * delivery of the lead): a delivery again after a failed run meets the version its own first
+	 * delivery recorded, and must still be let through, never dropped as a duplicate.
+	 */
+	checkOrder?: boolean;
 	/**
 	 * After the counts: the operator fixes the cause (the CRM accepts local numbers from now on),
 	 * asks for every open letter of a lead not done to be replayed, and the bundled Replay runs
@@ -201,6 +208,8 @@ interface Lead {
 	name: string;
 	phone: string;
 	local: boolean;
+	/** Check Order's entity version, the same on every delivery of the lead. */
+	version?: number;
 }
 
 /** mulberry32: a small seeded generator, so a campaign's leads and faults can be drawn again. */
@@ -281,6 +290,7 @@ async function deliver(
 		email: lead.email,
 		name: lead.name,
 		phone: lead.phone,
+		...(lead.version !== undefined ? { version: lead.version } : {}),
 		...(canary ? { password: canary, note: `form api_key=${canary}` } : {}),
 	};
 	const headers: Record<string, string> = canary
@@ -338,6 +348,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		duplicateRate,
 	);
 	const deliveries = units.reduce((sum, unit) => sum + unit.length, 0);
+	if (options.checkOrder)
+		for (const lead of leads) lead.version = 1 + Math.floor(random() * 1_000_000);
 
 	const demo = await new DemoApi(seeded(seed ^ 0x5eed)).start();
 	// Every request to the enrichment service and the CRM may fail transiently: an enrichment call
@@ -375,10 +387,12 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			say(
 				`  lifecycle: ${stops} running executions stopped through n8n's API, ${pct(options.crashTextRate ?? 0)} of CRM writes answer 502 "Upstream service crashed"${options.executionTimeoutSeconds ? `, the lead workflow times out after ${options.executionTimeoutSeconds} s` : ''}`,
 			);
+		if (options.checkOrder)
+			say(
+				`  Check Order: on at the lead workflow's Event Dedupe (entity: the email; version: sent with every delivery of the lead)`,
+			);
 		const workflows = bundledWorkflows(demo.url).map((w) =>
-			w.id === LEAD_WORKFLOW && options.executionTimeoutSeconds
-				? { ...w, settings: { ...w.settings, executionTimeout: options.executionTimeoutSeconds } }
-				: w,
+			w.id === LEAD_WORKFLOW ? leadWorkflowFor(w, options) : w,
 		);
 		n8n = await startN8n({
 			install: options.install,
@@ -861,10 +875,18 @@ async function chaosCounts(input: {
 	// A letter is named by an alert when Notify put it in an issue (its trigger named the issue's
 	// first item; later ones are counted in its updates), or by the item alert of its own key.
 	// One alert per item: a letter counts as named when an alert named it or another letter of
-	// its lead (a stopped run's write letter defers to the inbox's letter of the same item).
+	// its lead, or that letter is in an issue (a stopped run's write letter defers to the inbox's
+	// letter of the same item).
 	const alerted = new Set(demo.alerts.map(alertedItemOf));
+	// A letter in an issue was alerted through it (the first item by name, the rest in updates):
+	// its lead's other letters defer to it as well.
+	const inIssues = (
+		await admin.query<{ idempotency_key: string }>(
+			`SELECT idempotency_key FROM "${schema}".dead_letters WHERE issue_id IS NOT NULL AND idempotency_key IS NOT NULL`,
+		)
+	).rows.map((r) => r.idempotency_key);
 	const alertedLeads = new Set(
-		[...alerted].map(submissionOfKey).filter((id): id is string => id !== undefined),
+		[...alerted, ...inIssues].map(submissionOfKey).filter((id): id is string => id !== undefined),
 	);
 	const unalerted = (
 		await admin.query<{
@@ -1056,6 +1078,32 @@ async function replayParked(input: {
 }
 
 /** The submission a failed execution was processing, from its webhook's output. */
+/** The worked example as the campaign runs it: its timeout, and Check Order when asked for. */
+function leadWorkflowFor(workflow: WorkflowFile, options: CampaignOptions): WorkflowFile {
+	const nodes = (
+		workflow.nodes as Array<{ type: string; parameters: Record<string, unknown> }>
+	).map((node) =>
+		options.checkOrder && node.type === 'n8n-nodes-reliability.eventDedupe'
+			? {
+					...node,
+					parameters: {
+						...node.parameters,
+						checkOrder: true,
+						entityKey: '={{ $json.body.email }}',
+						entityVersion: '={{ $json.body.version }}',
+					},
+				}
+			: node,
+	);
+	return {
+		...workflow,
+		nodes,
+		settings: options.executionTimeoutSeconds
+			? { ...workflow.settings, executionTimeout: options.executionTimeoutSeconds }
+			: workflow.settings,
+	};
+}
+
 /**
  * The submission a dead letter's key names: `<submission>:<step>` (the worked example's writes and
  * owner lookup) or `event:<consumer>:<submission>` (the inbox's letters); undefined for any other
@@ -1302,6 +1350,7 @@ async function main(): Promise<void> {
 						stops: Math.max(5, Math.round(items / 50)),
 						crashTextRate: 0.03,
 						executionTimeoutSeconds: 30,
+						checkOrder: true,
 						replay: true,
 					}
 				: {}),

@@ -11,7 +11,7 @@ jest.setTimeout(900_000);
  * concurrent executions, counted from the destinations once nothing is in flight. On the newest
  * n8n it is the chaos campaign's short budget (`npm run campaign -- --chaos`): executions stopped
  * through the API, a workflow timeout, n8n killed twice in a row, CRM errors whose text says
- * "crashed", and nothing may be left behind that nobody will settle.
+ * "crashed", Check Order on at the inbox, and nothing may be left behind that nobody will settle.
  */
 const ITEMS = 200;
 const [newest] = n8nVersionsUnderTest();
@@ -37,6 +37,7 @@ describe.each(n8nVersionsUnderTest())('the campaign in n8n %s', (version) => {
 						stops: 4,
 						crashTextRate: 0.03,
 						executionTimeoutSeconds: 30,
+						checkOrder: true,
 						replay: true,
 						// Within this file's budget; a take left unfinished would need its 600 s hold.
 						replayWaitMs: 300_000,
