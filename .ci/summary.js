@@ -28,8 +28,13 @@ if (startLog && fs.existsSync(startLog)) {
 	const sums = {};
 	let starts = 0;
 	for (const line of fs.readFileSync(startLog, 'utf8').split('\n')) {
-		if (!line.trim()) continue;
-		const { version: _version, ...phases } = JSON.parse(line);
+		let entry;
+		try {
+			entry = JSON.parse(line);
+		} catch {
+			continue; // a line cut short (a file killed mid-write) is no reason to lose the totals
+		}
+		const { version: _version, ...phases } = entry;
 		if (!('stop' in phases)) starts += 1;
 		for (const [phase, ms] of Object.entries(phases)) sums[phase] = (sums[phase] ?? 0) + ms;
 	}

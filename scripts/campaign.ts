@@ -698,6 +698,9 @@ async function count(input: {
 	for (const row of rows) {
 		const reason = `${row.step}: ${row.error_class}${row.error_status ? ` ${row.error_status}` : ''}`;
 		const key = row.idempotency_key ?? '';
+		// The owner assignment runs after the upsert: its letter is a later step's work left to a
+		// person (the chaos counts weigh it), not a parked lead.
+		if (key.endsWith(OWNER_SUFFIX)) continue;
 		const submission =
 			submissionOfKey(key) ??
 			(key.startsWith('execution:')
@@ -882,7 +885,7 @@ async function chaosCounts(input: {
 	// its lead's other letters defer to it as well.
 	const inIssues = (
 		await admin.query<{ idempotency_key: string }>(
-			`SELECT idempotency_key FROM "${schema}".dead_letters WHERE issue_id IS NOT NULL AND idempotency_key IS NOT NULL`,
+			`SELECT idempotency_key FROM "${schema}".dead_letters WHERE issue_id IS NOT NULL AND is_open AND idempotency_key IS NOT NULL`,
 		)
 	).rows.map((r) => r.idempotency_key);
 	const alertedLeads = new Set(
@@ -1077,7 +1080,6 @@ async function replayParked(input: {
 	return counts;
 }
 
-/** The submission a failed execution was processing, from its webhook's output. */
 /** The worked example as the campaign runs it: its timeout, and Check Order when asked for. */
 function leadWorkflowFor(workflow: WorkflowFile, options: CampaignOptions): WorkflowFile {
 	const nodes = (
@@ -1116,6 +1118,7 @@ function submissionOfKey(key: string): string | undefined {
 	return undefined;
 }
 
+/** The submission a failed execution was processing, from its webhook's output. */
 async function submissionOfExecution(n8n: N8nProcess, id: string): Promise<string | undefined> {
 	const execution = await n8n.api.execution(id).catch(() => undefined);
 	// A crashed execution may have no run data at all.

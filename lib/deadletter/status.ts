@@ -243,13 +243,6 @@ export async function releaseBreakerHolds(
 }
 
 /**
- * Takes records asked to be replayed for one replay run, atomically (two overlapping runs never
- * take one record): each is being fixed, at a new generation the run presents when it marks the
- * record replayed. Held records whose breaker cool-down is over are released to replay first.
- * A taken record whose steps Compensate reversed is not replayed: it goes back to new, for a
- * person, with the steps, when and by whom in its history.
- */
-/**
  * Asks again for the replay of records a run took and did not settle: each record still at the
  * generation its take gave it goes back to `replay_requested` (the next replay run takes it at
  * once, not after Retake After). A record settled meanwhile (replayed, back in new, changed by a
@@ -278,6 +271,13 @@ export async function returnUnsettledTakes(
 	return returned;
 }
 
+/**
+ * Takes records asked to be replayed for one replay run, atomically (two overlapping runs never
+ * take one record): each is being fixed, at a new generation the run presents when it marks the
+ * record replayed. Held records whose breaker cool-down is over are released to replay first.
+ * A taken record whose steps Compensate reversed is not replayed: it goes back to new, for a
+ * person, with the steps, when and by whom in its history.
+ */
 export async function takeForReplay(
 	store: Store,
 	take: { taker: string; limit: number; workflowId?: string; staleAfterMinutes?: number },
