@@ -17,6 +17,11 @@
  * Replay with one poison among them, and each letter must end replayed (its lead upserted once)
  * or back in new with its reason, none left taken.
  *
+ * `--queue` runs n8n in queue mode: the main takes the webhooks and `--workers N` (default 2)
+ * `n8n worker` processes run the executions, on n8n's own database in Postgres and a Bull queue
+ * on Redis. A crash then kills a worker (SIGKILL) and starts it again, and with `--chaos` a
+ * worker is also drained (SIGTERM: it cancels what it still runs after its shutdown timeout).
+ *
  * Parked leads are meaningful: a small share of leads carry a local phone number, which the CRM
  * rejects with 422 (a permanent failure, parked at once); the rest of the parked ones are leads
  * whose transient faults outlasted the step's attempts.
@@ -28,7 +33,21 @@ import { type CrmEffect, DemoApi } from '../demo/api';
 import { installN8n, type N8nInstall, packPackage } from '../dev/harness/install';
 import { type N8nProcess, startN8n, type WorkflowFile } from '../dev/harness/n8n';
 import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
-import { clientConfig, ensurePostgres, type PgSettings } from '../dev/harness/postgres';
+import {
+	clientConfig,
+	createDatabase,
+	dropDatabase,
+	ensurePostgres,
+	type PgSettings,
+	queryServer,
+} from '../dev/harness/postgres';
+import {
+	deleteRedisKeys,
+	type N8nWorker,
+	queuedExecutionIds,
+	queueModeEnv,
+	type QueueRedis,
+} from '../dev/harness/queue';
 import { bundledToActivate, bundledWorkflows } from '../dev/bundled';
 import { storeCredential } from '../dev/workflows';
 import { updateDeadLetterStatuses } from '../lib/deadletter';
@@ -84,6 +103,20 @@ export interface CampaignOptions {
 	stops?: number;
 	/** Each crash is followed, once n8n is back, by a second one: n8n reports the first's executions again. */
 	crashesTwice?: boolean;
+	/**
+	 * Queue mode: the main takes the webhooks and this many `n8n worker` processes run the
+	 * executions (n8n's data in a database of its own on the campaign's Postgres server, its queue
+	 * on Redis). A crash then kills a worker, in turn, and starts it again; the main stays up.
+	 */
+	queue?: { workers: number; redis?: { host: string; port: number } };
+	/**
+	 * Queue mode: how many times a worker is drained (SIGTERM, as a deploy or a scale-down stops
+	 * it) and started again while the leads are posted. A worker gives its running executions
+	 * `drainSeconds` to finish, then cancels them (n8n 2.x), which runs no error workflow.
+	 */
+	drains?: number;
+	/** A worker's shutdown timeout when drained (its N8N_GRACEFUL_SHUTDOWN_TIMEOUT; 5 s). */
+	drainSeconds?: number;
 	/** Share of CRM writes answered 502 `{"error":"Upstream service crashed"}` (nothing committed). */
 	crashTextRate?: number;
 	/** The lead workflow's timeout (its Timeout Workflow setting): a slow execution is cancelled. */
@@ -125,7 +158,17 @@ export interface CampaignResult {
 	localPhones: number;
 	/** Webhooks posted: every lead once, the duplicates again. */
 	deliveries: number;
-	executions: { finished: number; unfinished: number; byStatus: Record<string, number> };
+	executions: {
+		finished: number;
+		unfinished: number;
+		byStatus: Record<string, number>;
+		/**
+		 * Queue mode: executions n8n's database still has as new or running while its queue no
+		 * longer holds them (they died with a killed worker). n8n's queue recovery marks such
+		 * executions crashed only when it finds other jobs queued, so an idle queue keeps them.
+		 */
+		lostWithWorkers?: number;
+	};
 	parkedBy: Record<string, number>;
 	faults: DemoApi['stats'];
 	wallMs: number;
@@ -171,8 +214,12 @@ export interface ChaosCounts {
 	/** Executions the campaign stopped through n8n's API (of those it asked to stop). */
 	stopped: number;
 	stopsAsked: number;
-	/** Times n8n was killed (a crash followed by a second one counts two). */
+	/** Times n8n (in queue mode: a worker) was killed (a crash followed by a second one counts two). */
 	kills: number;
+	/** Queue mode: times a worker was drained (SIGTERM) and started again. */
+	drains: number;
+	/** Queue mode: the workers that ran the executions (0: n8n's regular mode). */
+	workers: number;
 	/**
 	 * Times n8n exited on its own and was started again, as a supervisor (systemd, Docker's
 	 * restart policy) would: n8n 2.40.7 was seen exiting on a TypeError in its own statistics
@@ -331,7 +378,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 	const seed = options.seed ?? randomBytes(4).readUInt32LE(0);
 	const crashes = options.crashes ?? 0;
 	const stops = options.stops ?? 0;
+	const drains = options.queue ? (options.drains ?? 0) : 0;
 	let kills = 0;
+	let drained = 0;
 	let stopped = 0;
 	let selfExits = 0;
 	// A crash can kill a Recover run while it holds the items it took: they are taken again once
@@ -367,6 +416,20 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 	};
 	const admin = new Client(clientConfig(options.postgres));
 	await admin.connect();
+	// Queue mode: n8n's own data in a database of this run, its queue and cache under a prefix of
+	// this run on the shared Redis.
+	const queue = options.queue
+		? {
+				database: `n8n_campaign_${tag}_${process.pid}`,
+				redis: {
+					host: options.queue.redis?.host ?? '127.0.0.1',
+					port: options.queue.redis?.port ?? 6379,
+					prefix: `reliability_campaign_${tag}`,
+				} satisfies QueueRedis,
+			}
+		: undefined;
+	let queueDatabase: PgSettings | undefined;
+	const workers: N8nWorker[] = [];
 	let n8n: N8nProcess | undefined;
 	let keepUserFolder = false;
 	try {
@@ -387,6 +450,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			say(
 				`  lifecycle: ${stops} running executions stopped through n8n's API, ${pct(options.crashTextRate ?? 0)} of CRM writes answer 502 "Upstream service crashed"${options.executionTimeoutSeconds ? `, the lead workflow times out after ${options.executionTimeoutSeconds} s` : ''}`,
 			);
+		if (options.queue)
+			say(
+				`  queue mode: the main takes the webhooks, ${options.queue.workers} workers run the executions${crashes > 0 ? `; a crash kills a worker (SIGKILL), the main stays up` : ''}${drains > 0 ? `; ${drains} times a worker is drained (SIGTERM, ${options.drainSeconds ?? 5} s to finish) and started again` : ''}`,
+			);
 		if (options.checkOrder)
 			say(
 				`  Check Order: on at the lead workflow's Event Dedupe (entity: the email; version: sent with every delivery of the lead)`,
@@ -394,6 +461,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		const workflows = bundledWorkflows(demo.url).map((w) =>
 			w.id === LEAD_WORKFLOW ? leadWorkflowFor(w, options) : w,
 		);
+		if (queue) queueDatabase = await createDatabase(options.postgres, queue.database);
 		n8n = await startN8n({
 			install: options.install,
 			tarball: options.tarball,
@@ -405,9 +473,19 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 				// Every execution is kept, so "every execution finished" can be counted.
 				EXECUTIONS_DATA_PRUNE: 'false',
 				EXECUTIONS_DATA_PRUNE_MAX_COUNT: '0',
+				...(queue && queueDatabase ? queueModeEnv(queueDatabase, queue.redis) : {}),
 			},
 		});
 		const instance = n8n;
+		// One after the other: two n8n boots at once on a small machine only take longer. The
+		// executions n8n runs at once are shared among the workers.
+		for (let k = 0; k < (options.queue?.workers ?? 0); k++)
+			workers.push(
+				await instance.startWorker(`worker-${k + 1}`, {
+					concurrency: Math.max(1, Math.ceil(n8nConcurrency / options.queue!.workers)),
+					env: { N8N_GRACEFUL_SHUTDOWN_TIMEOUT: String(options.drainSeconds ?? 5) },
+				}),
+			);
 		say(
 			`  n8n started after ${Math.round((Date.now() - started) / 1000)} s (${instance.baseUrl}, log ${instance.logFile})`,
 		);
@@ -436,14 +514,34 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			}
 		})();
 
-		// The crash fault: at evenly spaced points of the posting, n8n dies and comes back.
+		// The crash fault: at evenly spaced points of the posting, n8n dies and comes back (in queue
+		// mode a worker, in turn: the main, which only takes webhooks, stays up).
 		let restarting: Promise<void> | undefined;
+		/** Workers the crash or drain fault is restarting: the supervisor leaves them alone. */
+		const handled = new Set<N8nWorker>();
 		const crashPoints = Array.from({ length: crashes }, (_, k) =>
 			Math.floor((deliveries * (k + 1)) / (crashes + 1)),
 		);
 		const crasher = (async () => {
-			for (const point of crashPoints) {
+			for (const [k, point] of crashPoints.entries()) {
 				while (posted < point) await sleep(200);
+				const worker = workers[k % Math.max(1, workers.length)];
+				if (worker) {
+					handled.add(worker);
+					for (let time = 0; time < (options.crashesTwice ? 2 : 1); time++) {
+						say(
+							`  [${Math.round((Date.now() - started) / 1000)} s] killing ${worker.name} (SIGKILL) after ${posted} deliveries${time > 0 ? ', again right after its restart' : ''}`,
+						);
+						await worker.kill();
+						kills++;
+						await worker.start();
+						say(`  [${Math.round((Date.now() - started) / 1000)} s] ${worker.name} is back`);
+						if (options.crashesTwice && time === 0) await sleep(3_000);
+					}
+					handled.delete(worker);
+					lastProgressAt = Date.now();
+					continue;
+				}
 				while (restarting) await restarting;
 				restarting = (async () => {
 					for (let time = 0; time < (options.crashesTwice ? 2 : 1); time++) {
@@ -466,6 +564,29 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			}
 		})();
 
+		// The drain fault (queue mode): at evenly spaced points, between the crashes, a worker is
+		// stopped as a deploy or a scale-down stops it and started again.
+		const drainPoints = Array.from({ length: drains }, (_, k) =>
+			Math.floor((deliveries * (k + 0.75)) / drains),
+		);
+		const drainer = (async () => {
+			for (const [k, point] of drainPoints.entries()) {
+				while (posted < point) await sleep(200);
+				const worker = workers[(k + 1) % workers.length];
+				while (handled.has(worker)) await sleep(200);
+				handled.add(worker);
+				say(
+					`  [${Math.round((Date.now() - started) / 1000)} s] draining ${worker.name} (SIGTERM) after ${posted} deliveries`,
+				);
+				await worker.stop(((options.drainSeconds ?? 5) + 30) * 1000);
+				drained++;
+				await worker.start();
+				say(`  [${Math.round((Date.now() - started) / 1000)} s] ${worker.name} is back`);
+				handled.delete(worker);
+				lastProgressAt = Date.now();
+			}
+		})();
+
 		// The supervisor: n8n that exits on its own is started again (and counted), as systemd or a
 		// container's restart policy would; the senders wait for it like for a crash's restart.
 		let supervising = true;
@@ -484,6 +605,15 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 					restarting = undefined;
 					lastProgressAt = Date.now();
 				}
+				for (const worker of workers)
+					if (!handled.has(worker) && worker.exitedOnItsOwn) {
+						selfExits++;
+						say(
+							`  [${Math.round((Date.now() - started) / 1000)} s] ${worker.name} exited on its own (see ${worker.logFile}); starting it again`,
+						);
+						await worker.start().catch(() => undefined);
+						lastProgressAt = Date.now();
+					}
 				await sleep(500);
 			}
 		})();
@@ -549,12 +679,16 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			);
 			await crasher;
 			await stopper;
+			await drainer;
 			say(
 				`  all ${deliveries} deliveries accepted after ${Math.round((Date.now() - started) / 1000)} s; waiting for every execution to finish`,
 			);
 
 			// Settled: every accepted delivery has a finished execution, nothing runs or waits in n8n,
-			// and no write is in progress in the store.
+			// and no write is in progress in the store. In queue mode an execution that died with a
+			// killed worker stays running in n8n's database; it is not waited for once the queue is
+			// seen, twice in a row, not to hold it.
+			let lostBefore = '';
 			while (!settled) {
 				await restarting;
 				const unfinished = await countExecutions(instance, { status: UNFINISHED }).catch(
@@ -577,8 +711,23 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 						`SELECT count(*) AS held FROM "${schema}".processed_events WHERE status = 'in_progress'`,
 					)
 				).rows;
+				const lost =
+					queue && queueDatabase
+						? await lostWithWorkers(queueDatabase, queue.redis).catch(() => undefined)
+						: { all: [], lead: 0 };
+				if (lost === undefined) {
+					await sleep(2_000);
+					continue;
+				}
+				const lostNow = lost.all.join(',');
+				const lostSeenTwice = lostNow === lostBefore;
+				lostBefore = lostNow;
 				settled =
-					finished >= deliveries && unfinished === 0 && Number(open) === 0 && Number(held) === 0;
+					finished + lost.lead >= deliveries &&
+					unfinished - lost.all.length === 0 &&
+					lostSeenTwice &&
+					Number(open) === 0 &&
+					Number(held) === 0;
 				if (settled) break;
 				if (Date.now() - lastProgressAt > stallMs) {
 					say(
@@ -601,6 +750,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			if (n > 0) byStatus[status] = n;
 		}
 		const unfinishedNow = await countExecutions(instance, { status: UNFINISHED });
+		const lostNow =
+			queue && queueDatabase
+				? (await lostWithWorkers(queueDatabase, queue.redis).catch(() => undefined))?.all.length
+				: undefined;
 		const result = await count({ leads, demo, admin, schema, n8n: instance });
 		const chaos = await chaosCounts({ leads, demo, admin, schema });
 		const replay = options.replay
@@ -612,11 +765,24 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			items,
 			localPhones: leads.filter((lead) => lead.local).length,
 			deliveries,
-			executions: { finished, unfinished: unfinishedNow, byStatus },
+			executions: {
+				finished,
+				unfinished: unfinishedNow,
+				byStatus,
+				...(lostNow === undefined ? {} : { lostWithWorkers: lostNow }),
+			},
 			faults: { ...demo.stats },
 			wallMs: Date.now() - started,
 			settled,
-			chaos: { ...chaos, stopped, stopsAsked: stops, kills, selfExits },
+			chaos: {
+				...chaos,
+				stopped,
+				stopsAsked: stops,
+				kills,
+				selfExits,
+				drains: drained,
+				workers: workers.length,
+			},
 			replay,
 		};
 		keepUserFolder = outcome.lost > 0 || outcome.duplicated > 0 || !settled;
@@ -625,7 +791,12 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		keepUserFolder = true;
 		throw error;
 	} finally {
+		for (const worker of workers) await worker.stop().catch(() => undefined);
 		await n8n?.stop().catch(() => undefined);
+		if (queue) {
+			await dropDatabase(options.postgres, queue.database).catch(() => undefined);
+			await deleteRedisKeys(queue.redis).catch(() => undefined);
+		}
 		await demo.stop().catch(() => undefined);
 		await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
 		await admin.end().catch(() => undefined);
@@ -779,7 +950,9 @@ async function chaosCounts(input: {
 	demo: DemoApi;
 	admin: Client;
 	schema: string;
-}): Promise<Omit<ChaosCounts, 'stopped' | 'stopsAsked' | 'kills' | 'selfExits'>> {
+}): Promise<
+	Omit<ChaosCounts, 'stopped' | 'stopsAsked' | 'kills' | 'selfExits' | 'drains' | 'workers'>
+> {
 	const { leads, demo, admin, schema } = input;
 	const submissions = leads.map((lead) => lead.submissionId);
 	const byEmail = new Map(leads.map((lead) => [lead.email, lead.submissionId]));
@@ -1080,6 +1253,28 @@ async function replayParked(input: {
 	return counts;
 }
 
+/**
+ * Queue mode: the executions n8n's database has as new or running that its queue no longer holds
+ * (each died with a killed worker), and how many of them are the lead workflow's. Read from the
+ * database first: an execution enqueued after that read is not among them.
+ */
+async function lostWithWorkers(
+	database: PgSettings,
+	redis: QueueRedis,
+): Promise<{ all: string[]; lead: number }> {
+	const rows = await queryServer<{ id: string; workflow_id: string }>(
+		database,
+		`SELECT id::text AS id, "workflowId" AS workflow_id FROM execution_entity WHERE status IN ('new', 'running') ORDER BY id`,
+	);
+	if (rows.length === 0) return { all: [], lead: 0 };
+	const queued = await queuedExecutionIds(redis);
+	const lost = rows.filter((row) => !queued.has(row.id));
+	return {
+		all: lost.map((row) => row.id),
+		lead: lost.filter((row) => row.workflow_id === LEAD_WORKFLOW).length,
+	};
+}
+
 /** The worked example as the campaign runs it: its timeout, and Check Order when asked for. */
 function leadWorkflowFor(workflow: WorkflowFile, options: CampaignOptions): WorkflowFile {
 	const nodes = (
@@ -1207,7 +1402,9 @@ export function report(
 			result.executions.byStatus,
 		)
 			.map(([status, n]) => `${status} ${n}`)
-			.join(', ')}); unfinished in n8n: ${result.executions.unfinished}`,
+			.join(
+				', ',
+			)}); unfinished in n8n: ${result.executions.unfinished}${result.executions.lostWithWorkers ? ` (${result.executions.lostWithWorkers} of them died with a killed worker: n8n's queue no longer holds them)` : ''}`,
 	);
 	const also = Object.entries(result.doneAndParkedBy)
 		.map(([why, n]) => `${why} ${n}`)
@@ -1239,9 +1436,11 @@ export function report(
 	for (const finding of result.findings) say(`  ${finding}`);
 	for (const note of result.notes) say(`  note: ${note}`);
 	const c = result.chaos;
-	if (c.stopsAsked > 0 || c.kills > 0 || f.crmCrashText > 0) {
+	const lifecycle = c.stopsAsked > 0 || c.kills > 0 || c.drains > 0 || f.crmCrashText > 0;
+	if (lifecycle) {
+		const killed = c.workers > 0 ? `${c.workers} workers: killed` : 'n8n killed';
 		say(
-			`lifecycle faults: ${c.stopped} of ${c.stopsAsked} executions stopped through the API, n8n killed ${c.kills} times (and exited on its own ${c.selfExits} times), ${f.crmCrashText} CRM writes answered 502 "Upstream service crashed"`,
+			`lifecycle faults: ${c.stopped} of ${c.stopsAsked} executions stopped through the API, ${killed} ${c.kills} times${c.workers > 0 ? `, drained ${c.drains} times` : ''} (and exited on its own ${c.selfExits} times), ${f.crmCrashText} CRM writes answered 502 "Upstream service crashed"`,
 		);
 		say(
 			`left behind: ${c.openLettersForDoneWork} open letters for done work, ${c.alertsForDoneItems} alerts for done items, ${c.stuckRecords} stuck records; ${c.lettersNotAlerted} letters waiting for a person that no alert named; ${c.unknownOutcomes} unknown outcomes left to a person (taken at the CRM, the answer lost, every later attempt failed)`,
@@ -1265,7 +1464,7 @@ export function report(
 			parked: result.parked,
 		}),
 	);
-	if (c.stopsAsked > 0 || c.kills > 0 || f.crmCrashText > 0)
+	if (lifecycle)
 		say(
 			JSON.stringify({
 				bench: 'chaos',
@@ -1280,6 +1479,7 @@ export function report(
 				stopped: c.stopped,
 				kills: c.kills,
 				self_exits: c.selfExits,
+				...(c.workers > 0 ? { workers: c.workers, drains: c.drains } : {}),
 				...(r
 					? {
 							replay_requested: r.requested,
@@ -1331,6 +1531,10 @@ async function main(): Promise<void> {
 	// CRM errors whose text says "crashed".
 	const chaos = argv.includes('--chaos') || process.env.CAMPAIGN_CHAOS === '1';
 	const crashes = countFromArgs(argv, 'crashes', 'CAMPAIGN_CRASHES', chaos ? 2 : 0, 0);
+	// --queue: n8n in queue mode, --workers N (default 2) `n8n worker` processes running the
+	// executions; with --chaos a worker is drained twice as well.
+	const queue = argv.includes('--queue') || process.env.CAMPAIGN_QUEUE === '1';
+	const workers = countFromArgs(argv, 'workers', 'CAMPAIGN_WORKERS', 2, 1);
 	const version = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSIONS[0];
 	const postgres = await ensurePostgres('campaign');
 	try {
@@ -1347,6 +1551,7 @@ async function main(): Promise<void> {
 			n8nConcurrency: envNumber('CAMPAIGN_N8N_CONCURRENCY'),
 			seed: envNumber('CAMPAIGN_SEED'),
 			crashes,
+			...(queue ? { queue: { workers }, drains: chaos ? 2 : 0 } : {}),
 			...(chaos
 				? {
 						crashesTwice: true,

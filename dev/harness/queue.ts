@@ -77,27 +77,105 @@ export function queueModeEnv(
 	};
 }
 
+/** A Redis reply, as RESP gives it: a number, a text (null when absent), or a list of those. */
+type RedisReply = number | string | null | RedisReply[];
+
 /**
- * Deletes a run's keys (`<prefix>*`: queue and cache) from Redis with one EVAL over a bare RESP socket, so
- * the suite needs no Redis client. Returns how many keys were deleted.
+ * Runs a Lua script on Redis (EVAL, no keys) over a bare RESP socket, so the harness needs no
+ * Redis client, and returns its reply.
  */
-export async function deleteRedisKeys(redis: QueueRedis): Promise<number> {
-	const script =
-		"local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) n = n + 1 end return n";
-	const args = ['EVAL', script, '0', `${redis.prefix}*`];
-	const command = `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
-	return await new Promise<number>((resolve, reject) => {
+async function redisEval(redis: QueueRedis, script: string, args: string[]): Promise<RedisReply> {
+	const parts = ['EVAL', script, '0', ...args];
+	const command = `*${parts.length}\r\n${parts.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
+	return await new Promise<RedisReply>((resolve, reject) => {
 		const socket = createConnection({ host: redis.host, port: redis.port });
-		let reply = '';
+		let reply = Buffer.alloc(0);
 		socket.setTimeout(10_000, () => socket.destroy(new Error('Redis did not answer within 10 s')));
 		socket.on('error', reject);
 		socket.on('connect', () => socket.write(command));
 		socket.on('data', (chunk) => {
-			reply += chunk.toString('utf8');
-			if (!reply.endsWith('\r\n')) return;
+			reply = Buffer.concat([reply, chunk]);
+			const parsed = parseReply(reply, 0);
+			if (!parsed) return; // more to come
 			socket.end();
-			if (reply.startsWith(':')) resolve(Number(reply.slice(1).trim()));
-			else reject(new Error(`Redis answered ${reply.trim()}`));
+			if (parsed.error) reject(new Error(`Redis answered ${parsed.error}`));
+			else resolve(parsed.value);
 		});
 	});
+}
+
+/** One RESP value from `at`, or undefined when the buffer does not hold all of it yet. */
+function parseReply(
+	buffer: Buffer,
+	at: number,
+): { value: RedisReply; next: number; error?: string } | undefined {
+	const end = buffer.indexOf('\r\n', at);
+	if (end < 0) return undefined;
+	const kind = String.fromCharCode(buffer[at]);
+	const line = buffer.toString('utf8', at + 1, end);
+	if (kind === '-') return { value: null, next: end + 2, error: line };
+	if (kind === ':') return { value: Number(line), next: end + 2 };
+	if (kind === '+') return { value: line, next: end + 2 };
+	if (kind === '$') {
+		const length = Number(line);
+		if (length < 0) return { value: null, next: end + 2 };
+		if (buffer.length < end + 2 + length + 2) return undefined;
+		return {
+			value: buffer.toString('utf8', end + 2, end + 2 + length),
+			next: end + 2 + length + 2,
+		};
+	}
+	if (kind === '*') {
+		const count = Number(line);
+		const values: RedisReply[] = [];
+		let next = end + 2;
+		for (let k = 0; k < count; k++) {
+			const item = parseReply(buffer, next);
+			if (!item) return undefined;
+			if (item.error) return item;
+			values.push(item.value);
+			next = item.next;
+		}
+		return { value: count < 0 ? null : values, next };
+	}
+	return { value: null, next: end + 2, error: `an unknown reply: ${line}` };
+}
+
+/** Deletes a run's keys (`<prefix>*`: queue and cache) from Redis. Returns how many keys were deleted. */
+export async function deleteRedisKeys(redis: QueueRedis): Promise<number> {
+	const script =
+		"local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) n = n + 1 end return n";
+	const reply = await redisEval(redis, script, [`${redis.prefix}*`]);
+	if (typeof reply !== 'number') throw new Error(`Redis answered ${JSON.stringify(reply)}`);
+	return reply;
+}
+
+/**
+ * The executions n8n's Bull queue still holds (its jobs waiting, delayed or being run by a
+ * worker), read from the queue's lists under the run's prefix. An execution n8n's database says
+ * is new or running and that none of these names was lost with a killed worker.
+ */
+export async function queuedExecutionIds(redis: QueueRedis): Promise<Set<string>> {
+	const script = `local out = {}
+for _, list in ipairs({'active', 'wait', 'paused'}) do
+  for _, id in ipairs(redis.call('LRANGE', ARGV[1] .. ':jobs:' .. list, 0, -1)) do
+    table.insert(out, redis.call('HGET', ARGV[1] .. ':jobs:' .. id, 'data') or '')
+  end
+end
+for _, id in ipairs(redis.call('ZRANGE', ARGV[1] .. ':jobs:delayed', 0, -1)) do
+  table.insert(out, redis.call('HGET', ARGV[1] .. ':jobs:' .. id, 'data') or '')
+end
+return out`;
+	const reply = await redisEval(redis, script, [redis.prefix]);
+	const ids = new Set<string>();
+	for (const data of Array.isArray(reply) ? reply : []) {
+		if (typeof data !== 'string' || !data) continue;
+		try {
+			const id = (JSON.parse(data) as { executionId?: unknown }).executionId;
+			if (id !== undefined && id !== null) ids.add(String(id));
+		} catch {
+			// a job whose data is not JSON names no execution
+		}
+	}
+	return ids;
 }
