@@ -517,4 +517,63 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 			await store.close();
 		}
 	});
+
+	it('a Recover run stopped mid-batch gives back the items it took, at once', async () => {
+		// An inbox item whose execution died: its claim lapsed, its payload kept.
+		const eventId = `crashed-${version}`;
+		const store = new Store(storeConfig(ctx!.schema));
+		await store.ready().finally(() => store.close());
+		await adminQuery(
+			`INSERT INTO "${ctx!.schema}".processed_events
+			   (consumer, event_id, status, workflow_id, execution_id, origin_execution_id, lease_until, expires_at, payload)
+			 VALUES ('recover-stop', $1, 'in_progress', $2, 'dead-execution', 'dead-execution', now() - interval '1 minute', now() + interval '1 day', $3)`,
+			[eventId, SLOW_REPLAY_FLOW, JSON.stringify({ order: `C-${version}` })],
+		);
+		const claim = async () =>
+			(
+				await adminQuery<{
+					execution_id: string;
+					returned: boolean;
+					last_error: string | null;
+					recover_attempts: number;
+				}>(
+					`SELECT execution_id, lease_until <= now() AS returned, last_error, recover_attempts FROM "${ctx!.schema}".processed_events WHERE consumer = 'recover-stop' AND event_id = $1`,
+					[eventId],
+				)
+			)[0];
+		// The webhook answers when the run ends: it is not awaited.
+		void ctx!.n8n.api.webhook('reliability-recover', {}).catch(() => undefined);
+		// Whichever Recover run took it (the webhook's or the minute's) is the one stopped.
+		const holder = await waitFor(
+			'the item taken by a Recover run, its re-run under way',
+			async () => {
+				const now = await claim();
+				if (!now || now.execution_id === 'dead-execution' || now.returned) return undefined;
+				const running = (await ctx!.n8n.api.executions('relRecoverWorkflow')).filter(
+					(e) => e.status === 'running' && String(e.id) === now.execution_id,
+				);
+				return running[0];
+			},
+			90_000,
+			200,
+		);
+		await ctx!.n8n.api.rest('POST', `/executions/${holder.id}/stop`);
+		// Its hold (600 s in the bundled Recover) ends as the run ends: the next run takes it.
+		const returned = await waitFor(
+			'the item given back to Recover',
+			async () => {
+				const now = await claim();
+				return now?.last_error?.includes(`execution ${holder.id}`) ? now : undefined;
+			},
+			20_000,
+			250,
+		);
+		expect(returned.last_error).toMatch(/the recovery run \(execution \d+\) ended canceled/);
+		// Given back, or already taken again by a later run; the stopped attempt stays counted.
+		expect(returned.returned || returned.execution_id !== String(holder.id)).toBe(true);
+		expect(returned.recover_attempts).toBeGreaterThanOrEqual(1);
+		await adminQuery(
+			`DELETE FROM "${ctx!.schema}".processed_events WHERE consumer = 'recover-stop'`,
+		);
+	});
 });

@@ -15,6 +15,7 @@ import {
 } from '../../../lib';
 import { listLimit } from '../../shared/descriptions';
 import { range } from '../../shared/range';
+import { whenRunFails } from '../../shared/runEnd';
 import { toNodeError } from '../../shared/store';
 
 /** How many records one run takes, and when a record a dead run took is taken again. */
@@ -79,16 +80,10 @@ export async function execute(
 	}
 }
 
-interface LifecycleHooks {
-	addHandler?: (hook: string, handler: (run: { status?: string }) => Promise<void>) => void;
-}
-
 /**
  * When the run that took the records ends without success (stopped, timed out, failed, a worker
  * drained), what it did not settle is asked for replay again as it ends, instead of staying
- * `being_fixed` until Retake After. n8n runs an execution's lifecycle handlers when it ends, in
- * the process that ran it; they are not part of n8n's public node interface, so without them
- * (and when n8n dies with the run) Retake After is what brings the records back.
+ * `being_fixed` until Retake After (which still brings them back when n8n dies with the run).
  */
 function returnWhenRunFails(
 	context: IExecuteFunctions,
@@ -97,15 +92,11 @@ function returnWhenRunFails(
 	records: Array<{ id: unknown; generation: string }>,
 ): void {
 	if (records.length === 0) return;
-	const hooks = (context as unknown as { additionalData?: { hooks?: LifecycleHooks } })
-		.additionalData?.hooks;
-	if (!hooks || typeof hooks.addHandler !== 'function') return;
 	const taken = records.map((record) => ({ id: String(record.id), generation: record.generation }));
-	hooks.addHandler('workflowExecuteAfter', async (run) => {
-		if (run.status === 'success' || run.status === 'waiting') return;
+	whenRunFails(context, async (run) => {
 		await returnUnsettledTakes(store, taken, {
 			actor: taker,
 			reason: `the replay run ended ${run.status ?? 'without success'} before it settled this record: asked for replay again`,
-		}).catch(() => undefined);
+		});
 	});
 }

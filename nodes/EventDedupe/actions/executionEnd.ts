@@ -6,6 +6,7 @@ import {
 	stopExecution,
 	type Store,
 } from '../../../lib';
+import type { RunEnd } from '../../shared/runEnd';
 
 /**
  * Holds this execution's inbox claims until the execution ends. While it runs, the process
@@ -19,14 +20,6 @@ import {
  * with status `canceled` and n8n runs no error workflow for it: the handler parks its items as
  * stopped, naming the node that was running, so none is left failed in no letter.
  */
-interface RunEnd {
-	status?: string;
-	waitTill?: Date | string | null;
-	data?: {
-		resultData?: { error?: { name?: string; message?: string }; lastNodeExecuted?: string };
-	};
-}
-
 interface LifecycleHooks {
 	addHandler?: (hook: string, handler: (...args: never[]) => Promise<void>) => void;
 }

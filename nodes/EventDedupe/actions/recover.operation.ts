@@ -26,6 +26,7 @@ import {
 } from '../../../lib';
 import { range } from '../../shared/range';
 import { listLimit } from '../../shared/descriptions';
+import { whenRunFails } from '../../shared/runEnd';
 
 const properties: INodeProperties[] = [
 	{
@@ -94,6 +95,7 @@ export async function execute(
 		),
 		workflowId,
 	});
+	giveBackWhenRunFails(this, store, executionId, taken);
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
 	const linkOf = (item: RecoveredItem) =>
 		item.workflowId && item.originExecutionId
@@ -200,4 +202,32 @@ export async function execute(
 			pairedItem: { item: 0 },
 		}));
 	return [rerun, [...parked, ...due, ...unalerted]];
+}
+
+/**
+ * When this recovery run ends without success (stopped, timed out, failed, its worker drained),
+ * the items it took and did not finish go back to Recover as it ends (their hold ends now, the
+ * attempt stays counted), so the next run takes them within a minute instead of after Hold For.
+ * An item finished, returned already or taken by another run since is left alone (the return is
+ * fenced by this execution). One whose re-run was still in flight at a Stop may run again while
+ * that re-run finishes: its write keys keep the two to one effect.
+ */
+function giveBackWhenRunFails(
+	context: IExecuteFunctions,
+	store: Store,
+	executionId: string,
+	taken: RecoveredItem[],
+): void {
+	const held = taken.filter((item) => !item.givenUp);
+	if (held.length === 0) return;
+	whenRunFails(context, async (run) => {
+		const message = `the recovery run (execution ${executionId}) ended ${run.status ?? 'without success'} before it finished this item: taken again by the next run`;
+		for (const item of held)
+			await returnToRecovery(store, {
+				consumer: item.consumer,
+				eventId: item.eventId,
+				executionId,
+				message,
+			}).catch(() => undefined);
+	});
 }
