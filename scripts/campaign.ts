@@ -444,7 +444,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		);
 		if (crashes > 0)
 			say(
-				`  crashes: n8n killed with SIGKILL and restarted ${crashes} times while the leads are posted${options.crashesTwice ? ', each time twice in a row (so n8n reports the crashed executions again)' : ''}`,
+				options.queue
+					? `  crashes: a worker (in turn) killed with SIGKILL and restarted ${crashes} times while the leads are posted${options.crashesTwice ? ', each time twice in a row' : ''}`
+					: `  crashes: n8n killed with SIGKILL and restarted ${crashes} times while the leads are posted${options.crashesTwice ? ', each time twice in a row (so n8n reports the crashed executions again)' : ''}`,
 			);
 		if (stops > 0 || options.crashTextRate || options.executionTimeoutSeconds)
 			say(
