@@ -135,6 +135,11 @@ export interface CampaignOptions {
 	replay?: boolean;
 	/** How long the replay phase waits for its letters to settle (15 min: one hold of a take). */
 	replayWaitMs?: number;
+	/**
+	 * On a finding (a lead lost or duplicated, work left behind, not settled), keep the store's
+	 * schema and n8n's queue-mode database to inspect, as the command line does; tests drop them.
+	 */
+	keepFindings?: boolean;
 	/** Called once the counts are taken, before the store's schema is dropped. */
 	inspect?: (view: { admin: Client; schema: string; demo: DemoApi }) => Promise<void>;
 	log?: (line: string) => void;
@@ -431,6 +436,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 	let queueDatabase: PgSettings | undefined;
 	const workers: N8nWorker[] = [];
 	let n8n: N8nProcess | undefined;
+	/** A finding to explain: n8n's folder, the store's schema and n8n's database are kept. */
 	let keepUserFolder = false;
 	try {
 		say(
@@ -787,7 +793,13 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			},
 			replay,
 		};
-		keepUserFolder = outcome.lost > 0 || outcome.duplicated > 0 || !settled;
+		keepUserFolder =
+			outcome.lost > 0 ||
+			outcome.duplicated > 0 ||
+			!settled ||
+			chaos.openLettersForDoneWork > 0 ||
+			chaos.alertsForDoneItems > 0 ||
+			chaos.stuckRecords > 0;
 		return outcome;
 	} catch (error) {
 		keepUserFolder = true;
@@ -795,12 +807,17 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 	} finally {
 		for (const worker of workers) await worker.stop().catch(() => undefined);
 		await n8n?.stop().catch(() => undefined);
+		const keepData = keepUserFolder && options.keepFindings === true;
 		if (queue) {
-			await dropDatabase(options.postgres, queue.database).catch(() => undefined);
+			if (!keepData) await dropDatabase(options.postgres, queue.database).catch(() => undefined);
 			await deleteRedisKeys(queue.redis).catch(() => undefined);
 		}
 		await demo.stop().catch(() => undefined);
-		await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+		if (keepData)
+			say(
+				`  the store's schema ${schema} (database ${options.postgres.database})${queue ? ` and n8n's database ${queue.database}` : ''} kept for inspection; drop them when done`,
+			);
+		else await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
 		await admin.end().catch(() => undefined);
 		if (n8n && keepUserFolder)
 			say(`  n8n's user folder (its executions, its log) kept for inspection: ${n8n.userFolder}`);
@@ -1553,6 +1570,7 @@ async function main(): Promise<void> {
 			n8nConcurrency: envNumber('CAMPAIGN_N8N_CONCURRENCY'),
 			seed: envNumber('CAMPAIGN_SEED'),
 			crashes,
+			keepFindings: true,
 			...(queue ? { queue: { workers }, drains: chaos ? 2 : 0 } : {}),
 			...(chaos
 				? {
