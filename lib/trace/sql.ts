@@ -22,9 +22,15 @@ const where = (column: string, match: TraceMatch): string =>
 const whereKeyed = (column: string, match: TraceMatch): string =>
 	match === 'exact' ? `(${column} = $1 OR business_id = $1)` : `${column} ILIKE $1`;
 
-/** Every claim of the event (one per consumer): who holds it, until when, and how it ended. */
+/**
+ * Every claim of the event (one per consumer): who holds it, until when, and how it ended. A
+ * claim whose execution n8n reported crashed is held by no execution until Recover takes it: the
+ * execution shown is then the one that held it last.
+ */
 export const claimsSql = (store: Store, match: TraceMatch): string => `
-SELECT consumer, event_id, status, workflow_id, execution_id, origin_execution_id, generation,
+SELECT consumer, event_id, status, workflow_id,
+       coalesce(execution_id, previous_executions[cardinality(previous_executions)]) AS execution_id,
+       origin_execution_id, generation,
        claimed_at, lease_until, completed_at, completed_by, recover_attempts, last_error,
        payload IS NOT NULL AS payload_kept, payload_bytes,
        (status = 'in_progress' AND lease_until < now()) AS lease_lapsed

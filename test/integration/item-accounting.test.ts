@@ -10,9 +10,11 @@ import {
 	eventLetterKey,
 	ExecutionEnd,
 	failExecution,
+	keeperFor,
 	recordExecutionReport,
 	settleExecutionClaims,
 	stopExecution,
+	takeCrashed,
 } from '../../lib/dedupe';
 import { DEFAULT_POLICY, requestFingerprint, runWrites } from '../../lib/idempotency';
 import { purgeExpired } from '../../lib/control/housekeeping';
@@ -109,17 +111,41 @@ describe('an error whose text says "crash" is a failure, not a crash', () => {
 		.find((node) => node.name === 'Settle Failed Execution')!
 		.parameters.crashed.replace(/^=\{\{(.*)\}\}$/s, '$1');
 	// The bundled Error handler's Crashed expression, evaluated as n8n evaluates it ($json).
-	const crashedFor = (error: { name?: string; message?: string }) =>
-		new Function('$json', `return (${crashedExpression});`)({ execution: { error } }) as boolean;
+	const crashedFor = (execution: {
+		lastNodeExecuted?: string;
+		error: { name?: string; message?: string; node?: { name: string } };
+	}) => new Function('$json', `return (${crashedExpression});`)({ execution }) as boolean;
+	const nodeFailure = (name: string, message: string) => ({
+		lastNodeExecuted: 'Post to ERP',
+		error: { name, message, node: { name: 'Post to ERP' } },
+	});
 
-	it('the Error handler tells a crash by the error class n8n reports, never by its text', () => {
-		expect(crashedFor({ name: 'WorkflowCrashedError', message: 'Workflow did not finish' })).toBe(
-			true,
-		);
-		expect(crashedFor({ name: 'NodeApiError', message: 'Upstream service crashed' })).toBe(false);
-		expect(crashedFor({ name: 'NodeOperationError', message: 'Workflow did not finish' })).toBe(
-			false,
-		);
+	it('the Error handler tells a crash by what n8n reports, never by the error text', () => {
+		// n8n died mid-run and reports it after its restart.
+		expect(
+			crashedFor({
+				lastNodeExecuted: 'Post to ERP',
+				error: { name: 'WorkflowCrashedError', message: 'Workflow did not finish' },
+			}),
+		).toBe(true);
+		// A queue-mode worker died: n8n fails its job as stalled (MaxStalledCountError, which
+		// reaches the Error Trigger with no name), knowing no node that ran.
+		expect(
+			crashedFor({
+				error: {
+					message: 'This execution failed to be processed too many times and will no longer retry.',
+				},
+			}),
+		).toBe(true);
+		// A node failed, whatever its text says.
+		expect(crashedFor(nodeFailure('NodeApiError', 'Upstream service crashed'))).toBe(false);
+		expect(crashedFor(nodeFailure('NodeOperationError', 'Workflow did not finish'))).toBe(false);
+		// A failed trigger ran no execution: nothing to settle as a crash.
+		expect(
+			new Function('$json', `return (${crashedExpression});`)({
+				trigger: { error: { message: 'feed answered 500' } },
+			}),
+		).toBe(false);
 	});
 
 	it('a crash whose claims its own hook failed did end: its items are parked, not left to Recover', async () => {
@@ -136,6 +162,55 @@ describe('an error whose text says "crash" is a failure, not a crash', () => {
 		});
 		expect(settled.items.map((item) => item.eventId)).toEqual(['ORD-3']);
 		expect(settled.recovering).toBe(0);
+	});
+});
+
+describe('a crash n8n reports while the process still runs it (a queue-mode job failed as stalled)', () => {
+	// n8n fails a queue-mode job whose worker stopped renewing its lock (MaxStalledCountError),
+	// and runs the error workflow for it; a worker that was only slow goes on running it.
+	const reportedWhileRunning = async (eventId: string) => {
+		const run = context();
+		await claimEvents(store, run, [order(eventId)]);
+		const keeper = keeperFor(store, 60);
+		keeper.keep(run.executionId, 60_000);
+		const settled = await failExecution(store, {
+			executionId: run.executionId,
+			crashed: true,
+			message: 'This execution failed to be processed too many times',
+		});
+		expect(settled).toMatchObject({ repeated: false, recovering: 1, items: [] });
+		await recordExecutionReport(store, run.executionId, 'crashed');
+		// The live worker's keeper beats again: the crash report must not be undone by it.
+		await keeper.beat();
+		keeper.drop(run.executionId);
+		return run;
+	};
+	const recover = (executionId: string) =>
+		takeCrashed(store, { executionId, limit: 10, maxAttempts: 3, leaseSeconds: 60 });
+
+	it('its later failure leaves the item to Recover, never failed with no one to park it', async () => {
+		const run = await reportedWhileRunning('ORD-S1');
+		await settleExecutionClaims(store, run.executionId, {
+			status: ExecutionEnd.error,
+			message: 'CRM said 503',
+		});
+		const taken = await recover('recover-s1');
+		expect(taken.map((item) => [item.eventId, item.givenUp])).toEqual([['ORD-S1', false]]);
+		expect(await claimRow('ORD-S1')).toMatchObject({
+			status: 'in_progress',
+			execution_id: 'recover-s1',
+		});
+	});
+
+	it('its later success does not complete what Recover now runs: one completion, by Recover', async () => {
+		const run = await reportedWhileRunning('ORD-S2');
+		await settleExecutionClaims(store, run.executionId, { status: ExecutionEnd.success });
+		const taken = await recover('recover-s2');
+		expect(taken.map((item) => item.eventId)).toEqual(['ORD-S2']);
+		const [done] = await completeEvents(store, 'orders', ['ORD-S2'], 'recover-s2');
+		expect(done.changed).toBe(true);
+		expect(await claimRow('ORD-S2')).toMatchObject({ status: 'done' });
+		expect(await openLetters('ORD-S2')).toEqual([]);
 	});
 });
 

@@ -19,7 +19,9 @@ import type { Store } from '../../lib/store';
  * The item model: Event Dedupe's inbox through every way n8n ends an execution, with the actors
  * as n8n runs them: the end-of-execution hook (success, error, waiting is not modelled), a
  * cancel (Stop, a timeout, a worker's drain: the hook parks), a crash (no hook; n8n reports it
- * at its restart, and may report it again at the next), the bundled Error handler (Settle Failed
+ * at its restart, and may report it again at the next), a queue-mode job n8n fails as stalled
+ * while its worker still runs it (reported as a crash; the execution ends later, by its own
+ * hook, and n8n reports nothing more), the bundled Error handler (Settle Failed
  * Execution, then Park), Recover (re-run, fail back, give up), Release by event (fenced), Check
  * Order, and senders that deliver again. Commands run one after another, each to its end, so a
  * schedule is exactly the interleaving it describes.
@@ -37,6 +39,11 @@ type ItemCommand =
 			execution: number;
 			how: 'success' | 'error' | 'crash' | 'cancel';
 	  }
+	/**
+	 * n8n fails the nth running execution's queue job as stalled and owes a crash report for it,
+	 * while its worker, only slow, goes on running it (it ends later by an `end`).
+	 */
+	| { kind: 'stall'; execution: number }
 	/** n8n runs the Error handler for the nth report it owes (a crash: at its restart). */
 	| { kind: 'report'; report: number }
 	/** n8n reports a crashed execution again at its next restart. */
@@ -62,6 +69,7 @@ export const REQUIRED_KINDS = [
 	'recover_gave_up',
 	'late_error_handler',
 	'release_refused',
+	'stalled_still_running',
 ] as const;
 export type ReachedKind = (typeof REQUIRED_KINDS)[number];
 
@@ -92,6 +100,7 @@ const itemCommand: fc.Arbitrary<ItemCommand> = fc.oneof(
 	{ weight: 4, arbitrary: fc.record({ kind: fc.constant('report' as const), report: nth }) },
 	{ weight: 4, arbitrary: fc.record({ kind: fc.constant('reportAgain' as const), report: nth }) },
 	{ weight: 1, arbitrary: fc.record({ kind: fc.constant('lapse' as const), execution: nth }) },
+	{ weight: 2, arbitrary: fc.record({ kind: fc.constant('stall' as const), execution: nth }) },
 	{
 		weight: 3,
 		arbitrary: fc.record({
@@ -143,6 +152,8 @@ export async function runItemSchedule(
 	const deliveries: Delivery[] = [];
 	/** Executions whose claims may still be settled by their end (one per new claim). */
 	const running: string[] = [];
+	/** Running executions n8n has already reported (failed as stalled): it reports them no more. */
+	const stalled = new Set<string>();
 	const owed: Report[] = [];
 	const reported: Report[] = [];
 	const failedEvents = new Set<string>();
@@ -257,6 +268,8 @@ export async function runItemSchedule(
 				if (running.length === 0) return;
 				const execution = running.splice(command.execution % running.length, 1)[0];
 				const held = await heldBy(execution);
+				const reportedAlready = stalled.delete(execution);
+				if (reportedAlready && command.how !== 'crash') reach('stalled_still_running');
 				switch (command.how) {
 					case 'success':
 						await settleExecutionClaims(store, execution, { status: ExecutionEnd.success });
@@ -268,11 +281,11 @@ export async function runItemSchedule(
 							message: 'Upstream service crashed',
 						});
 						for (const eventId of held) failedEvents.add(eventId);
-						owed.push({ execution, crashed: false, runs: 0, events: held });
+						if (!reportedAlready) owed.push({ execution, crashed: false, runs: 0, events: held });
 						return;
 					case 'crash':
 						for (const eventId of held) failedEvents.add(eventId);
-						owed.push({ execution, crashed: true, runs: 0, events: held });
+						if (!reportedAlready) owed.push({ execution, crashed: true, runs: 0, events: held });
 						return;
 					case 'cancel':
 						reach('cancel');
@@ -280,6 +293,14 @@ export async function runItemSchedule(
 						for (const eventId of held) failedEvents.add(eventId);
 						return;
 				}
+				return;
+			}
+			case 'stall': {
+				const candidates = running.filter((e) => !stalled.has(e));
+				if (candidates.length === 0) return;
+				const execution = candidates[command.execution % candidates.length];
+				stalled.add(execution);
+				owed.push({ execution, crashed: true, runs: 0, events: await heldBy(execution) });
 				return;
 			}
 			case 'report': {
@@ -300,6 +321,7 @@ export async function runItemSchedule(
 				if (running.length === 0) return;
 				// The process died without n8n noticing (a queue-mode worker): its claims lapse.
 				const execution = running.splice(command.execution % running.length, 1)[0];
+				stalled.delete(execution);
 				await store.query(
 					`UPDATE ${store.table('processed_events')} SET lease_until = now() - interval '1 second' WHERE execution_id = $1 AND status = 'in_progress'`,
 					[execution],
@@ -380,7 +402,8 @@ export async function runItemSchedule(
 	// reports every crash at its restart, the Error handler runs for each report it owes, and
 	// Recover runs until it has nothing left (re-runs that fail, then succeed, then give up).
 	for (const execution of running.splice(0))
-		owed.push({ execution, crashed: true, runs: 0, events: await heldBy(execution) });
+		if (!stalled.has(execution))
+			owed.push({ execution, crashed: true, runs: 0, events: await heldBy(execution) });
 	for (const report of owed.splice(0)) await errorHandler(report);
 	for (let round = 0; round < MAX_RECOVERIES + 3; round++)
 		if ((await recover(round % 2 === 0 ? 'error' : 'success')) === 0) break;

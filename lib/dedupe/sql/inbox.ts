@@ -24,10 +24,19 @@ UPDATE ${store.table('processed_events')}
 SET lease_until = greatest(lease_until, $2::timestamptz + make_interval(secs => $3))
 WHERE execution_id = $1 AND status = 'in_progress'`;
 
-/** The execution crashed: its inbox claims' leases end now, so the Recover workflow takes them at once. */
+/**
+ * The execution crashed: its inbox claims' leases end now, so the Recover workflow takes them at
+ * once, and the execution no longer holds them (it moves to the claims' previous executions). A
+ * crash n8n reports may be of a process still running it: a queue-mode job that n8n failed as
+ * stalled while its worker was only slow. That process's keeper can then no longer renew them,
+ * nor its end complete or fail them; Recover runs them again (their writes return their saved
+ * results), so no item is left failed with no one to park it.
+ */
 export const endExecutionLeasesSql = (store: Store): string => `
 UPDATE ${store.table('processed_events')}
-SET lease_until = least(lease_until, now()), last_error = coalesce($2, last_error)
+SET lease_until = least(lease_until, now()), last_error = coalesce($2, last_error),
+    execution_id = NULL, generation = generation + 1,
+    previous_executions = (previous_executions || execution_id)[greatest(1, cardinality(previous_executions) - 14):]
 WHERE execution_id = $1 AND status = 'in_progress' AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
 RETURNING event_id`;
 
