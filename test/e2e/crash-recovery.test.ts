@@ -41,8 +41,11 @@ const FLOW = 'crashInvoiceFlow';
 const PATH = 'crash-invoices';
 const CONSUMER = 'invoices';
 
-/** Webhook (answers on receipt) -> Event Dedupe v2 -> Post to Ledger; Replay Entry joins before the write. */
-const invoiceFlow = (ledgerUrl: string) => ({
+/**
+ * Webhook (answers on receipt) -> Event Dedupe v2 -> Post to Ledger; Replay Entry joins before the
+ * write. A dead execution's claims lapse `recoverAfterSeconds` after its process last renewed them.
+ */
+const invoiceFlow = (ledgerUrl: string, recoverAfterSeconds = 20) => ({
 	...workflow(
 		FLOW,
 		'Crash: invoices to the ledger',
@@ -53,7 +56,7 @@ const invoiceFlow = (ledgerUrl: string) => ({
 					operation: 'claim',
 					eventId: '={{ $json.body.invoice }}',
 					consumer: CONSUMER,
-					recoverAfterSeconds: 20,
+					recoverAfterSeconds,
 				}),
 				typeVersion: 2,
 			},
@@ -270,8 +273,13 @@ describe.each(n8nVersionsUnderTest())(
 
 /**
  * Queue mode: main takes the webhooks, two workers run the executions. One worker is killed with
- * SIGKILL while invoice writes run on it; n8n does not retry a dead worker's jobs, so only the
- * inbox knows them: their claims lapse and Recover runs them again on the surviving workers.
+ * SIGKILL while invoice writes run on it and replaced by a new one on a fresh folder, as an
+ * orchestrator replaces a pod: no event log of the dead worker's executions survives, so n8n
+ * learns of them only when the surviving worker finds their jobs' locks lapsed and fails them as
+ * stalled, with an error that names no node that ran. The Error handler must take that for the
+ * crash it is: the items go to Recover, which runs them again on the live workers. Their claims
+ * would lapse on their own only after two minutes here, so the report, not the lapse, is what
+ * hands them over (an Error handler that parked them as failed leaves them in letters).
  */
 const newest = n8nVersionsUnderTest()[0];
 describe(`queue mode in n8n ${newest}: a worker killed mid-run`, () => {
@@ -291,13 +299,20 @@ describe(`queue mode in n8n ${newest}: a worker killed mid-run`, () => {
 		);
 		const major = Number(newest.split('.')[0]);
 		ctx = await startWith(newest, 'crashq', {
-			workflows: [...bundled, invoiceFlow(target.url(ledger))],
+			workflows: [...bundled, invoiceFlow(target.url(ledger), 120)],
 			activate: [
 				...(major >= 2 ? ['relAlertWorkflow', 'relErrorHandler1'] : []),
 				FLOW,
 				'relRecoverWorkflow',
 			],
-			env: queueModeEnv(database, redis),
+			env: {
+				...queueModeEnv(database, redis),
+				// n8n's job locks, shortened (defaults 30 s) so a dead worker's jobs are found stalled
+				// within seconds rather than a minute.
+				QUEUE_WORKER_LOCK_DURATION: '10000',
+				QUEUE_WORKER_LOCK_RENEW_TIME: '3000',
+				QUEUE_WORKER_STALLED_INTERVAL: '5000',
+			},
 		});
 		for (const name of ['worker-a', 'worker-b'])
 			workers.push(await ctx.n8n.startWorker(name, { concurrency: 10 }));
@@ -328,10 +343,13 @@ describe(`queue mode in n8n ${newest}: a worker killed mid-run`, () => {
 			90_000,
 			50,
 		);
+		const stalledBefore = (await ctx!.n8n.api.executions(FLOW)).filter(
+			(e) => e.status === 'error',
+		).length;
 		await workers[0].kill();
 		target.route(ledger, { honoursKey: false });
 		const killed = Date.now();
-		await workers[0].start();
+		workers.push(await ctx!.n8n.startWorker('worker-c', { concurrency: 10 }));
 
 		const outcomes = async () => {
 			const claims = await adminQuery<{ event_id: string; status: string }>(
@@ -346,18 +364,31 @@ describe(`queue mode in n8n ${newest}: a worker killed mid-run`, () => {
 				claim: claims.find((c) => c.event_id === invoice)?.status ?? null,
 			}));
 		};
+		// Recover is asked every few seconds (its webhook, as Recover now does) rather than left to
+		// its minute: it can take the items only once the Error handler has ended their leases.
 		const settled = await waitFor(
 			'every invoice posted once',
 			async () => {
 				const now = await outcomes();
-				return now.every((o) => o.effects >= 1 && o.claim === 'done') ? now : undefined;
+				if (now.every((o) => o.effects >= 1 && o.claim === 'done')) return now;
+				void ctx!.n8n.api.webhook('reliability-recover', {}).catch(() => undefined);
+				return undefined;
 			},
 			180_000,
-			2_000,
+			5_000,
 		).catch(async (error: unknown) => {
 			throw new Error(`${String(error)}; outcomes: ${JSON.stringify(await outcomes())}`);
 		});
-		expect(Date.now() - killed).toBeLessThan(150_000);
+		// Before the claims could have lapsed on their own (120 s): n8n's stall report handed them over.
+		expect(Date.now() - killed).toBeLessThan(115_000);
 		expect(settled.filter((o) => o.effects !== 1)).toEqual([]);
+		// n8n failed the dead worker's jobs as stalled (status error, no node ran), and nothing of
+		// them waits for a person.
+		const stalled = (await ctx!.n8n.api.executions(FLOW)).filter((e) => e.status === 'error');
+		expect(stalled.length - stalledBefore).toBeGreaterThan(0);
+		const open = await adminQuery(
+			`SELECT idempotency_key, status, error_message FROM "${ctx!.schema}".dead_letters WHERE is_open`,
+		);
+		expect(open).toEqual([]);
 	});
 });

@@ -36,7 +36,7 @@ const properties: INodeProperties[] = [
 		type: 'boolean',
 		default: false,
 		description:
-			"Whether the execution crashed (n8n died mid-run) rather than failed: its items are then left to the Recover workflow to run again, instead of being parked. The bundled Error handler sets it from the class of the error n8n reports (WorkflowCrashedError), never from the message text. Items the execution's own end-of-execution hook had failed are parked either way: it did end.",
+			"Whether the execution crashed (n8n or a queue-mode worker died mid-run) rather than failed: its items are then left to the Recover workflow to run again, instead of being parked, and the execution no longer holds them (a worker n8n gave up on as stalled that still runs cannot settle them). The bundled Error handler sets it from what n8n reports, never from the message text: a WorkflowCrashedError, or a failure that names no node that ran (n8n's failure of a stalled queue-mode job). Items the execution's own end-of-execution hook had failed are parked either way: it did end.",
 	},
 	{
 		displayName: 'Error Message',
