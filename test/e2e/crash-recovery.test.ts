@@ -320,7 +320,7 @@ describe(`queue mode in n8n ${newest}: a worker killed mid-run`, () => {
 
 	afterAll(async () => {
 		const steps: Array<() => Promise<unknown>> = [
-			...workers.map((worker) => () => worker.stop()),
+			...workers.map((worker) => () => worker.kill()),
 			() => stopAndClean(ctx),
 			() => dropDatabase(server, databaseName),
 			() => deleteRedisKeys(redis),

@@ -153,7 +153,7 @@ describe.each(n8nVersionsUnderTest())('queue mode with two workers in n8n %s', (
 	afterAll(async () => {
 		// Every step runs even when an earlier one fails: processes first, then their data.
 		const steps: Array<() => Promise<unknown>> = [
-			...workers.map((worker) => () => worker.stop()),
+			...workers.map((worker) => () => worker.kill()),
 			() => stopAndClean(ctx),
 			() => dropDatabase(server, databaseName),
 			() => deleteRedisKeys(redis),
