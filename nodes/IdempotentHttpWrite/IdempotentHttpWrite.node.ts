@@ -25,9 +25,14 @@ export class IdempotentHttpWrite implements INodeType {
 		usableAsTool: true,
 		defaults: { name: 'Idempotent HTTP Write' },
 		inputs: [NodeConnectionTypes.Main],
-		// The write returns two outputs; each must be declared for the editor to draw it.
-		outputs: [NodeConnectionTypes.Main, NodeConnectionTypes.Main],
-		outputNames: ['Success', 'Failed'],
+		// The write returns two outputs; each must be declared for the editor to draw it. Their
+		// names go with each output rather than in outputNames: n8n replaces the outputs of the
+		// node's tool version (an AI Agent's tool) with its one tool output but keeps outputNames,
+		// which labelled that output "Success".
+		outputs: [
+			{ type: NodeConnectionTypes.Main, displayName: 'Success' },
+			{ type: NodeConnectionTypes.Main, displayName: 'Failed' },
+		],
 		credentials: [
 			{ name: 'reliabilityStoreApi', required: true, testedBy: 'reliabilityStoreTest' },
 			// n8n's own generic credential types, as its HTTP Request node uses them.

@@ -71,6 +71,16 @@ describe.each(n8nVersionsUnderTest())('n8n %s with the package installed', (vers
 			'n8n-nodes-reliability.deadLetterPark',
 			'n8n-nodes-reliability.idempotentHttpWrite',
 		]);
+		// The write names its two outputs; its tool version, as n8n builds it for an AI Agent, has
+		// the one tool output, and no name left over from the write's outputs labels it.
+		const write = ours.find((t) => t.name === 'n8n-nodes-reliability.idempotentHttpWrite')!;
+		expect(write.outputs).toEqual([
+			{ type: 'main', displayName: 'Success' },
+			{ type: 'main', displayName: 'Failed' },
+		]);
+		const writeTool = ours.find((t) => t.name === 'n8n-nodes-reliability.idempotentHttpWriteTool');
+		expect(writeTool?.outputs).toEqual(['ai_tool']);
+		expect(writeTool?.outputNames ?? []).toEqual([]);
 	});
 
 	it('runs a workflow that uses the credential: the store is created and the event recorded once', async () => {
