@@ -8,6 +8,7 @@ import {
 	closeSucceededSql,
 	evidenceSql,
 	releaseBreakerHoldsSql,
+	replayedStepsSql,
 	takeForReplaySql,
 	updateStatusSql,
 } from './sql';
@@ -269,6 +270,62 @@ export async function returnUnsettledTakes(
 		}
 	}
 	return returned;
+}
+
+/**
+ * Settles the records a replay run took and left unsettled when the run ended in success: its
+ * re-run of a record ended with no result the run could read (the workflow ended on a path that
+ * is not a write's success output, or returned no item), and without parking the record again.
+ * The store then says how its failed step ended: a record whose write key now reads succeeded,
+ * or whose event is done, is `replayed` (the re-run passed that step; a later step that failed
+ * has parked its own letter); one whose key or event did not finish goes back to `new` for a
+ * person, with what its record says; one the store cannot judge (a key of the user's own, an
+ * execution-level record) is `replayed`, as a re-run that finished without parking it again.
+ * Records settled or changed meanwhile are left alone (the take's generation). Returns the
+ * records it settled, each with its new status.
+ */
+export async function settleUnsettledTakes(
+	store: Store,
+	taken: Array<{ id: string; generation: string }>,
+	actor: string,
+): Promise<Array<{ id: string; to: DeadLetterStatus }>> {
+	if (taken.length === 0) return [];
+	const rows = await store.query<{
+		id: string;
+		status: DeadLetterStatus;
+		generation: string;
+		step: string;
+		key_status: string | null;
+		event_status: string | null;
+	}>(replayedStepsSql(store), [taken.map((t) => t.id)]);
+	const settled: Array<{ id: string; to: DeadLetterStatus }> = [];
+	for (const record of taken) {
+		const row = rows.find((r) => String(r.id) === record.id);
+		if (!row || row.status !== 'being_fixed' || String(row.generation) !== record.generation)
+			continue;
+		const finished = row.key_status ?? row.event_status;
+		const done = row.key_status === 'succeeded' || row.event_status === 'done';
+		const to: DeadLetterStatus = finished === null || done ? 'replayed' : 'new';
+		const reason =
+			to === 'new'
+				? `the re-run ended without ${row.step} succeeding (its ${row.key_status !== null ? 'write key' : 'event'} is ${finished}) and did not park the item again: check the run`
+				: done
+					? `the re-run finished ${row.step}; a later step that failed has its own letter`
+					: 're-run finished';
+		try {
+			await updateDeadLetterStatus(store, {
+				id: record.id,
+				to,
+				actor,
+				reason,
+				expectedGeneration: record.generation,
+			});
+			settled.push({ id: record.id, to });
+		} catch (error) {
+			if (!(error instanceof StatusChangeRefused)) throw error;
+		}
+	}
+	return settled;
 }
 
 /**

@@ -14,13 +14,13 @@ interface LifecycleHooks {
 }
 
 /**
- * Runs `handler` when the execution running this node ends without success (stopped, timed out,
- * failed, a worker drained it), in the process that ran it. n8n runs an execution's lifecycle
- * handlers as it ends; they are not part of n8n's public node interface, so where an execution
- * context carries none this returns false and the caller's hold (a lease, Retake After) is what
- * brings the work back. So it is when n8n dies with the run: no handler runs then.
+ * Runs `handler` when the execution running this node ends, however it ends (success, stopped,
+ * timed out, failed, a worker drained it), in the process that ran it. n8n runs an execution's
+ * lifecycle handlers as it ends; they are not part of n8n's public node interface, so where an
+ * execution context carries none this returns false and the caller's hold (a lease, Retake
+ * After) is what brings the work back. So it is when n8n dies with the run: no handler runs then.
  */
-export function whenRunFails(
+export function whenRunEnds(
 	context: IExecuteFunctions,
 	handler: (run: RunEnd) => Promise<void>,
 ): boolean {
@@ -28,10 +28,23 @@ export function whenRunFails(
 		.additionalData?.hooks;
 	if (!hooks || typeof hooks.addHandler !== 'function') return false;
 	hooks.addHandler('workflowExecuteAfter', async (run) => {
-		if (run.status === 'success' || run.status === 'waiting') return;
 		// A handler that throws would fail n8n's own end-of-execution work: what it could not do
 		// is left to the hold.
 		await handler(run).catch(() => undefined);
 	});
 	return true;
+}
+
+/** Whether a run ended without success (a wait is not an end: the run resumes later). */
+export const endedWithoutSuccess = (run: RunEnd): boolean =>
+	run.status !== 'success' && run.status !== 'waiting';
+
+/** Runs `handler` when the execution running this node ends without success (see whenRunEnds). */
+export function whenRunFails(
+	context: IExecuteFunctions,
+	handler: (run: RunEnd) => Promise<void>,
+): boolean {
+	return whenRunEnds(context, async (run) => {
+		if (endedWithoutSuccess(run)) await handler(run);
+	});
 }

@@ -567,6 +567,68 @@ describe.each(n8nVersionsUnderTest())(
 			}
 		});
 
+		it('a replayed record whose failed step now passes ends replayed, though a later step fails and parks its own letter', async () => {
+			const store = new Store(storeConfig(ctx!.schema));
+			try {
+				// The enrichment outcome was unknown; the CRM still refuses the lead's local number, so
+				// the re-run passes Enrich and fails at Upsert Contact, ending on the Alert path.
+				demo.faults = {
+					...demo.faults,
+					enrichTimeouts: 0,
+					rejectLocalPhones: true,
+					crmUnavailable: 0,
+				};
+				const lead = {
+					submissionId: 'form-e4a1',
+					email: 'eva@initech.example',
+					name: 'Eva Berg',
+					phone: '030 1234567',
+				};
+				const [enrich] = parkedOrThrow(
+					await parkItems(store, [
+						{
+							workflowId: EXAMPLE,
+							step: 'Enrich',
+							idempotencyKey: `${lead.submissionId}:enrich`,
+							errorClass: 'unknown_outcome',
+							errorMessage: 'timeout of 2000ms exceeded (gave up after 5 attempts)',
+							payload: { lead },
+						},
+					]),
+				);
+				await updateDeadLetterStatus(store, {
+					id: enrich.id,
+					to: 'replay_requested',
+					actor: 'maria@sales-ops',
+					reason: 'enrichment is back',
+				});
+				await runReplay();
+				const letters = async () =>
+					await adminQuery<{ id: string; idempotency_key: string; status: string }>(
+						`SELECT id, idempotency_key, status FROM "${ctx!.schema}".dead_letters WHERE idempotency_key LIKE $1 ORDER BY id`,
+						[`${lead.submissionId}:%`],
+					);
+				const settled = await waitFor(
+					'the enrich record settled and the upsert parked',
+					async () => {
+						const now = await letters();
+						return now.length === 2 && now[0].status !== 'being_fixed' ? now : undefined;
+					},
+					120_000,
+				).catch(async (error: unknown) => {
+					throw new Error(`${String(error)}; ${await whyNotReplayed(enrich.id, undefined)}`);
+				});
+				// One open letter for the item, at the step that failed now; the enrichment ran once.
+				expect(settled.map((l) => [l.idempotency_key, l.status])).toEqual([
+					[`${lead.submissionId}:enrich`, 'replayed'],
+					[`${lead.submissionId}:crm-upsert`, 'new'],
+				]);
+				expect(demo.effects.filter((e) => e.email === lead.email)).toHaveLength(0);
+			} finally {
+				await store.close();
+			}
+		});
+
 		it('housekeeping run now deletes what is past retention and keeps what is in progress', async () => {
 			await adminQuery(
 				`INSERT INTO "${ctx!.schema}".processed_events (consumer, event_id, status, lease_until, expires_at)

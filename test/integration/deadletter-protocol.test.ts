@@ -2,10 +2,19 @@ import {
 	getDeadLetters,
 	type ParkRequest,
 	returnUnsettledTakes,
+	settleUnsettledTakes,
 	StatusChangeRefused,
 	takeForReplay,
 	updateDeadLetterStatus,
 } from '../../lib/deadletter';
+import {
+	claimEvents,
+	ClaimMode,
+	eventLetterKey,
+	settleExecutionClaims,
+	ExecutionEnd,
+} from '../../lib/dedupe';
+import { DEFAULT_POLICY, requestFingerprint, runWrites } from '../../lib/idempotency';
 import { Store } from '../../lib/store';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
@@ -176,6 +185,137 @@ describe('take for replay', () => {
 			workflowId: 'wf-stopped-run',
 		});
 		expect(again.id).toBe(left.id);
+	});
+
+	it('a replay run that ends in success settles what its re-runs left unread, by what the store says of each failed step', async () => {
+		const workflowId = 'wf-lead-replay';
+		// The write keys the re-runs ended with: Enrich now succeeded, Upsert still failed.
+		const writeKey = async (key: string, status: 200 | 422) =>
+			await runWrites(
+				store,
+				{
+					workflowId,
+					executionId: `replayed-run-${key}`,
+					node: key.endsWith(':enrich') ? 'Enrich' : 'Upsert Contact',
+					retentionDays: 30,
+					policy: { ...DEFAULT_POLICY, maxAttempts: 1 },
+					onUnknown: 'retry',
+					concurrency: 1,
+					maxSavedBodyChars: 1000,
+					park: false,
+				},
+				[
+					{
+						index: 0,
+						scope: 'crm',
+						key,
+						fingerprint: requestFingerprint({ method: 'POST', url: '/x', body: { key } }),
+						payload: { key },
+						timeoutMs: 1000,
+					},
+				],
+				{
+					send: async () => ({
+						kind: 'response',
+						answer: {
+							status,
+							headers: {},
+							body: status === 200 ? { ok: true } : { error: 'bad phone' },
+						},
+					}),
+				},
+			);
+		// A lead whose done event closes an event letter; one whose claim failed again.
+		const claimed = async (eventId: string, end: 'success' | 'error') => {
+			const run = {
+				consumer: 'leads',
+				workflowId,
+				executionId: `replayed-${eventId}`,
+				mode: ClaimMode.untilExecutionEnds,
+				leaseSeconds: 60,
+				retentionDays: 30,
+			};
+			await claimEvents(store, run, [{ index: 0, eventId, payload: { eventId } }]);
+			await settleExecutionClaims(store, run.executionId, {
+				status: end === 'success' ? ExecutionEnd.success : ExecutionEnd.error,
+			});
+		};
+		const [enrich, upsert, eventDone, eventFailed, custom] = await parkAll(store, [
+			failed({
+				workflowId,
+				step: 'Enrich',
+				idempotencyKey: 'lead-7:enrich',
+				errorClass: 'unknown_outcome',
+			}),
+			failed({
+				workflowId,
+				step: 'Upsert Contact',
+				idempotencyKey: 'lead-8:crm-upsert',
+				errorClass: 'exhausted',
+			}),
+			failed({
+				workflowId,
+				step: 'Claim',
+				idempotencyKey: eventLetterKey('leads', 'ev-9'),
+				businessId: 'ev-9',
+				errorClass: 'execution',
+			}),
+			failed({
+				workflowId,
+				step: 'Claim',
+				idempotencyKey: eventLetterKey('leads', 'ev-10'),
+				businessId: 'ev-10',
+				errorClass: 'execution',
+			}),
+			failed({ workflowId, step: 'Notify', idempotencyKey: 'my-own-key-11' }),
+		]);
+		for (const record of [enrich, upsert, eventDone, eventFailed, custom])
+			await updateDeadLetterStatus(store, { id: record.id, to: 'replay_requested', actor: 'ops' });
+		const taken = await takeForReplay(store, {
+			taker: 'replay workflow (execution 77)',
+			limit: 10,
+			workflowId,
+		});
+		expect(taken).toHaveLength(5);
+		// The re-runs: Enrich passed and a later step failed elsewhere; the upsert failed again
+		// without parking this letter; one event was done, one failed; the custom one finished.
+		await writeKey('lead-7:enrich', 200);
+		await writeKey('lead-8:crm-upsert', 422);
+		await claimed('ev-9', 'success');
+		await claimed('ev-10', 'error');
+		const settled = await settleUnsettledTakes(
+			store,
+			taken.map((t) => ({ id: t.id, generation: t.generation })),
+			'replay workflow (execution 77)',
+		);
+		const records = await getDeadLetters(
+			store,
+			[enrich, upsert, eventDone, eventFailed, custom].map((r) => r.id),
+		);
+		const statusOf = (id: string) => records.find((r) => r.id === id)?.status;
+		expect([enrich, upsert, eventDone, eventFailed, custom].map((r) => statusOf(r.id))).toEqual([
+			'replayed',
+			'new',
+			'replayed',
+			'new',
+			'replayed',
+		]);
+		expect(settled).toHaveLength(5);
+		expect(records.find((r) => r.id === upsert.id)!.history.at(-1)).toMatchObject({
+			fromStatus: 'being_fixed',
+			toStatus: 'new',
+			reason: expect.stringContaining(
+				'without Upsert Contact succeeding (its write key is failed)',
+			),
+		});
+		// A second end (n8n reporting again) changes nothing.
+		expect(
+			await settleUnsettledTakes(
+				store,
+				taken.map((t) => ({ id: t.id, generation: t.generation })),
+				'again',
+			),
+		).toEqual([]);
 	});
 
 	it('a record taken by a replay run that died is taken again after the retake time', async () => {

@@ -80,6 +80,26 @@ export const releaseBreakerHoldsSql = (store: Store): string =>
 	);
 
 /**
+ * What the store says of the failed step of records $1 (ids) that a replay run took: the status
+ * of the write key the record is parked under (its key, in its workflow), and of the event a
+ * letter `event:<consumer>:<event ID>` (or its hashed form) names by its business ID. Either is
+ * null when the record names no such key or event (a letter of the user's own key, an
+ * execution-level record): the store cannot say, and the run's own result decides.
+ */
+export const replayedStepsSql = (store: Store): string => `
+SELECT d.id, d.status, d.generation, d.step,
+       (SELECT k.status FROM ${store.table('idempotency_keys')} k
+        WHERE k.key = d.idempotency_key AND k.workflow_id = d.workflow_id
+        ORDER BY k.updated_at DESC LIMIT 1) AS key_status,
+       (SELECT p.status FROM ${store.table('processed_events')} p
+        WHERE d.idempotency_key LIKE 'event:%' AND p.event_id = d.business_id
+          AND d.idempotency_key IN ('event:' || p.consumer || ':' || p.event_id,
+              'event:sha256:' || encode(sha256(convert_to('event:' || p.consumer || ':' || p.event_id, 'UTF8')), 'hex'))
+        LIMIT 1) AS event_status
+FROM ${store.table('dead_letters')} d
+WHERE d.id = ANY($1::bigint[])`;
+
+/**
  * Takes up to $3 records asked to be replayed for one replay run ($1, the taker; $2 the reason;
  * $4 an optional workflow), atomically: two overlapping runs never take one record. A record
  * another run took more than $5 minutes ago without settling it (that run died) is taken again.

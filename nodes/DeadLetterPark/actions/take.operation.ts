@@ -9,13 +9,14 @@ import {
 	inRange,
 	LIMITS,
 	returnUnsettledTakes,
+	settleUnsettledTakes,
 	type Store,
 	takeForReplay,
 	toDeadLetter,
 } from '../../../lib';
 import { listLimit } from '../../shared/descriptions';
 import { range } from '../../shared/range';
-import { whenRunFails } from '../../shared/runEnd';
+import { endedWithoutSuccess, whenRunEnds } from '../../shared/runEnd';
 import { toNodeError } from '../../shared/store';
 
 /** How many records one run takes, and when a record a dead run took is taken again. */
@@ -68,7 +69,7 @@ export async function execute(
 				LIMITS.retakeAfterMinutes,
 			),
 		});
-		returnWhenRunFails(this, store, taker, records);
+		settleWhenRunEnds(this, store, taker, records);
 		return [
 			records.map((record) => ({
 				json: toDeadLetter(record) as IDataObject,
@@ -81,11 +82,14 @@ export async function execute(
 }
 
 /**
- * When the run that took the records ends without success (stopped, timed out, failed, a worker
- * drained), what it did not settle is asked for replay again as it ends, instead of staying
- * `being_fixed` until Retake After (which still brings them back when n8n dies with the run).
+ * Whatever the run that took the records did not settle is settled as it ends. Ended without
+ * success (stopped, timed out, failed, a worker drained): asked for replay again, instead of
+ * staying `being_fixed` until Retake After (which still brings them back when n8n dies with the
+ * run). Ended in success: a record whose re-run gave no result the run could read (the
+ * workflow ended on another path than a write's success, or returned nothing) and did not park
+ * it again is settled by what the store says of its failed step (settleUnsettledTakes).
  */
-function returnWhenRunFails(
+function settleWhenRunEnds(
 	context: IExecuteFunctions,
 	store: Store,
 	taker: string,
@@ -93,10 +97,13 @@ function returnWhenRunFails(
 ): void {
 	if (records.length === 0) return;
 	const taken = records.map((record) => ({ id: String(record.id), generation: record.generation }));
-	whenRunFails(context, async (run) => {
-		await returnUnsettledTakes(store, taken, {
-			actor: taker,
-			reason: `the replay run ended ${run.status ?? 'without success'} before it settled this record: asked for replay again`,
-		});
+	whenRunEnds(context, async (run) => {
+		if (run.status === 'waiting') return;
+		if (endedWithoutSuccess(run))
+			await returnUnsettledTakes(store, taken, {
+				actor: taker,
+				reason: `the replay run ended ${run.status ?? 'without success'} before it settled this record: asked for replay again`,
+			});
+		else await settleUnsettledTakes(store, taken, taker);
 	});
 }
