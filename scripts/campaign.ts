@@ -202,7 +202,15 @@ export interface ReplayCounts {
 	failedAgain: number;
 	/** Still `replay_requested` or `being_fixed` when the phase gave up waiting (must be 0). */
 	stuck: number;
-	/** Closed `replayed` while the lead's upsert took effect other than once (must be 0). */
+	/**
+	 * Closed `replayed`: its own step passed on the re-run, a later step failed and parked the
+	 * lead in a letter of its own (open). The item is in that letter now.
+	 */
+	failedLater: number;
+	/**
+	 * Closed `replayed` while the lead's upsert took effect other than once and no open letter
+	 * names the lead (must be 0).
+	 */
 	replayedNotDone: number;
 	/** Leads whose upsert took effect more than once, counted after the replays (must be 0). */
 	duplicated: number;
@@ -1182,6 +1190,7 @@ async function replayParked(input: {
 		replayed: 0,
 		failedAgain: 0,
 		stuck: 0,
+		failedLater: 0,
 		replayedNotDone: 0,
 		duplicated: 0,
 		poisonEndedNew: false,
@@ -1194,11 +1203,16 @@ async function replayParked(input: {
 		return counts;
 	}
 	// The poison: a local-phone lead's letter where there is one (the cause the operator fixed
-	// does not cover it), in the middle of the first batch.
+	// does not cover it), in the middle of the first batch. A letter of the upsert, where the CRM
+	// refuses it again: one of an earlier step would pass that step, and its lead would fail at
+	// the upsert in a letter of its own.
 	const locals = letters.filter((letter) => letter.lead.local);
-	const poison = (locals.length > 0 ? locals : letters)[
-		Math.floor((locals.length > 0 ? locals : letters).length / 2)
-	];
+	const atUpsert = (list: typeof letters) =>
+		list.filter((letter) => letter.idempotency_key?.endsWith(UPSERT_SUFFIX));
+	const candidates = [atUpsert(locals), locals, atUpsert(letters), letters].find(
+		(list) => list.length > 0,
+	)!;
+	const poison = candidates[Math.floor(candidates.length / 2)];
 	demo.faults = { ...demo.faults, rejectLocalPhones: false, rejectEmails: [poison.lead.email] };
 	say(
 		`  replay: the CRM accepts local numbers now; ${letters.length} letters asked for replay (${locals.length} of local-phone leads), the poison ${poison.idempotency_key} (its address still refused)`,
@@ -1254,12 +1268,20 @@ async function replayParked(input: {
 		} else await sleep(2_000);
 	}
 	const final = new Map((await statuses()).map((r) => [r.id, r.status]));
+	const openLeads = new Set(
+		(
+			await admin.query<{ idempotency_key: string }>(
+				`SELECT idempotency_key FROM "${schema}".dead_letters WHERE is_open AND idempotency_key IS NOT NULL`,
+			)
+		).rows.map((r) => leadOf(r.idempotency_key)?.submissionId),
+	);
 	for (const letter of letters) {
 		const status = final.get(letter.id);
 		const effects = effectsOf(letter.lead.email);
 		if (status === 'replayed') {
 			counts.replayed++;
-			if (effects !== 1) {
+			if (effects === 0 && openLeads.has(letter.lead.submissionId)) counts.failedLater++;
+			else if (effects !== 1) {
 				counts.replayedNotDone++;
 				if (counts.details.length < 10)
 					counts.details.push(
@@ -1489,7 +1511,7 @@ export function report(
 	const r = result.replay;
 	if (r) {
 		say(
-			`replay: ${r.requested} letters asked for, ${r.replayed} replayed, ${r.failedAgain} back in new with a reason (the poison ${r.poisonEndedNew ? 'among them' : 'NOT among them'}), ${r.stuck} still taken; ${r.replayedNotDone} replayed without their upsert taken once, ${r.duplicated} leads upserted twice; ${r.runs} Replay runs in ${Math.round(r.wallMs / 1000)} s`,
+			`replay: ${r.requested} letters asked for, ${r.replayed} replayed (${r.failedLater} of them passed their step and failed at a later one, in its own open letter), ${r.failedAgain} back in new with a reason (the poison ${r.poisonEndedNew ? 'among them' : 'NOT among them'}), ${r.stuck} still taken; ${r.replayedNotDone} replayed without their upsert taken once and in no open letter, ${r.duplicated} leads upserted twice; ${r.runs} Replay runs in ${Math.round(r.wallMs / 1000)} s`,
 		);
 		for (const detail of r.details) say(`  ${detail}`);
 	}
@@ -1524,6 +1546,7 @@ export function report(
 							replay_requested: r.requested,
 							replayed: r.replayed,
 							replay_failed_again: r.failedAgain,
+							replay_failed_later: r.failedLater,
 							replay_stuck: r.stuck,
 							replayed_not_done: r.replayedNotDone,
 							replay_duplicated: r.duplicated,
