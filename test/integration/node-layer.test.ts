@@ -2,7 +2,7 @@ import { type IExecuteFunctions, type INodeExecutionData, NodeOperationError } f
 import { closeAllStores } from '../../lib/store';
 import { execute as claim } from '../../nodes/EventDedupe/actions/claim.operation';
 import { execute as recover } from '../../nodes/EventDedupe/actions/recover.operation';
-import { claimEvents, ClaimMode, failExecution } from '../../lib/dedupe';
+import { claimEvents, ClaimMode, failExecution, keeperFor, takeCrashed } from '../../lib/dedupe';
 import { router as deadLetterPark } from '../../nodes/DeadLetterPark/actions/router';
 import { router as reliabilityControl } from '../../nodes/ReliabilityControl/actions/router';
 import { adminQuery, credentialData, testStore } from '../helpers/store';
@@ -152,6 +152,107 @@ describe('Event Dedupe Recover', () => {
 			`Dead letter: ${letter.id}`,
 			'Next action (the workflow owner): Fix the cause (given up after 3 recoveries (event INV-77 of node-recover)), then set the record to replay_requested',
 		]);
+	});
+});
+
+describe('Event Dedupe Recover holds what it takes only while it runs', () => {
+	const crashedItem = async (eventId: string) => {
+		const died = `exec-died-${eventId}`;
+		await claimEvents(
+			store,
+			{
+				consumer: 'node-hold',
+				workflowId: 'wf-node',
+				executionId: died,
+				mode: ClaimMode.untilExecutionEnds,
+				leaseSeconds: 60,
+				retentionDays: 30,
+			},
+			[{ index: 0, eventId, payload: { invoice: eventId } }],
+		);
+		await failExecution(store, { executionId: died, crashed: true });
+	};
+	const claimOf = async (eventId: string) =>
+		(
+			await adminQuery<{ execution_id: string | null; status: string; held_for: number }>(
+				`SELECT execution_id, status, extract(epoch FROM lease_until - now())::int AS held_for
+				 FROM "${schema}".processed_events WHERE consumer = 'node-hold' AND event_id = $1`,
+				[eventId],
+			)
+		)[0];
+	/** A Recover run whose re-run is `rerun`; n8n's end-of-execution handlers run when asked. */
+	const recoverRun = (executionId: string, rerun: () => Promise<unknown>) => {
+		const handlers: Array<(run: { status: string }) => Promise<void>> = [];
+		const run = recover.call(
+			{
+				...context(
+					{
+						operation: 'recover',
+						maxRecoveries: 3,
+						recoverHoldSeconds: 600,
+						recoverWorkflowId: 'wf-node',
+					},
+					[{ json: {} }],
+					{ executionId },
+				),
+				getInstanceBaseUrl: () => 'https://n8n.example/',
+				executeWorkflow: async () => ({ executionId: `${executionId}-sub`, data: await rerun() }),
+				additionalData: {
+					hooks: {
+						addHandler: (_hook: string, handler: (typeof handlers)[number]) =>
+							handlers.push(handler),
+					},
+				},
+			} as unknown as IExecuteFunctions,
+			store,
+		);
+		return {
+			run,
+			end: async (status: string) => {
+				for (const h of handlers) await h({ status });
+			},
+		};
+	};
+
+	it('a run that died with n8n leaves its items for a lease, not for Hold For; a live run renews them', async () => {
+		await crashedItem('INV-H1');
+		let during: Awaited<ReturnType<typeof claimOf>> | undefined;
+		let renewed: Awaited<ReturnType<typeof claimOf>> | undefined;
+		const { run, end } = recoverRun('exec-recover-h1', async () => {
+			during = await claimOf('INV-H1');
+			await keeperFor(store, 60).beat();
+			renewed = await claimOf('INV-H1');
+			return [];
+		});
+		await run;
+		await end('success');
+		// Held by the run for about a minute at a time, not the 600 s of Hold For: had n8n died
+		// with the run, the next run would have taken it within a minute.
+		expect(during).toMatchObject({ execution_id: 'exec-recover-h1', status: 'in_progress' });
+		expect(during!.held_for).toBeLessThanOrEqual(60);
+		expect(renewed!.held_for).toBeGreaterThan(50);
+		expect(await claimOf('INV-H1')).toMatchObject({ status: 'done' });
+	});
+
+	it("an item whose re-run failed goes back to Recover at once: the run's keeper no longer renews it", async () => {
+		await crashedItem('INV-H2');
+		const { run, end } = recoverRun('exec-recover-h2', async () => {
+			throw new Error('the CRM is down');
+		});
+		const [rerun] = await run;
+		expect(rerun[0].json).toMatchObject({ outcome: 'failed', error: 'the CRM is down' });
+		await keeperFor(store, 60).beat();
+		expect(await claimOf('INV-H2')).toMatchObject({ execution_id: null, status: 'in_progress' });
+		expect((await claimOf('INV-H2')).held_for).toBeLessThanOrEqual(0);
+		const [again] = await takeCrashed(store, {
+			executionId: 'exec-recover-h2b',
+			limit: 5,
+			maxAttempts: 3,
+			leaseSeconds: 60,
+			workflowId: 'wf-node',
+		});
+		expect(again).toMatchObject({ eventId: 'INV-H2', attempt: 2, givenUp: false });
+		await end('success');
 	});
 });
 

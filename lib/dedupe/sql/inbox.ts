@@ -79,11 +79,13 @@ FROM taken t`;
 
 /**
  * A recovery run's re-run of an item failed: the item goes back to Recover at once (its lease
- * ends now), if this run ($3) still holds it; the attempt stays counted.
+ * ends now, and the run no longer holds it, so the run's keeper does not renew it), if this run
+ * ($3) still holds it; the attempt stays counted.
  */
 export const returnToRecoverySql = (store: Store): string => `
 UPDATE ${store.table('processed_events')}
-SET lease_until = now(), last_error = $4
+SET lease_until = now(), last_error = $4, execution_id = NULL,
+    previous_executions = (previous_executions || execution_id)[greatest(1, cardinality(previous_executions) - 14):]
 WHERE consumer = $1 AND event_id = $2 AND execution_id = $3 AND status = 'in_progress'`;
 
 /**

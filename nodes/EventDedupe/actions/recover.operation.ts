@@ -10,6 +10,7 @@ import {
 	ErrorClass,
 	eventLetterKey,
 	inRange,
+	keeperFor,
 	keptPayload,
 	KeyStatus,
 	LIMITS,
@@ -26,7 +27,7 @@ import {
 } from '../../../lib';
 import { range } from '../../shared/range';
 import { listLimit } from '../../shared/descriptions';
-import { whenRunFails } from '../../shared/runEnd';
+import { endedWithoutSuccess, whenRunEnds } from '../../shared/runEnd';
 
 const properties: INodeProperties[] = [
 	{
@@ -46,7 +47,7 @@ const properties: INodeProperties[] = [
 		typeOptions: range(LIMITS.claimLeaseSeconds),
 		default: 600,
 		description:
-			'How long this recovery run holds the items it takes; one it never completes is taken again after this',
+			'The longest this recovery run holds the items it takes. It renews them while it runs, so the items of a run that died with n8n are taken again within a minute; one it has held this long is taken again anyway.',
 	},
 	{
 		displayName: 'Workflow ID',
@@ -85,17 +86,20 @@ export async function execute(
 	const limit = inRange(this.getNodeParameter('recoverLimit', 0, 50), LIMITS.listLimit);
 	const workflowId =
 		String(this.getNodeParameter('recoverWorkflowId', 0, '') ?? '').trim() || undefined;
+	const holdSeconds = inRange(
+		this.getNodeParameter('recoverHoldSeconds', 0, 600),
+		LIMITS.claimLeaseSeconds,
+	);
+	// The items' lease follows the run: short, and renewed by this process while the run lives.
+	const leaseSeconds = Math.min(holdSeconds, RUN_LEASE_SECONDS);
 	const taken = await takeCrashed(store, {
 		executionId,
 		limit,
 		maxAttempts: inRange(this.getNodeParameter('maxRecoveries', 0, 3), LIMITS.maxRecoveries),
-		leaseSeconds: inRange(
-			this.getNodeParameter('recoverHoldSeconds', 0, 600),
-			LIMITS.claimLeaseSeconds,
-		),
+		leaseSeconds,
 		workflowId,
 	});
-	giveBackWhenRunFails(this, store, executionId, taken);
+	holdWhileRunning(this, store, executionId, taken, leaseSeconds, holdSeconds);
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
 	const linkOf = (item: RecoveredItem) =>
 		item.workflowId && item.originExecutionId
@@ -204,23 +208,34 @@ export async function execute(
 	return [rerun, [...parked, ...due, ...unalerted]];
 }
 
+/** How long the items of a run that died stay held: the run renews them a third of this apart. */
+const RUN_LEASE_SECONDS = 60;
+
 /**
- * When this recovery run ends without success (stopped, timed out, failed, its worker drained),
- * the items it took and did not finish go back to Recover as it ends (their hold ends now, the
- * attempt stays counted), so the next run takes them within a minute instead of after Hold For.
- * An item finished, returned already or taken by another run since is left alone (the return is
- * fenced by this execution). One whose re-run was still in flight at a Stop may run again while
- * that re-run finishes: its write keys keep the two to one effect.
+ * Holds the items this run took while it runs: the process renews their lease (the keeper, as
+ * for Event Dedupe's claims), for at most Hold For, so the items of a run that died with n8n or
+ * its worker lapse within a lease and the next run takes them. When the run ends without
+ * success (stopped, timed out, failed, its worker drained), the items it did not finish go back
+ * to Recover as it ends (their hold ends now, the attempt stays counted), so the next run takes
+ * them within a minute. An item finished, returned already or taken by another run since is left
+ * alone (the return is fenced by this execution). One whose re-run was still in flight at a Stop
+ * may run again while that re-run finishes: its write keys keep the two to one effect.
  */
-function giveBackWhenRunFails(
+function holdWhileRunning(
 	context: IExecuteFunctions,
 	store: Store,
 	executionId: string,
 	taken: RecoveredItem[],
+	leaseSeconds: number,
+	holdSeconds: number,
 ): void {
 	const held = taken.filter((item) => !item.givenUp);
 	if (held.length === 0) return;
-	whenRunFails(context, async (run) => {
+	const keeper = keeperFor(store, leaseSeconds);
+	keeper.keep(executionId, holdSeconds * 1000);
+	whenRunEnds(context, async (run) => {
+		keeper.drop(executionId);
+		if (!endedWithoutSuccess(run)) return;
 		const message = `the recovery run (execution ${executionId}) ended ${run.status ?? 'without success'} before it finished this item: taken again by the next run`;
 		for (const item of held)
 			await returnToRecovery(store, {
