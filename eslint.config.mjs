@@ -24,9 +24,30 @@ export default tseslint.config(
 	},
 	{
 		// The engine is free of n8n types by design: it throws its own errors (with a cause and a
-		// hint), and the node layer turns them into NodeOperationError with the item index.
+		// hint), and the node layer turns them into NodeOperationError with the item index. So it
+		// imports nothing of n8n's: only nodes/ and credentials/ know n8n.
 		files: ['lib/**/*.ts'],
-		rules: { '@n8n/community-nodes/require-node-api-error': 'off' },
+		rules: {
+			'@n8n/community-nodes/require-node-api-error': 'off',
+			'no-restricted-imports': [
+				'error',
+				{
+					paths: [
+						{
+							name: 'n8n-workflow',
+							message:
+								'lib/ is the engine, free of n8n: take plain values, return outcomes, throw errors of lib/errors.ts.',
+						},
+					],
+					patterns: [
+						{
+							group: ['**/nodes/**', '**/credentials/**'],
+							message: 'lib/ never imports the node layer.',
+						},
+					],
+				},
+			],
+		},
 	},
 	{
 		// The write's request building throws ItemError for one item's bad input, also inside a
