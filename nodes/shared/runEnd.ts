@@ -38,13 +38,3 @@ export function whenRunEnds(
 /** Whether a run ended without success (a wait is not an end: the run resumes later). */
 export const endedWithoutSuccess = (run: RunEnd): boolean =>
 	run.status !== 'success' && run.status !== 'waiting';
-
-/** Runs `handler` when the execution running this node ends without success (see whenRunEnds). */
-export function whenRunFails(
-	context: IExecuteFunctions,
-	handler: (run: RunEnd) => Promise<void>,
-): boolean {
-	return whenRunEnds(context, async (run) => {
-		if (endedWithoutSuccess(run)) await handler(run);
-	});
-}
