@@ -11,3 +11,4 @@ export * from './alerts';
 export * from './outbox';
 export * from './trace';
 export * from './setup';
+export * from './runLink';

@@ -1,4 +1,5 @@
 import type { AttemptEntry } from '../idempotency/types';
+import { runLink } from '../runLink';
 import {
 	type ClaimEntry,
 	type DeadLetterEntry,
@@ -15,14 +16,11 @@ export const TRACE_MIN_PART = 3;
 export const MAX_QUERY_CHARS = 500;
 
 /** The n8n execution page, as the nodes link it in their run links. */
-function executionLink(
+const executionLink = (
 	baseUrl: string | undefined,
 	workflowId: string | null,
 	executionId: string | null,
-): string | null {
-	if (!baseUrl || !workflowId || !executionId) return null;
-	return `${baseUrl.replace(/\/+$/, '')}/workflow/${encodeURIComponent(workflowId)}/executions/${encodeURIComponent(executionId)}`;
-}
+): string | null => (baseUrl ? (runLink(baseUrl, workflowId, executionId) ?? null) : null);
 
 /** `%part%` for ILIKE, with the part's own wildcards taken literally. */
 export const containsPattern = (part: string): string =>

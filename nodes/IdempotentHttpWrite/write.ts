@@ -1,5 +1,5 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { runWrites, type WriteRequest } from '../../lib';
+import { runLink, runWrites, type WriteRequest } from '../../lib';
 import { sourceVersionOf } from '../shared/sourceVersion';
 import { storeFor, toNodeError } from '../shared/store';
 import { toOutputs } from './outputs';
@@ -52,9 +52,7 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 	const workflow = this.getWorkflow();
 	const executionId = this.getExecutionId();
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
-	const runLink = workflow.id
-		? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}`
-		: null;
+	const link = runLink(baseUrl, workflow.id, executionId) ?? null;
 	const byIndex = new Map(
 		requests.filter((r): r is PreparedRequest => 'options' in r).map((r) => [r.index, r]),
 	);
@@ -65,7 +63,7 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 			workflowName: workflow.name,
 			executionId,
 			node: node.name,
-			runLink: runLink ?? undefined,
+			runLink: link ?? undefined,
 			integration: settings.integration,
 			retentionDays: settings.retentionDays,
 			policy: settings.policy,
@@ -90,5 +88,5 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 	).catch((error: unknown) => {
 		throw toNodeError(this, error);
 	});
-	return toOutputs(this, items, outcomes, settings, runLink);
+	return toOutputs(this, items, outcomes, settings, link);
 }

@@ -1,4 +1,5 @@
 import { toDeadLetter } from '../../lib/deadletter';
+import { runLink } from '../../lib/runLink';
 
 describe('toDeadLetter', () => {
 	const parkedAt = new Date('2026-01-01T10:00:00.000Z');
@@ -89,5 +90,21 @@ describe('toDeadLetter', () => {
 		expect(record).not.toHaveProperty('history');
 		expect(record).not.toHaveProperty('generation');
 		expect(record.idempotencyKey).toBe('lead-1');
+	});
+});
+
+describe('runLink', () => {
+	it('links the execution page under the base URL, each ID encoded', () => {
+		expect(runLink('https://n8n.example/', 'wf-leads', '9')).toBe(
+			'https://n8n.example/workflow/wf-leads/executions/9',
+		);
+		expect(runLink('https://n8n.example/base//', 'wf/a b', '9?x')).toBe(
+			'https://n8n.example/base/workflow/wf%2Fa%20b/executions/9%3Fx',
+		);
+	});
+
+	it('is undefined without both IDs: no link to a page that does not exist', () => {
+		expect(runLink('https://n8n.example', undefined, '9')).toBeUndefined();
+		expect(runLink('https://n8n.example', 'wf-leads', '')).toBeUndefined();
 	});
 });

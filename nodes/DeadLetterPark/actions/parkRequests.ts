@@ -3,8 +3,9 @@ import {
 	checkParkRequest,
 	LIMITS,
 	optionalInRange,
-	parseMaskFields,
 	type ParkRequest,
+	parseMaskFields,
+	runLink,
 } from '../../../lib';
 import { itemValueReader } from '../../shared/itemValues';
 import { sourceVersionOf } from '../../shared/sourceVersion';
@@ -34,10 +35,7 @@ export function parkRequestsOf(
 	const workflow = context.getWorkflow();
 	const executionId = context.getExecutionId();
 	const baseUrl = context.getInstanceBaseUrl().replace(/\/+$/, '');
-	const runLink =
-		workflow.id && executionId
-			? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}`
-			: undefined;
+	const ownRunLink = runLink(baseUrl, workflow.id, executionId);
 	let sourceStep = '';
 	try {
 		sourceStep = context.getInputSourceData()?.previousNode ?? '';
@@ -87,10 +85,7 @@ export function parkRequestsOf(
 						? item.pairedItem.item
 						: index,
 				idempotencyKey: text(keyOf(index)),
-				runLink:
-					failedWorkflowId && failedExecutionId
-						? `${baseUrl}/workflow/${failedWorkflowId}/executions/${failedExecutionId}`
-						: runLink,
+				runLink: runLink(baseUrl, failedWorkflowId, failedExecutionId) ?? ownRunLink,
 				integration: text(itemOptions.integration),
 				errorClass: chosenClass === 'auto' ? classifyStatus(failed.status) : chosenClass,
 				errorMessage: failed.message,

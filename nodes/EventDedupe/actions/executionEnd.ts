@@ -2,6 +2,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import {
 	ExecutionEnd,
 	keeperFor,
+	runLink,
 	settleExecutionClaims,
 	stopExecution,
 	type Store,
@@ -91,9 +92,7 @@ function stoppedAt(context: IExecuteFunctions, run: RunEnd, running: string | un
 		workflowId: workflow.id,
 		workflowName: workflow.name,
 		step: running ?? run.data?.resultData?.lastNodeExecuted,
-		runLink: workflow.id
-			? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}`
-			: undefined,
+		runLink: runLink(baseUrl, workflow.id, executionId),
 		reason: error?.message
 			? `the execution was stopped: ${error.message}${error.name ? ` (${error.name})` : ''}`
 			: undefined,

@@ -16,6 +16,7 @@ import {
 	parkItems,
 	type ParkRequest,
 	recordExecutionReport,
+	runLink,
 	type Store,
 } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
@@ -156,9 +157,7 @@ export async function execute(
 			const ending = crashed ? 'crashed' : 'failed';
 			const workflowId = text(read.workflowId(index));
 			const step = text(read.lastNode(index)) ?? 'unknown step';
-			const runLink = workflowId
-				? `${baseUrl}/workflow/${workflowId}/executions/${executionId}`
-				: undefined;
+			const link = runLink(baseUrl, workflowId, executionId);
 			const summary: IDataObject = {
 				executionId,
 				crashed,
@@ -186,7 +185,7 @@ export async function execute(
 				step,
 				idempotencyKey: eventLetterKey(item.consumer, item.eventId),
 				businessId: item.eventId,
-				runLink,
+				runLink: link,
 				errorClass: 'execution',
 				errorMessage: message,
 				alreadyHappened:
@@ -214,7 +213,7 @@ export async function execute(
 						impact: text(options.impact) ?? 'the event was received but its work did not finish',
 						owner: text(options.owner) ?? null,
 						severity: text(options.severity) ?? null,
-						runLink: runLink ?? null,
+						runLink: link ?? null,
 						_settled: summary,
 						// The record's summary, as Park outputs it: what an alert needs.
 						_deadLetter: parkedSummary(requests[i], result),

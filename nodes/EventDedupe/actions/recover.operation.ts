@@ -20,6 +20,7 @@ import {
 	type ParkRequest,
 	type RecoveredItem,
 	returnToRecovery,
+	runLink,
 	type Store,
 	takeCrashed,
 	takeDueAlerts,
@@ -101,10 +102,7 @@ export async function execute(
 	});
 	holdWhileRunning(this, store, executionId, taken, leaseSeconds, holdSeconds);
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
-	const linkOf = (item: RecoveredItem) =>
-		item.workflowId && item.originExecutionId
-			? `${baseUrl}/workflow/${item.workflowId}/executions/${item.originExecutionId}`
-			: undefined;
+	const linkOf = (item: RecoveredItem) => runLink(baseUrl, item.workflowId, item.originExecutionId);
 	const about = (item: RecoveredItem): IDataObject => ({
 		consumer: item.consumer,
 		eventId: item.eventId,

@@ -11,6 +11,7 @@ import {
 	type FailPolicy,
 	type FailRequest,
 	ItemError,
+	runLink,
 	type Store,
 } from '../../../lib';
 import { outboxStoreFor } from './outboxStore';
@@ -202,10 +203,7 @@ export async function execute(
 					workflowName: workflow.name,
 					executionId,
 					step: step || this.getNode().name,
-					runLink:
-						workflow.id && executionId
-							? `${baseUrl}/workflow/${workflow.id}/executions/${executionId}`
-							: undefined,
+					runLink: runLink(baseUrl, workflow.id, executionId),
 					owner: text(options.owner) || undefined,
 					impact: text(options.impact) || undefined,
 					severity: text(options.severity) || undefined,

@@ -1,0 +1,13 @@
+/**
+ * The n8n page of one execution, as every record, letter and alert links it:
+ * `<instance base URL>/workflow/<workflow ID>/executions/<execution ID>`, each ID encoded.
+ * Undefined when either ID is missing (an unsaved workflow, a trigger that ran no execution).
+ */
+export function runLink(
+	baseUrl: string,
+	workflowId: string | null | undefined,
+	executionId: string | null | undefined,
+): string | undefined {
+	if (!workflowId || !executionId) return undefined;
+	return `${baseUrl.replace(/\/+$/, '')}/workflow/${encodeURIComponent(workflowId)}/executions/${encodeURIComponent(executionId)}`;
+}
