@@ -140,15 +140,7 @@ export async function execute(
 				index,
 				'Set Failed Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.',
 			);
-			const crashedRaw = read.crashed(index);
-			if (typeof crashedRaw !== 'boolean' && crashedRaw !== 'true' && crashedRaw !== 'false') {
-				throw new ItemError(
-					`Item ${index}: Crashed must be true or false, got ${JSON.stringify(crashedRaw)}`,
-					index,
-					'Map Crashed to a boolean expression.',
-				);
-			}
-			const crashed = crashedRaw === true || crashedRaw === 'true';
+			const crashed = crashedOf(read.crashed(index), index);
 			const message =
 				text(read.message(index)) ?? (crashed ? 'the execution crashed' : 'the execution failed');
 			const settled = await failExecution(store, { executionId, crashed, message });
@@ -178,9 +170,10 @@ export async function execute(
 				return;
 			}
 			const unknownSteps = settled.keys.filter((k) => k.status === KeyStatus.unknown).length;
+			const workflowName = text(read.workflowName(index));
 			const requests: ParkRequest[] = settled.items.map((item) => ({
 				workflowId: workflowId ?? item.workflowId ?? 'unknown',
-				workflowName: text(read.workflowName(index)),
+				workflowName,
 				executionId,
 				step,
 				idempotencyKey: eventLetterKey(item.consumer, item.eventId),
@@ -192,7 +185,7 @@ export async function execute(
 					unknownSteps > 0
 						? `steps before ${step} ran; ${unknownSteps} write${unknownSteps === 1 ? '' : 's'} may have taken effect: check before replaying`
 						: `steps before ${step} ran`,
-				impact: text(options.impact) ?? 'the event was received but its work did not finish',
+				impact: text(options.impact) ?? UNFINISHED,
 				owner: text(options.owner),
 				severity: text(options.severity),
 				payload: keptPayload(item),
@@ -205,14 +198,14 @@ export async function execute(
 						deadLetterId: result.id,
 						status: result.status,
 						workflowId: workflowId ?? null,
-						workflowName: text(read.workflowName(index)) ?? null,
+						workflowName: workflowName ?? null,
 						step,
-						idempotencyKey: eventLetterKey(settled.items[i].consumer, settled.items[i].eventId),
+						idempotencyKey: requests[i].idempotencyKey,
 						eventId: settled.items[i].eventId,
 						message,
-						impact: text(options.impact) ?? 'the event was received but its work did not finish',
-						owner: text(options.owner) ?? null,
-						severity: text(options.severity) ?? null,
+						impact: requests[i].impact,
+						owner: requests[i].owner ?? null,
+						severity: requests[i].severity ?? null,
 						runLink: link ?? null,
 						_settled: summary,
 						// The record's summary, as Park outputs it: what an alert needs.
@@ -229,6 +222,20 @@ export async function execute(
 			}),
 	);
 	return [parked, notKept];
+}
+
+/** The impact a letter of an item the failed execution did not finish names, unless set. */
+const UNFINISHED = 'the event was received but its work did not finish';
+
+/** Crashed, as a mapped expression gives it: a boolean, or its text. */
+function crashedOf(raw: unknown, index: number): boolean {
+	if (typeof raw === 'boolean') return raw;
+	if (raw === 'true' || raw === 'false') return raw === 'true';
+	throw new ItemError(
+		`Item ${index}: Crashed must be true or false, got ${JSON.stringify(raw)}`,
+		index,
+		'Map Crashed to a boolean expression.',
+	);
 }
 
 /**
