@@ -18,7 +18,7 @@ import type { ConsoleOptions, Flash } from './types';
 import { str } from './values';
 
 /** The console's actions: each checks what it may do, does it and says what it did. */
-export class ActionRefused extends ReliabilityError {}
+export class ActionRefusedError extends ReliabilityError {}
 
 /** The confirmation after a redirect: fixed text per action, with only numbers from the URL. */
 export function doneMessage(
@@ -56,7 +56,7 @@ export async function runAction(
 	const refuseOutsider = (owner: unknown, verb: string) => {
 		const why = refusalFor(teams, operator, owner);
 		if (why)
-			throw new ActionRefused(
+			throw new ActionRefusedError(
 				`You may not ${verb} dead letter ${id}: ${why}`,
 				typeof owner === 'string' && owner
 					? `Ask someone in team ${owner} to do it, or ask an administrator to add you to that team in the console's Teams option.`
@@ -65,21 +65,21 @@ export async function runAction(
 	};
 	const statusChange = async (to: DeadLetterStatus, verb: string) => {
 		if (!/^\d+$/.test(id))
-			throw new ActionRefused(
+			throw new ActionRefusedError(
 				`No dead letter chosen to ${verb}`,
 				'Open an item and use its buttons.',
 			);
 		const [current] = await getDeadLetters(store, [id]);
 		if (!current)
-			throw new ActionRefused(`Dead letter ${id} does not exist`, 'Go back to the list.');
+			throw new ActionRefusedError(`Dead letter ${id} does not exist`, 'Go back to the list.');
 		refuseOutsider(current.owner, verb);
 		if (!OPEN_STATUSES.includes(current.status))
-			throw new ActionRefused(
+			throw new ActionRefusedError(
 				`Dead letter ${id} is already ${STATUS_LABELS[current.status]}`,
 				'Closed items take no more actions.',
 			);
 		if ((to === 'resolved' || to === 'abandoned') && !note)
-			throw new ActionRefused(
+			throw new ActionRefusedError(
 				`To ${verb} dead letter ${id}, write a note`,
 				'Say what was done, or why it is given up; the note goes into its history.',
 			);
@@ -93,7 +93,7 @@ export async function runAction(
 	switch (action) {
 		case 'compensate': {
 			if (!/^\d+$/.test(id))
-				throw new ActionRefused(
+				throw new ActionRefusedError(
 					'No dead letter chosen to compensate',
 					'Open an item and use its buttons.',
 				);
@@ -110,12 +110,12 @@ export async function runAction(
 				fetchCompensationSender(),
 			);
 			if (result.result === 'already')
-				throw new ActionRefused(
+				throw new ActionRefusedError(
 					`Dead letter ${id} is already compensated`,
 					'Nothing was sent again; its history holds the answers.',
 				);
 			if (result.result === 'failed')
-				throw new ActionRefused(
+				throw new ActionRefusedError(
 					`Compensating dead letter ${id} stopped: ${result.failure!.message}`,
 					`The failed compensation is parked${result.failure!.deadLetterId ? ` as dead letter ${result.failure!.deadLetterId}` : ''}; fix it, then press Compensate again (what was reversed is not sent again).`,
 				);
@@ -130,7 +130,7 @@ export async function runAction(
 				? (await compensatedSteps(store, [id])).get(id)
 				: undefined;
 			if (compensated)
-				throw new ActionRefused(
+				throw new ActionRefusedError(
 					compensatedReplayMessage(id, compensated),
 					'Finish what Compensate started (press Compensate again), or resolve or abandon the item with a note saying what is left to do.',
 				);
@@ -149,13 +149,13 @@ export async function runAction(
 			const statuses: DeadLetterStatus[] =
 				filters.status === 'open' ? ['new', 'being_fixed'] : [filters.status as DeadLetterStatus];
 			if (!statuses.every((s) => s === 'new' || s === 'being_fixed'))
-				throw new ActionRefused(
+				throw new ActionRefusedError(
 					`Items in status "${filters.status}" cannot be replayed in a batch`,
 					'Filter on new or being fixed (held items are released by resuming their integration).',
 				);
 			const outsider = controlRefusal(teams, operator);
 			if (outsider)
-				throw new ActionRefused(
+				throw new ActionRefusedError(
 					`You may not replay items: ${outsider}`,
 					"Ask an administrator to add you to the console's Teams option.",
 				);
@@ -187,7 +187,7 @@ export async function runAction(
 			const name = str(body.name);
 			const outsider = controlRefusal(teams, operator);
 			if (outsider)
-				throw new ActionRefused(
+				throw new ActionRefusedError(
 					`You may not ${action} ${scope} ${name}: ${outsider}`,
 					"Ask an administrator to add you to the console's Teams option.",
 				);
@@ -207,6 +207,6 @@ export async function runAction(
 			};
 		}
 		default:
-			throw new ActionRefused(`Unknown action "${action}"`, 'Use the buttons on the page.');
+			throw new ActionRefusedError(`Unknown action "${action}"`, 'Use the buttons on the page.');
 	}
 }

@@ -3,7 +3,7 @@ import { inRange, LIMITS } from '../limits';
 import { maskText } from '../masking';
 import { storableText } from '../store/storable';
 import type { Store } from '../store';
-import { ActionRefused, doneMessage, runAction } from './actions';
+import { ActionRefusedError, doneMessage, runAction } from './actions';
 import { operatorOf } from './auth';
 import { checkedTeams } from './permissions';
 import { filtersOf } from './filters';
@@ -109,12 +109,12 @@ export async function handleConsoleRequest(
 	if (action) {
 		try {
 			if (!operator)
-				throw new ActionRefused(
+				throw new ActionRefusedError(
 					'Actions need a signed-in operator',
 					'Sign in through the webhook authentication (Basic auth user name) or configure the operator header.',
 				);
 			if (!formTokenValid(secret, operator, str(body.token)))
-				throw new ActionRefused(
+				throw new ActionRefusedError(
 					'The form is out of date or came from another page',
 					'Reload the page and try again.',
 				);
@@ -139,7 +139,8 @@ export async function handleConsoleRequest(
 				location,
 			};
 		} catch (error) {
-			statusCode = error instanceof ActionRefused || error instanceof ReliabilityError ? 422 : 500;
+			statusCode =
+				error instanceof ActionRefusedError || error instanceof ReliabilityError ? 422 : 500;
 			const hint = error instanceof ReliabilityError && error.hint ? ` ${error.hint}` : '';
 			context.flash = {
 				kind: 'error',

@@ -13,7 +13,7 @@ import { deleteInSlices, type Store } from '../store';
 export const PauseScope = { integration: 'integration', workflow: 'workflow' } as const;
 export type PauseScope = (typeof PauseScope)[keyof typeof PauseScope];
 
-export class PauseChangeRefused extends ReliabilityError {}
+export class PauseChangeRefusedError extends ReliabilityError {}
 
 export interface PauseState {
 	scope: PauseScope;
@@ -95,20 +95,20 @@ function checked(
 	const text = (value: unknown, field: string): string => {
 		if (value === undefined || value === null) return '';
 		if (typeof value !== 'string')
-			throw new PauseChangeRefused(
+			throw new PauseChangeRefusedError(
 				`Pausing or resuming: ${field} must be text`,
 				`Set ${field} to text.`,
 			);
 		return storableText(value.trim());
 	};
 	if (!Object.values(PauseScope).includes(scope as PauseScope))
-		throw new PauseChangeRefused(
+		throw new PauseChangeRefusedError(
 			`Pause scope ${describeValue(scope)} is unknown`,
 			'Use integration or workflow.',
 		);
 	const checkedName = text(name, 'the name');
 	if (!checkedName)
-		throw new PauseChangeRefused(
+		throw new PauseChangeRefusedError(
 			`Pausing or resuming needs the ${String(scope)}'s name`,
 			`Set the ${String(scope)} name.`,
 		);
@@ -117,13 +117,13 @@ function checked(
 		label: `The ${String(scope)} name`,
 	});
 	if (tooLong)
-		throw new PauseChangeRefused(
+		throw new PauseChangeRefusedError(
 			tooLong,
 			`Use the ${String(scope)}'s name as the nodes give it, at most ${TEXT_LIMITS.pauseName.max} characters.`,
 		);
 	const checkedActor = text(actor, 'the actor');
 	if (!checkedActor)
-		throw new PauseChangeRefused(
+		throw new PauseChangeRefusedError(
 			`Pausing or resuming ${String(scope)} "${checkedName}" needs an actor`,
 			'Say who makes the change, so it is on record.',
 		);
@@ -145,7 +145,7 @@ export async function pause(
 ): Promise<PauseState> {
 	const change = checked(scope, name, actor, reason);
 	if (!change.reason)
-		throw new PauseChangeRefused(
+		throw new PauseChangeRefusedError(
 			`Pausing ${change.scope} "${change.name}" needs a reason`,
 			'Say why (for example "supplier outage, ticket 4711").',
 		);

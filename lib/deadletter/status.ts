@@ -42,7 +42,7 @@ export async function appendEvidence(
 }
 
 /** A status change refused before anything was written (no actor, no reason, unknown status). */
-export class StatusChangeRefused extends ReliabilityError {}
+export class StatusChangeRefusedError extends ReliabilityError {}
 
 export interface StatusChange {
 	id: string;
@@ -78,13 +78,13 @@ export async function updateDeadLetterStatus(
 ): Promise<StatusChangeResult> {
 	const [row] = await changeStatuses(store, [change.id], change);
 	if (!row)
-		throw new StatusChangeRefused(
+		throw new StatusChangeRefusedError(
 			`Dead letter ${change.id} does not exist`,
 			'Check the ID (Get or List shows the IDs that exist).',
 		);
 	if (!row.changed) {
 		const closed = ALLOWED_FROM[row.status].length === 0 || CLOSED.includes(row.status);
-		throw new StatusChangeRefused(
+		throw new StatusChangeRefusedError(
 			row.status === change.to
 				? `Dead letter ${change.id} is already ${change.to}`
 				: !ALLOWED_FROM[change.to].includes(row.status)
@@ -132,19 +132,19 @@ async function changeStatuses(
 	change: Omit<StatusChange, 'id'> & { expectedGeneration?: string | number },
 ): Promise<StatusChangeRow[]> {
 	if (!Array.isArray(ids))
-		throw new StatusChangeRefused(
+		throw new StatusChangeRefusedError(
 			`Dead letter IDs must be a list, got ${describeValue(ids)}`,
 			'Pass the IDs that Park and List output as id.',
 		);
 	const notAnId = ids.findIndex((id) => !isDeadLetterId(id));
 	if (notAnId >= 0)
-		throw new StatusChangeRefused(
+		throw new StatusChangeRefusedError(
 			`Dead letter ID ${describeValue(ids[notAnId])} is not a number`,
 			'Dead letter IDs are the numbers Park and List output as id.',
 		);
 	const which = ids.length === 1 ? `dead letter ${ids[0]}` : `${ids.length} dead letters`;
 	if (!ALL_STATUSES.includes(change.to)) {
-		throw new StatusChangeRefused(
+		throw new StatusChangeRefusedError(
 			`Status ${describeValue(change.to)} is unknown`,
 			`Use one of ${ALL_STATUSES.join(', ')}.`,
 		);
@@ -152,13 +152,13 @@ async function changeStatuses(
 	const actor = typeof change.actor === 'string' ? storableText(change.actor.trim()) : '';
 	const reason = typeof change.reason === 'string' ? change.reason.trim() : '';
 	if (!actor) {
-		throw new StatusChangeRefused(
+		throw new StatusChangeRefusedError(
 			`Changing ${which} to ${change.to} needs an actor`,
 			'Say who makes the change (a name or e-mail), so the audit trail records it.',
 		);
 	}
 	if (STATUSES_NEEDING_REASON.includes(change.to) && !reason) {
-		throw new StatusChangeRefused(
+		throw new StatusChangeRefusedError(
 			`Marking ${which} ${change.to} needs a reason`,
 			'Say why (what was done, or why it is given up), so the audit trail records it.',
 		);
@@ -266,7 +266,7 @@ export async function returnUnsettledTakes(
 			});
 			returned.push(record.id);
 		} catch (error) {
-			if (!(error instanceof StatusChangeRefused)) throw error;
+			if (!(error instanceof StatusChangeRefusedError)) throw error;
 		}
 	}
 	return returned;
@@ -322,7 +322,7 @@ export async function settleUnsettledTakes(
 			});
 			settled.push({ id: record.id, to });
 		} catch (error) {
-			if (!(error instanceof StatusChangeRefused)) throw error;
+			if (!(error instanceof StatusChangeRefusedError)) throw error;
 		}
 	}
 	return settled;
@@ -362,7 +362,7 @@ export async function takeForReplay(
 				expectedGeneration: String(row.generation),
 			});
 		} catch (error) {
-			if (!(error instanceof StatusChangeRefused)) throw error;
+			if (!(error instanceof StatusChangeRefusedError)) throw error;
 		}
 	}
 	const records = await withHistory(

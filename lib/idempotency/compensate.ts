@@ -4,7 +4,7 @@ import {
 	getDeadLetters,
 	isDeadLetterId,
 	type ItemStep,
-	StatusChangeRefused,
+	StatusChangeRefusedError,
 	updateDeadLetterStatus,
 } from '../deadletter';
 import { describeValue } from '../describe';
@@ -103,13 +103,13 @@ export async function compensateDeadLetter(
 	const id =
 		typeof given === 'number' || typeof given === 'string' ? String(given).trim() : undefined;
 	if (!id || !isDeadLetterId(id))
-		throw new StatusChangeRefused(
+		throw new StatusChangeRefusedError(
 			`${describeValue(given)} is not a dead letter ID`,
 			'Set it to the id of a record (Get or List shows them), e.g. {{ $json.id }}.',
 		);
 	const [record] = await getDeadLetters(store, [id]);
 	if (!record)
-		throw new StatusChangeRefused(
+		throw new StatusChangeRefusedError(
 			`Dead letter ${id} does not exist`,
 			'Check the ID (Get or List shows the IDs that exist).',
 		);
@@ -234,7 +234,7 @@ export async function compensateDeadLetter(
 		});
 	} catch (error) {
 		// Pressed twice at once: the other press closed it; its compensations were the same ones.
-		if (!(error instanceof StatusChangeRefused)) throw error;
+		if (!(error instanceof StatusChangeRefusedError)) throw error;
 		const [now] = await getDeadLetters(store, [record.id]);
 		if (now?.status !== 'compensated') throw error;
 		return { ...result, result: 'already' };
@@ -267,12 +267,12 @@ async function holdForCompensation(
 		if (current.status === 'compensated') return undefined;
 		const holder = replayHolder(current);
 		if (holder)
-			throw new StatusChangeRefused(
+			throw new StatusChangeRefusedError(
 				`Dead letter ${current.id} is held by a replay (${holder}${since(current.updated_at)}): it cannot be compensated while the replay runs`,
 				'Wait until the replay ends: it marks the record replayed, or new when the step failed again; compensate then if it is still needed. If that replay run died, set the record back to new first.',
 			);
 		if (!OPEN_STATUSES.includes(current.status))
-			throw new StatusChangeRefused(
+			throw new StatusChangeRefusedError(
 				`Dead letter ${current.id} is ${current.status} (closed): it cannot be compensated`,
 				'A closed record stays closed; if the item fails again, it is parked as a new record.',
 			);
@@ -288,12 +288,12 @@ async function holdForCompensation(
 			});
 			return held.generation;
 		} catch (error) {
-			if (!(error instanceof StatusChangeRefused)) throw error;
+			if (!(error instanceof StatusChangeRefusedError)) throw error;
 			// Changed meanwhile (a take, another press): decide again from the record as it is now.
 			[current] = await getDeadLetters(store, [current.id]);
 		}
 	}
-	throw new StatusChangeRefused(
+	throw new StatusChangeRefusedError(
 		`Dead letter ${record.id} kept changing while Compensate tried to hold it`,
 		'Get the record to see its current status and history, then compensate again.',
 	);
@@ -319,6 +319,6 @@ async function releaseHold(
 		});
 	} catch (error) {
 		// Someone moved it meanwhile: theirs to decide.
-		if (!(error instanceof StatusChangeRefused)) throw error;
+		if (!(error instanceof StatusChangeRefusedError)) throw error;
 	}
 }

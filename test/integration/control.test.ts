@@ -293,10 +293,10 @@ describe('dead-letter parameters are checked before anything is written', () => 
 
 describe('wrong types and conflicts end in the engine’s own errors', () => {
 	it('a pause with a name or actor that is not text is refused, naming it', async () => {
-		const { PauseChangeRefused } = await import('../../lib/control');
+		const { PauseChangeRefusedError } = await import('../../lib/control');
 		await expect(
 			pause(store, 'integration', 0 as unknown as string, 'maria', 'why'),
-		).rejects.toBeInstanceOf(PauseChangeRefused);
+		).rejects.toBeInstanceOf(PauseChangeRefusedError);
 		await expect(
 			pause(store, 'integration', 'crm', {} as unknown as string, 'why'),
 		).rejects.toThrow(/the actor must be text/);

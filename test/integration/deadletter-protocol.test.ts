@@ -3,7 +3,7 @@ import {
 	type ParkRequest,
 	returnUnsettledTakes,
 	settleUnsettledTakes,
-	StatusChangeRefused,
+	StatusChangeRefusedError,
 	takeForReplay,
 	updateDeadLetterStatus,
 } from '../../lib/deadletter';
@@ -53,7 +53,7 @@ describe('status changes are guarded', () => {
 		await expect(
 			updateDeadLetterStatus(store, { id: parked.id, to: 'replay_requested', actor: 'bob' }),
 		).rejects.toThrow(
-			new StatusChangeRefused(
+			new StatusChangeRefusedError(
 				`Dead letter ${parked.id} is resolved (closed): it cannot move to replay_requested`,
 			),
 		);

@@ -5,7 +5,7 @@ import {
 	listDeadLetters,
 	type ParkRequest,
 	purgeDeadLetters,
-	StatusChangeRefused,
+	StatusChangeRefusedError,
 	updateDeadLetterStatus,
 } from '../../lib/deadletter';
 import { MASKED as MASK } from '../../lib/masking';
@@ -223,7 +223,9 @@ describe('status changes and the audit trail', () => {
 		await expect(
 			updateDeadLetterStatus(store, { id: parked.id, to: 'being_fixed', actor: ' ' }),
 		).rejects.toThrow(
-			new StatusChangeRefused(`Changing dead letter ${parked.id} to being_fixed needs an actor`),
+			new StatusChangeRefusedError(
+				`Changing dead letter ${parked.id} to being_fixed needs an actor`,
+			),
 		);
 		await expect(
 			updateDeadLetterStatus(store, { id: parked.id, to: 'resolved', actor: 'maria' }),

@@ -3,7 +3,7 @@ import {
 	getDeadLettersByKey,
 	OPEN_STATUSES,
 	parkItems,
-	StatusChangeRefused,
+	StatusChangeRefusedError,
 	takeForReplay,
 	updateDeadLetterStatus,
 } from '../../lib/deadletter';
@@ -224,7 +224,7 @@ export async function runSchedule(
 					reason: 're-run finished',
 					expectedGeneration: record.generation,
 				}).catch((error: unknown) => {
-					if (!(error instanceof StatusChangeRefused)) throw error;
+					if (!(error instanceof StatusChangeRefusedError)) throw error;
 				});
 			}
 		}
@@ -290,7 +290,7 @@ export async function runSchedule(
 				actor: 'operator',
 				reason: 'model check',
 			}).catch((error: unknown) => {
-				if (!(error instanceof StatusChangeRefused)) throw error;
+				if (!(error instanceof StatusChangeRefusedError)) throw error;
 			});
 		}
 	};

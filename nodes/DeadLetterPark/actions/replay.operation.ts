@@ -8,7 +8,7 @@ import {
 	compensatedReplayMessage,
 	compensatedSteps,
 	getDeadLetters,
-	StatusChangeRefused,
+	StatusChangeRefusedError,
 	type Store,
 } from '../../../lib';
 import { toNodeError } from '../../shared/store';
@@ -32,7 +32,7 @@ export async function execute(
 	const refuseCompensated = async (id: string) => {
 		const steps = (await compensatedSteps(store, [id])).get(id);
 		if (steps)
-			throw new StatusChangeRefused(
+			throw new StatusChangeRefusedError(
 				compensatedReplayMessage(id, steps),
 				'Finish what Compensate started (Compensate again), or resolve or abandon the item with a reason saying what is left to do.',
 			);

@@ -78,7 +78,7 @@ export async function changeStatuses(
 	store: Store,
 	items: INodeExecutionData[],
 	statusOf: (index: number) => DeadLetterStatus,
-	/** Refuses a record before its change (throws a StatusChangeRefused that says why). */
+	/** Refuses a record before its change (throws a StatusChangeRefusedError that says why). */
 	refuse?: (id: string) => Promise<void>,
 ): Promise<INodeExecutionData[]> {
 	const idOf = itemValueReader(this, items, 'targetId');
