@@ -85,6 +85,12 @@ export const LIMITS = {
 	maxRecoveries: { label: 'Max Recoveries', min: 0, max: 100, integer: true },
 	// Dead Letter Park, Take for Replay.
 	retakeAfterMinutes: { label: 'Retake After (Minutes)', min: 1, max: 10_080, integer: true },
+	commitHorizonSeconds: {
+		label: 'Target Commit Horizon (Seconds)',
+		min: 0,
+		max: 600,
+		integer: false,
+	},
 } as const satisfies Record<string, Range>;
 
 const describeRange = (range: Range): string =>

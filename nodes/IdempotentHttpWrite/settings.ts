@@ -111,13 +111,6 @@ function compensationOf(context: IExecuteFunctions): WriteSettings['compensation
 	};
 }
 
-const COMMIT_HORIZON_SECONDS: Range = {
-	label: 'Target Commit Horizon (Seconds)',
-	min: 0,
-	max: 600,
-	integer: false,
-};
-
 /**
  * The keys' scope: the one set (Scope, else Integration), or this workflow and node. The node is
  * named by its ID, which n8n keeps across renames, so renaming it does not lose its keys; records
@@ -186,8 +179,10 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 		onUnknown,
 		commitHorizonMs:
 			onUnknown === UnknownOutcomeStrategy.lookup
-				? inRange(context.getNodeParameter('commitHorizonSeconds', 0, 2), COMMIT_HORIZON_SECONDS) *
-					1000
+				? inRange(
+						context.getNodeParameter('commitHorizonSeconds', 0, 2),
+						LIMITS.commitHorizonSeconds,
+					) * 1000
 				: undefined,
 		onFailure,
 		parkIfStopped:

@@ -4,6 +4,8 @@ import { execute as claim } from '../../nodes/EventDedupe/actions/claim.operatio
 import { execute as recover } from '../../nodes/EventDedupe/actions/recover.operation';
 import { claimEvents, ClaimMode, failExecution, keeperFor, takeCrashed } from '../../lib/dedupe';
 import { router as deadLetterPark } from '../../nodes/DeadLetterPark/actions/router';
+import { execute as takeMessages } from '../../nodes/TransactionalOutbox/actions/take.operation';
+import { execute as purgeMessages } from '../../nodes/TransactionalOutbox/actions/purge.operation';
 import { router as reliabilityControl } from '../../nodes/ReliabilityControl/actions/router';
 import { adminQuery, credentialData, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
@@ -253,6 +255,21 @@ describe('Event Dedupe Recover holds what it takes only while it runs', () => {
 		});
 		expect(again).toMatchObject({ eventId: 'INV-H2', attempt: 2, givenUp: false });
 		await end('success');
+	});
+});
+
+describe('Transactional Outbox parameters', () => {
+	it('a number out of its range is refused naming the parameter and its range, before anything is taken or purged', async () => {
+		const items: INodeExecutionData[] = [{ json: {} }];
+		await expect(
+			takeMessages.call(context({ operation: 'take', maxMessages: 0 }, items), store, items),
+		).rejects.toThrow('Max Messages must be a whole number from 1 to 10000, got 0');
+		await expect(
+			takeMessages.call(context({ operation: 'take', leaseSeconds: 'soon' }, items), store, items),
+		).rejects.toThrow('Lease (Seconds) must be');
+		await expect(
+			purgeMessages.call(context({ operation: 'purge', retentionDays: 0.5 }, items), store, items),
+		).rejects.toThrow('Retention (Days) must be a whole number from 1 to 3650, got 0.5');
 	});
 });
 

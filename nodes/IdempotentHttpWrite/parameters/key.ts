@@ -1,4 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
+import { LIMITS } from '../../../lib';
+import { range } from '../../shared/range';
 
 /** The idempotency key: the integration it belongs to and how the key is built. */
 export const keyProperties: INodeProperties[] = [
@@ -116,7 +118,7 @@ export const keyProperties: INodeProperties[] = [
 				displayName: 'Retention (Days)',
 				name: 'retentionDays',
 				type: 'number',
-				typeOptions: { minValue: 1, maxValue: 3650, numberPrecision: 0 },
+				typeOptions: range(LIMITS.retentionDays),
 				default: 30,
 				description:
 					'How long a settled key is remembered (at least a day): longer than any sender retries or replays. A key in progress or with an unknown outcome is never forgotten.',
@@ -125,7 +127,7 @@ export const keyProperties: INodeProperties[] = [
 				displayName: 'Saved Body Limit (KB)',
 				name: 'maxSavedBodyKb',
 				type: 'number',
-				typeOptions: { minValue: 0, maxValue: 10240, numberPrecision: 0 },
+				typeOptions: range(LIMITS.maxSavedBodyKb),
 				default: 64,
 				description: 'Largest response body saved for replays',
 			},

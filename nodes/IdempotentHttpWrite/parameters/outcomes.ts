@@ -1,4 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
+import { LIMITS } from '../../../lib';
+import { range } from '../../shared/range';
 
 /** What happens to unknown outcomes and failures, and what the Success output carries. */
 export const outcomesProperties: INodeProperties[] = [
@@ -40,7 +42,7 @@ export const outcomesProperties: INodeProperties[] = [
 		displayName: 'Target Commit Horizon (Seconds)',
 		name: 'commitHorizonSeconds',
 		type: 'number',
-		typeOptions: { minValue: 0, maxValue: 600, numberPrecision: 1 },
+		typeOptions: { ...range(LIMITS.commitHorizonSeconds), numberPrecision: 1 },
 		default: 2,
 		description:
 			"How long after a request's timeout the target may still commit it. The lookup waits this out after the last attempt and resends only if it then finds nothing. A target that may commit later than this can get a second effect: choose Park for Review for it.",

@@ -1,4 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
+import { LIMITS } from '../../../lib';
+import { range } from '../../shared/range';
 
 /** The request, as n8n's HTTP Request node asks for it: method, URL, authentication, query, headers, body, timeout. */
 export const requestProperties: INodeProperties[] = [
@@ -154,7 +156,7 @@ export const requestProperties: INodeProperties[] = [
 		displayName: 'Timeout (Ms)',
 		name: 'timeout',
 		type: 'number',
-		typeOptions: { minValue: 1, maxValue: 3600000, numberPrecision: 0 },
+		typeOptions: range(LIMITS.timeoutMs),
 		default: 10_000,
 		description:
 			'How long to wait for an answer; a timeout after the request was sent is an unknown outcome',

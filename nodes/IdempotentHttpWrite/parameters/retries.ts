@@ -1,4 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
+import { LIMITS } from '../../../lib';
+import { range } from '../../shared/range';
 
 /** Retries of transient failures, and the precondition of a conditional write. */
 export const retriesProperties: INodeProperties[] = [
@@ -14,21 +16,21 @@ export const retriesProperties: INodeProperties[] = [
 				displayName: 'Base Delay (Seconds)',
 				name: 'baseDelaySeconds',
 				type: 'number',
-				typeOptions: { minValue: 0, maxValue: 3600 },
+				typeOptions: range(LIMITS.baseDelaySeconds),
 				default: 2,
 			},
 			{
 				displayName: 'Circuit Breaker Cool-Down (Seconds)',
 				name: 'breakerCoolDownSeconds',
 				type: 'number',
-				typeOptions: { minValue: 1, maxValue: 86400, numberPrecision: 0 },
+				typeOptions: range(LIMITS.breakerCoolDownSeconds),
 				default: 60,
 			},
 			{
 				displayName: 'Circuit Breaker Threshold',
 				name: 'breakerThreshold',
 				type: 'number',
-				typeOptions: { minValue: 0, maxValue: 10000, numberPrecision: 0 },
+				typeOptions: range(LIMITS.breakerThreshold),
 				default: 0,
 				description:
 					'Consecutive transient failures of the integration that open its breaker; while open, items are held. 0 turns it off.',
@@ -37,7 +39,7 @@ export const retriesProperties: INodeProperties[] = [
 				displayName: 'Concurrency',
 				name: 'concurrency',
 				type: 'number',
-				typeOptions: { minValue: 1, maxValue: 1000, numberPrecision: 0 },
+				typeOptions: range(LIMITS.concurrency),
 				default: 5,
 				description: 'Items of a run written at once',
 			},
@@ -53,7 +55,7 @@ export const retriesProperties: INodeProperties[] = [
 				displayName: 'Deadline (Seconds)',
 				name: 'deadlineSeconds',
 				type: 'number',
-				typeOptions: { minValue: 1, maxValue: 86400 },
+				typeOptions: range(LIMITS.deadlineSeconds),
 				default: 120,
 				description: 'Budget for each item, retries included; then it is parked',
 			},
@@ -67,14 +69,14 @@ export const retriesProperties: INodeProperties[] = [
 				displayName: 'Max Attempts',
 				name: 'maxAttempts',
 				type: 'number',
-				typeOptions: { minValue: 1, maxValue: 100, numberPrecision: 0 },
+				typeOptions: range(LIMITS.maxAttempts),
 				default: 5,
 			},
 			{
 				displayName: 'Max Delay (Seconds)',
 				name: 'maxDelaySeconds',
 				type: 'number',
-				typeOptions: { minValue: 0, maxValue: 86400 },
+				typeOptions: range(LIMITS.maxDelaySeconds),
 				default: 60,
 			},
 			{

@@ -10,10 +10,13 @@ import {
 	failMessages,
 	type FailPolicy,
 	type FailRequest,
+	inRange,
 	ItemError,
+	LIMITS,
 	runLink,
 	type Store,
 } from '../../../lib';
+import { range } from '../../shared/range';
 import { outboxStoreFor } from './outboxStore';
 import { settleItems, settleRequestOf } from './settleOutput';
 
@@ -86,6 +89,7 @@ const properties: INodeProperties[] = [
 				displayName: 'Base Delay (Seconds)',
 				name: 'baseDelaySeconds',
 				type: 'number',
+				typeOptions: range(LIMITS.baseDelaySeconds),
 				default: 5,
 				description: 'Full-jitter backoff: a random delay up to base × 2^(attempt-1)',
 			},
@@ -111,7 +115,7 @@ const properties: INodeProperties[] = [
 				displayName: 'Max Attempts',
 				name: 'maxAttempts',
 				type: 'number',
-				typeOptions: { minValue: 1 },
+				typeOptions: range(LIMITS.maxAttempts),
 				default: 5,
 				description: 'Takes a message gets in all; then it is parked as exhausted',
 			},
@@ -119,6 +123,7 @@ const properties: INodeProperties[] = [
 				displayName: 'Max Delay (Seconds)',
 				name: 'maxDelaySeconds',
 				type: 'number',
+				typeOptions: range(LIMITS.maxDelaySeconds),
 				default: 300,
 			},
 			{
@@ -167,15 +172,18 @@ export async function execute(
 	const options = this.getNodeParameter('failOptions', 0, {}) as IDataObject;
 	const transientClasses = list(options.transientClasses);
 	const policy: FailPolicy = {
-		maxAttempts: Number(options.maxAttempts ?? DEFAULT_FAIL_POLICY.maxAttempts),
+		maxAttempts: inRange(
+			options.maxAttempts ?? DEFAULT_FAIL_POLICY.maxAttempts,
+			LIMITS.maxAttempts,
+		),
 		baseDelayMs:
 			options.baseDelaySeconds === undefined
 				? DEFAULT_FAIL_POLICY.baseDelayMs
-				: Number(options.baseDelaySeconds) * 1000,
+				: inRange(options.baseDelaySeconds, LIMITS.baseDelaySeconds) * 1000,
 		maxDelayMs:
 			options.maxDelaySeconds === undefined
 				? DEFAULT_FAIL_POLICY.maxDelayMs
-				: Number(options.maxDelaySeconds) * 1000,
+				: inRange(options.maxDelaySeconds, LIMITS.maxDelaySeconds) * 1000,
 		transientClasses:
 			transientClasses.length > 0 ? transientClasses : DEFAULT_FAIL_POLICY.transientClasses,
 		holdClasses: DEFAULT_FAIL_POLICY.holdClasses,

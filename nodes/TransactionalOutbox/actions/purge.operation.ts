@@ -4,7 +4,8 @@ import {
 	type INodeProperties,
 	updateDisplayOptions,
 } from 'n8n-workflow';
-import { purgeMessages, type Store } from '../../../lib';
+import { inRange, LIMITS, purgeMessages, type Store } from '../../../lib';
+import { range } from '../../shared/range';
 import { outboxStoreFor } from './outboxStore';
 
 const properties: INodeProperties[] = [
@@ -12,7 +13,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Retention (Days)',
 		name: 'retentionDays',
 		type: 'number',
-		typeOptions: { minValue: 1 },
+		typeOptions: range(LIMITS.retentionDays),
 		default: 30,
 		description:
 			'Delete messages done or dead for longer than this. Keep it longer than anyone may write the same key again: a purged key is a new message.',
@@ -28,8 +29,11 @@ export async function execute(
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[][]> {
 	const outbox = await outboxStoreFor(this, store);
-	const retentionDays = Number(this.getNodeParameter('retentionDays', 0, 30));
-	const purged = await purgeMessages(outbox, Math.max(1, Math.floor(retentionDays)));
+	const retentionDays = inRange(
+		this.getNodeParameter('retentionDays', 0, 30),
+		LIMITS.retentionDays,
+	);
+	const purged = await purgeMessages(outbox, retentionDays);
 	return [
 		[{ json: { purged, retentionDays }, pairedItem: items.length > 0 ? { item: 0 } : undefined }],
 	];

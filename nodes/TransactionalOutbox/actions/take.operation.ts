@@ -5,15 +5,18 @@ import {
 	type INodeProperties,
 	updateDisplayOptions,
 } from 'n8n-workflow';
-import { type Store, takeMessages } from '../../../lib';
+import { inRange, LIMITS, type Store, takeMessages } from '../../../lib';
+import { range } from '../../shared/range';
 import { outboxStoreFor } from './outboxStore';
+
+const MAX_MESSAGES = { ...LIMITS.listLimit, label: 'Max Messages' };
 
 const properties: INodeProperties[] = [
 	{
 		displayName: 'Max Messages',
 		name: 'maxMessages',
 		type: 'number',
-		typeOptions: { minValue: 1 },
+		typeOptions: range(MAX_MESSAGES),
 		default: 10,
 		description: 'How many messages to take at most',
 	},
@@ -21,7 +24,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Lease (Seconds)',
 		name: 'leaseSeconds',
 		type: 'number',
-		typeOptions: { minValue: 1 },
+		typeOptions: range(LIMITS.claimLeaseSeconds),
 		default: 300,
 		description:
 			'How long this run owns the messages. Longer than sending them takes (the write step, retries included); after it, they are taken again with a new generation.',
@@ -51,8 +54,8 @@ export async function execute(
 ): Promise<INodeExecutionData[][]> {
 	const outbox = await outboxStoreFor(this, store);
 	const messages = await takeMessages(outbox, {
-		limit: Number(this.getNodeParameter('maxMessages', 0, 10)),
-		leaseSeconds: Number(this.getNodeParameter('leaseSeconds', 0, 300)),
+		limit: inRange(this.getNodeParameter('maxMessages', 0, 10), MAX_MESSAGES),
+		leaseSeconds: inRange(this.getNodeParameter('leaseSeconds', 0, 300), LIMITS.claimLeaseSeconds),
 		takenBy: this.getExecutionId() ?? 'manual',
 		destination: String(this.getNodeParameter('destination', 0, '') ?? ''),
 	});
