@@ -29,3 +29,48 @@ export const alertMaskFields: INodeProperties = {
 	description:
 		'Comma-separated field names to mask in the alert text, besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
 };
+
+/** Who fixes what a park leaves: the letter's owner, where alerts route it. */
+export const parkOwner = (description = 'Who fixes items parked here'): INodeProperties => ({
+	displayName: 'Owner',
+	name: 'owner',
+	type: 'string',
+	default: '',
+	placeholder: 'e.g. sales-ops',
+	description,
+});
+
+/** What the failure means for the business, in the alert's first line. */
+export const businessImpact = (
+	placeholder = 'e.g. lead not in CRM',
+	description?: string,
+): INodeProperties => ({
+	displayName: 'Business Impact',
+	name: 'impact',
+	type: 'string',
+	default: '',
+	placeholder,
+	...(description ? { description } : {}),
+});
+
+/** What succeeded before the failure, for whoever replays the item. */
+export const alreadyHappened: INodeProperties = {
+	displayName: 'Already Happened',
+	name: 'alreadyHappened',
+	type: 'string',
+	default: '',
+	placeholder: 'e.g. enriched, not in CRM',
+	description: 'What succeeded before the failure',
+};
+
+/** Page now or the daily digest: the same two choices wherever a letter is parked. */
+export const parkSeverity: INodeProperties = {
+	displayName: 'Severity',
+	name: 'severity',
+	type: 'options',
+	options: [
+		{ name: 'Page Now', value: 'page', description: 'Money or customer-facing' },
+		{ name: 'Normal', value: 'normal', description: 'Goes into the daily digest' },
+	],
+	default: 'normal',
+};

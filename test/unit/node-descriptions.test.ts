@@ -6,9 +6,10 @@ import { flatDescription } from '../helpers/nodeProperties';
 import snapshot from './fixtures/node-properties.json';
 
 /**
- * The snapshot holds the parameters of each node as they were before each operation described its
- * own: parameter names, types, defaults, display conditions and order. A node whose operations
- * now describe their own parameters shows the editor exactly the same form.
+ * The snapshot holds the form each node shows in the editor: parameter names, types, defaults,
+ * display conditions and order, as the operations assemble it. A change to what a user sees
+ * (a parameter moved, renamed or retyped) is a deliberate change of the snapshot, never a side
+ * effect of how the operations share their descriptions.
  */
 describe('node descriptions assembled from their operations', () => {
 	it('Event Dedupe offers the same parameters, in the same order, under the same conditions', () => {

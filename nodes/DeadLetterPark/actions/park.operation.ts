@@ -10,6 +10,12 @@ import { range } from '../../shared/range';
 import { toNodeError } from '../../shared/store';
 import { parkRequestsOf } from './parkRequests';
 import { errorItem } from '../../shared/errorItem';
+import {
+	alreadyHappened,
+	businessImpact,
+	parkOwner,
+	parkSeverity,
+} from '../../shared/descriptions';
 
 /** What failed, why, what it means, and how the record is kept. */
 const properties: INodeProperties[] = [
@@ -74,21 +80,8 @@ const properties: INodeProperties[] = [
 		placeholder: 'Add Option',
 		default: {},
 		options: [
-			{
-				displayName: 'Already Happened',
-				name: 'alreadyHappened',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. enriched, not in CRM',
-				description: 'What succeeded before the failure',
-			},
-			{
-				displayName: 'Business Impact',
-				name: 'impact',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. lead not in CRM',
-			},
+			alreadyHappened,
+			businessImpact(),
 			{
 				displayName: 'Failed Execution ID',
 				name: 'executionId',
@@ -129,14 +122,7 @@ const properties: INodeProperties[] = [
 				description:
 					'Comma-separated field names to mask, in any spelling (ssn matches SSN and s-s-n), besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
 			},
-			{
-				displayName: 'Owner',
-				name: 'owner',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. sales-ops',
-				description: 'Who fixes items parked here',
-			},
+			parkOwner(),
 			{
 				displayName: 'Retention (Days)',
 				name: 'retentionDays',
@@ -145,16 +131,7 @@ const properties: INodeProperties[] = [
 				default: 90,
 				description: 'How long a closed record is kept after it was parked',
 			},
-			{
-				displayName: 'Severity',
-				name: 'severity',
-				type: 'options',
-				options: [
-					{ name: 'Page Now', value: 'page', description: 'Money or customer-facing' },
-					{ name: 'Normal', value: 'normal', description: 'Goes into the daily digest' },
-				],
-				default: 'normal',
-			},
+			parkSeverity,
 			{
 				displayName: 'Source Version',
 				name: 'sourceVersion',

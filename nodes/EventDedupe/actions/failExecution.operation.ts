@@ -21,6 +21,7 @@ import {
 } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { forEachItem } from '../../shared/router';
+import { businessImpact, parkOwner, parkSeverity } from '../../shared/descriptions';
 
 const properties: INodeProperties[] = [
 	{
@@ -70,11 +71,7 @@ const properties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		options: [
-			{ displayName: 'Business Impact', name: 'impact', type: 'string', default: '' },
-			{ displayName: 'Owner', name: 'owner', type: 'string', default: '' },
-			{ displayName: 'Severity', name: 'severity', type: 'string', default: '' },
-		],
+		options: [businessImpact('e.g. order not in ERP'), parkOwner(), parkSeverity],
 	},
 ];
 

@@ -1,6 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 import { LIMITS } from '../../../lib';
 import { range } from '../../shared/range';
+import { alreadyHappened, businessImpact, parkOwner } from '../../shared/descriptions';
 
 /** What happens to unknown outcomes and failures, and what the Success output carries. */
 export const outcomesProperties: INodeProperties[] = [
@@ -79,23 +80,7 @@ export const outcomesProperties: INodeProperties[] = [
 		placeholder: 'Add Option',
 		default: {},
 		displayOptions: { show: { onFailure: ['parkAndRoute', 'parkAndFail'] } },
-		options: [
-			{
-				displayName: 'Already Happened',
-				name: 'alreadyHappened',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. enriched, not in CRM',
-			},
-			{
-				displayName: 'Business Impact',
-				name: 'impact',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. lead not in CRM',
-			},
-			{ displayName: 'Owner', name: 'owner', type: 'string', default: '' },
-		],
+		options: [alreadyHappened, businessImpact(), parkOwner()],
 	},
 	{
 		displayName: 'Compensation',

@@ -19,6 +19,7 @@ import {
 import { range } from '../../shared/range';
 import { outboxStoreFor } from './outboxStore';
 import { settleItems, settleRequestOf } from './settleOutput';
+import { businessImpact, parkOwner, parkSeverity } from '../../shared/descriptions';
 
 const text = (value: unknown): string =>
 	value === undefined || value === null ? '' : String(value).trim();
@@ -93,15 +94,10 @@ const properties: INodeProperties[] = [
 				default: 5,
 				description: 'Full-jitter backoff: a random delay up to base × 2^(attempt-1)',
 			},
-			{
-				displayName: 'Business Impact',
-				name: 'impact',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. order not in ERP',
-				description:
-					'Shown with the dead letter; default: "message to crm not delivered" for destination crm',
-			},
+			businessImpact(
+				'e.g. order not in ERP',
+				'Shown with the dead letter; default: "message to crm not delivered" for destination crm',
+			),
 			{
 				displayName: 'Mask Fields',
 				name: 'maskFields',
@@ -126,24 +122,8 @@ const properties: INodeProperties[] = [
 				typeOptions: range(LIMITS.maxDelaySeconds),
 				default: 300,
 			},
-			{
-				displayName: 'Owner',
-				name: 'owner',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. sales-ops',
-				description: 'Who fixes messages parked here',
-			},
-			{
-				displayName: 'Severity',
-				name: 'severity',
-				type: 'options',
-				options: [
-					{ name: 'Page Now', value: 'page', description: 'Money or customer-facing' },
-					{ name: 'Normal', value: 'normal', description: 'Goes into the daily digest' },
-				],
-				default: 'normal',
-			},
+			parkOwner('Who fixes messages parked here'),
+			parkSeverity,
 			{
 				displayName: 'Transient Classes',
 				name: 'transientClasses',
