@@ -570,13 +570,14 @@ describe.each(n8nVersionsUnderTest())(
 		it('a replayed record whose failed step now passes ends replayed, though a later step fails and parks its own letter', async () => {
 			const store = new Store(storeConfig(ctx!.schema));
 			try {
-				// The enrichment outcome was unknown; the CRM still refuses the lead's local number, so
-				// the re-run passes Enrich and fails at Upsert Contact, ending on the Alert path.
+				// The enrichment outcome was unknown; the CRM refuses the lead's address (the mapping
+				// fixed earlier in this file passes any phone), so the re-run passes Enrich and fails at
+				// Upsert Contact, ending on the Alert path.
 				demo.faults = {
 					...demo.faults,
 					enrichTimeouts: 0,
-					rejectLocalPhones: true,
 					crmUnavailable: 0,
+					rejectEmails: ['eva@initech.example'],
 				};
 				const lead = {
 					submissionId: 'form-e4a1',
@@ -625,6 +626,7 @@ describe.each(n8nVersionsUnderTest())(
 				]);
 				expect(demo.effects.filter((e) => e.email === lead.email)).toHaveLength(0);
 			} finally {
+				demo.faults = { ...demo.faults, rejectEmails: [] };
 				await store.close();
 			}
 		});

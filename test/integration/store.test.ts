@@ -262,21 +262,27 @@ describe('credential test', () => {
 	});
 
 	it('does not keep a connection open after the test', async () => {
-		// The test connects to the `postgres` database, which no other test file's store uses:
-		// files run side by side, and their stores' connections carry the same application name.
+		// A database of its own, which no other file's store or n8n uses while files run side by
+		// side: every connection to it is the test's. Dropping it without FORCE fails while one
+		// is left open.
+		const database = `reliability_diag_${process.pid}_${Date.now()}`;
+		await adminQuery(`CREATE DATABASE ${database}`);
 		const count = async (): Promise<number> => {
 			const client = new Client(clientConfig(pgSettingsFromEnv()));
 			await client.connect();
 			const { rows } = await client.query(
-				`SELECT count(*)::int AS n FROM pg_stat_activity
-				 WHERE application_name = 'n8n-nodes-reliability' AND datname = 'postgres'
-				   AND pid <> pg_backend_pid()`,
+				`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1`,
+				[database],
 			);
 			await client.end();
 			return rows[0].n as number;
 		};
-		const before = await count();
-		await diagnoseStore({ ...credentialData('n8n_reliability'), database: 'postgres' });
-		expect(await count()).toBe(before);
+		try {
+			const result = await diagnoseStore({ ...credentialData('n8n_reliability'), database });
+			expect(result).toEqual({ ok: true, message: expect.any(String) });
+			expect(await count()).toBe(0);
+		} finally {
+			await adminQuery(`DROP DATABASE IF EXISTS ${database}`);
+		}
 	});
 });
