@@ -198,11 +198,10 @@ async function parkValid(
 		inserted: boolean;
 		ord: number;
 	}>(parkSql(store), [JSON.stringify(storableValue(unique))]);
-	const byIdentity = new Map(
-		result.map((r) => [identity(unique.find((u) => u.ord === r.ord)!), r]),
-	);
+	// Each row's record is the one parked for the last row of its identity (by position).
+	const byOrd = new Map(result.map((r) => [r.ord, r]));
 	return rows.map((row) => {
-		const r = byIdentity.get(identity(row))!;
+		const r = byOrd.get(last.get(identity(row))!.ord)!;
 		return {
 			id: String(r.id),
 			status: r.status,

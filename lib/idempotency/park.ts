@@ -63,7 +63,7 @@ export async function parkFailed(
 		steps: steps.get(ord),
 	}));
 	// The texts every item shares were checked at the first step: a refusal here is a bug, and
-	// fails the run as before rather than leave an item neither parked nor reported.
+	// fails the run rather than leave an item neither parked nor reported.
 	const results = parkedOrThrow(
 		await parkItems(store, requests, { maskFields: context.maskFields }),
 	);
