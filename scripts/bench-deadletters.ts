@@ -260,6 +260,9 @@ async function main(): Promise<void> {
 				park_10k_s: Number((median(parkTimes) / 1000).toFixed(2)),
 				get_ms: Math.max(getId, getKey),
 				stats_ms: stats,
+				// Against n8n's own node on the same work in this run (targets: park <= 1.2x).
+				park_vs_postgres_insert: Number((median(parkTimes) / median(insertTimes)).toFixed(2)),
+				get_vs_postgres_select: Number((Math.max(getId, getKey) / pgSelect).toFixed(2)),
 			}),
 		);
 	} finally {
