@@ -2,7 +2,7 @@ import { parkedOrThrow, parkItems, type ParkResult } from '../deadletter/park';
 import { closeDoneEventLetters } from '../deadletter/status';
 import { ErrorClass } from '../deadletter/statuses';
 import { abandonExecutionKeys } from '../idempotency/recovery';
-import type { KeyStatus } from '../idempotency/types';
+import { KeyStatus } from '../idempotency/types';
 import type { Store } from '../store';
 import { eventLetterKey } from './eventIds';
 import { ProcessedEventStatus } from './outcomes';
@@ -184,15 +184,15 @@ export async function recordExecutionReport(
 	return reports;
 }
 
-/** Where a stopped execution was, for the letters of its items. */
+/** Where an execution that no error workflow settles ended, for the letters of its items. */
 export interface StoppedExecution {
 	executionId: string;
 	workflowId?: string;
 	workflowName?: string;
-	/** The node that was running when it was stopped (or the last that ran). */
+	/** The node that was running when it ended (or the last that ran). */
 	step?: string;
 	runLink?: string;
-	/** What stopped it, as n8n says (Stop, the API, a timeout, a worker's drain), when it says. */
+	/** Why it ended, as n8n says (Stop, the API, a timeout, a worker's drain; the error), when it says. */
 	reason?: string;
 }
 
@@ -208,41 +208,86 @@ export async function stopExecution(
 	store: Store,
 	stop: StoppedExecution,
 ): Promise<{ parked: ParkResult[]; released: number }> {
-	const message =
-		stop.reason ??
-		'the execution was stopped before it finished (the Stop button, the API, a workflow timeout or a worker shutting down)';
-	await abandonExecutionKeys(store, stop.executionId);
-	const items = (await store.query<InboxRow>(inboxOfExecutionSql(store), [stop.executionId])).map(
+	return await settleInProcess(store, stop, 'stopped', {
+		errorClass: ErrorClass.stopped,
+		message:
+			stop.reason ??
+			'the execution was stopped before it finished (the Stop button, the API, a workflow timeout or a worker shutting down)',
+		alreadyHappened: (step) => `steps before ${step} ran; ${step} was stopped while it ran`,
+		impact: 'the event was received but its work was stopped before it finished',
+	});
+}
+
+/**
+ * A failed execution for which n8n runs no error workflow (its workflow names none), so nothing
+ * would park its items: the inbox would keep them failed until a redelivery that a sender who had
+ * its 2xx never makes. Its end-of-execution hook settles it as the Error handler would: each
+ * kept item parked with the error (class `execution`, its alert due: Recover sends it), its
+ * claims failed, its open write keys marked, and the execution recorded as settled.
+ */
+export async function failExecutionWithoutHandler(
+	store: Store,
+	failure: StoppedExecution,
+): Promise<{ parked: ParkResult[]; released: number }> {
+	return await settleInProcess(store, failure, 'failed', {
+		errorClass: ErrorClass.execution,
+		message: failure.reason ?? 'the execution failed',
+		alreadyHappened: (step, unknownWrites) =>
+			unknownWrites > 0
+				? `steps before ${step} ran; ${unknownWrites} write${unknownWrites === 1 ? '' : 's'} may have taken effect: check before replaying`
+				: `steps before ${step} ran`,
+		impact:
+			'the event was received but its work did not finish, and the workflow has no error workflow to report it',
+	});
+}
+
+/** The letter an execution's kept items get when it is settled in the process that ran it. */
+interface InProcessLetter {
+	errorClass: ErrorClass;
+	message: string;
+	alreadyHappened: (step: string, unknownWrites: number) => string;
+	impact: string;
+}
+
+async function settleInProcess(
+	store: Store,
+	end: StoppedExecution,
+	ending: 'stopped' | 'failed',
+	letter: InProcessLetter,
+): Promise<{ parked: ParkResult[]; released: number }> {
+	const keys = await abandonExecutionKeys(store, end.executionId);
+	const unknownWrites = keys.filter((k) => k.status === KeyStatus.unknown).length;
+	const items = (await store.query<InboxRow>(inboxOfExecutionSql(store), [end.executionId])).map(
 		toItem,
 	);
-	const step = stop.step ?? 'unknown step';
+	const step = end.step ?? 'unknown step';
 	// All or none: an item not parked keeps its claim, for Recover.
 	const parked = parkedOrThrow(
 		await parkItems(
 			store,
 			items.map((item) => ({
-				workflowId: stop.workflowId ?? item.workflowId ?? 'unknown',
-				workflowName: stop.workflowName,
-				executionId: stop.executionId,
+				workflowId: end.workflowId ?? item.workflowId ?? 'unknown',
+				workflowName: end.workflowName,
+				executionId: end.executionId,
 				step,
 				idempotencyKey: eventLetterKey(item.consumer, item.eventId),
 				businessId: item.eventId,
-				runLink: stop.runLink,
-				errorClass: ErrorClass.stopped,
-				errorMessage: message,
-				alreadyHappened: `steps before ${step} ran; ${step} was stopped while it ran`,
-				impact: 'the event was received but its work was stopped before it finished',
+				runLink: end.runLink,
+				errorClass: letter.errorClass,
+				errorMessage: letter.message,
+				alreadyHappened: letter.alreadyHappened(step, unknownWrites),
+				impact: letter.impact,
 				payload: keptPayload(item),
-				// No workflow runs after a cancel: Recover sends the alert.
+				// No workflow runs after this end to alert it: Recover sends the alert.
 				alertLater: true,
 			})),
 		),
 	);
-	await store.execute(failExecutionClaimsSql(store), [stop.executionId, message]);
+	await store.execute(failExecutionClaimsSql(store), [end.executionId, letter.message]);
 	const [{ released }] = await store.query<{ released: number }>(releaseExecutionSql(store), [
-		stop.executionId,
+		end.executionId,
 	]);
-	await recordExecutionReport(store, stop.executionId, 'stopped');
+	await recordExecutionReport(store, end.executionId, ending);
 	return { parked, released };
 }
 

@@ -32,6 +32,7 @@ afterAll(() => target.stop());
 const STOP_FLOW = 'lifecycleStopFlow';
 const TIMEOUT_FLOW = 'lifecycleTimeoutFlow';
 const CRASH_TEXT_FLOW = 'lifecycleCrashTextFlow';
+const NO_HANDLER_FLOW = 'lifecycleNoHandlerFlow';
 const LOAD_FLOW = 'lifecycleLoadFlow';
 const FEED_FLOW = 'lifecycleFeedFlow';
 const SLOW_REPLAY_FLOW = 'lifecycleSlowReplayFlow';
@@ -196,6 +197,36 @@ const crashTextFlow = () => ({
 	settings: { executionOrder: 'v1', errorWorkflow: 'relErrorHandler1' },
 });
 
+/** The same failure in a workflow that names no error workflow: nothing runs after it. */
+const noHandlerFlow = () =>
+	workflow(
+		NO_HANDLER_FLOW,
+		'Lifecycle: a failure with no error workflow',
+		[
+			webhookNode('lifecycle-no-handler'),
+			{
+				...packageNode('eventDedupe', 'Claim Order', {
+					operation: 'claim',
+					eventId: '={{ $json.body.order }}',
+					consumer: 'no-handler',
+				}),
+				typeVersion: 2,
+			},
+			{
+				id: 'node-RefuseOrder',
+				name: 'Refuse Order',
+				type: 'n8n-nodes-base.stopAndError',
+				typeVersion: 1,
+				position: [520, 0],
+				parameters: {
+					errorType: 'errorMessage',
+					errorMessage: 'ERP refused the order: amount must be positive',
+				},
+			},
+		],
+		connect(['Webhook', 'Claim Order'], ['Claim Order', 'Refuse Order']),
+	);
+
 describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (version) => {
 	let ctx: E2eContext | undefined;
 	const erp = `/${version}/lifecycle/erp`;
@@ -223,6 +254,7 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 				retryingFlow(STOP_FLOW, 'lifecycle-stop', 'stops', target.url(erp)),
 				{ ...timeoutFlow, settings: { executionOrder: 'v1', executionTimeout: 5 } },
 				crashTextFlow(),
+				noHandlerFlow(),
 				loadFlow(),
 				feedFlow(version),
 				slowReplayFlow(),
@@ -233,6 +265,7 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 				STOP_FLOW,
 				TIMEOUT_FLOW,
 				CRASH_TEXT_FLOW,
+				NO_HANDLER_FLOW,
 				LOAD_FLOW,
 				FEED_FLOW,
 				SLOW_REPLAY_FLOW,
@@ -376,6 +409,38 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 		expect(letter).toMatchObject({ status: 'new', error_class: 'execution' });
 		expect(letter.payload?.body?.order).toBe(order);
 		expect(await claimOf('crash-text', order)).toBe('failed');
+	});
+
+	it('a failure in a workflow that names no error workflow: its end parks the item with the error, and Recover alerts it', async () => {
+		const order = `N-${version}`;
+		expect((await ctx!.n8n.api.webhook('lifecycle-no-handler', { order, amount: -5 })).status).toBe(
+			200,
+		);
+		const letter = await waitFor(
+			'the failed item parked',
+			async () => await letterOf('no-handler', order),
+			90_000,
+			250,
+		);
+		expect(letter).toMatchObject({ status: 'new', error_class: 'execution', step: 'Refuse Order' });
+		expect(letter.payload?.body?.order).toBe(order);
+		expect(await claimOf('no-handler', order)).toBe('failed');
+		const alertsAbout = () =>
+			target.requestsTo(`/${version}/lifecycle/demo/alerts`).filter((r) =>
+				String((r.body as { text?: string }).text)
+					.split('\n')[0]
+					.endsWith(`(event:no-handler:${order})`),
+			);
+		await ctx!.n8n.api.webhook('reliability-recover', {});
+		await waitFor(
+			'the alert about the failed item',
+			async () => (alertsAbout().length > 0 ? true : undefined),
+			90_000,
+			500,
+		);
+		expect(String((alertsAbout()[0].body as { text?: string }).text)).toContain(
+			'ERP refused the order',
+		);
 	});
 
 	const recordOf = async (key: string) =>

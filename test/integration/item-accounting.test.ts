@@ -10,6 +10,7 @@ import {
 	eventLetterKey,
 	ExecutionEnd,
 	failExecution,
+	failExecutionWithoutHandler,
 	keeperFor,
 	recordExecutionReport,
 	settleExecutionClaims,
@@ -346,6 +347,48 @@ describe('a cancelled execution (Stop, the API, a timeout, a worker drain)', () 
 		expect((await claimEvents(store, lease, [order('ORD-8')]))[0].outcome).toBe('new');
 		await completeEvents(store, 'orders', ['ORD-8'], lease.executionId);
 		expect(await openLetters('ORD-8')).toEqual([]);
+	});
+});
+
+describe('a failed execution whose workflow names no error workflow', () => {
+	it('its end parks each kept item with the error, alert due; an error workflow run after parks nothing twice', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('ORD-20'), { ...order('ORD-21'), index: 1 }]);
+		const { parked } = await failExecutionWithoutHandler(store, {
+			executionId: run.executionId,
+			workflowId: 'wf-orders',
+			workflowName: 'Orders',
+			step: 'Post to ERP',
+			runLink: `http://n8n.local/workflow/wf-orders/executions/${run.executionId}`,
+			reason: 'ERP refused the order: 422 amount must be positive',
+		});
+		expect(parked).toHaveLength(2);
+		for (const id of ['ORD-20', 'ORD-21']) {
+			expect(await claimRow(id)).toMatchObject({ status: 'failed' });
+			expect(await openLetters(id)).toMatchObject([
+				{
+					status: 'new',
+					error_class: 'execution',
+					error_message: 'ERP refused the order: 422 amount must be positive',
+					step: 'Post to ERP',
+					execution_id: run.executionId,
+					payload: { order: id, amount: 40 },
+				},
+			]);
+		}
+		// No workflow runs after it to alert them: Recover takes their alerts, once.
+		const due = (await takeDueAlerts(store, 500)).filter((l) =>
+			['event:orders:ORD-20', 'event:orders:ORD-21'].includes(l.idempotency_key ?? ''),
+		);
+		expect(due).toHaveLength(2);
+		const late = await failExecution(store, { executionId: run.executionId, crashed: false });
+		expect(late).toMatchObject({ repeated: true, items: [] });
+		expect(await openLetters('ORD-20')).toHaveLength(1);
+		// A redelivery that completes the item closes its letter.
+		const again = context();
+		expect((await claimEvents(store, again, [order('ORD-20')]))[0].outcome).toBe('new');
+		await settleExecutionClaims(store, again.executionId, { status: ExecutionEnd.success });
+		expect(await openLetters('ORD-20')).toEqual([]);
 	});
 });
 

@@ -1,6 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 import {
 	ExecutionEnd,
+	failExecutionWithoutHandler,
 	keeperFor,
 	runLink,
 	settleExecutionClaims,
@@ -19,7 +20,9 @@ import type { RunEnd } from '../../shared/runEnd';
  *
  * A cancelled execution (n8n's Stop, the API's stop, a workflow timeout, a worker's drain) ends
  * with status `canceled` and n8n runs no error workflow for it: the handler parks its items as
- * stopped, naming the node that was running, so none is left failed in no letter.
+ * stopped, naming the node that was running, so none is left failed in no letter. A failed
+ * execution whose workflow names no error workflow is settled the same way, its items parked with
+ * the error: nothing else would park them.
  */
 interface LifecycleHooks {
 	addHandler?: (hook: string, handler: (...args: never[]) => Promise<void>) => void;
@@ -69,6 +72,15 @@ export function holdUntilExecutionEnds(
 			await stopExecution(store, stoppedAt(context, run, running)).catch(() => undefined);
 			return;
 		}
+		if (endOf(run) === ExecutionEnd.error && !leftToOthers(context)) {
+			const error = run.data?.resultData?.error;
+			await failExecutionWithoutHandler(store, {
+				...stoppedAt(context, run, running),
+				step: run.data?.resultData?.lastNodeExecuted ?? running,
+				reason: error?.message,
+			}).catch(() => undefined);
+			return;
+		}
 		const waitTill = run.waitTill ? new Date(run.waitTill) : undefined;
 		// A failed settle leaves the claims to lapse: Recover then runs the item again, safely.
 		await settleExecutionClaims(store, executionId, {
@@ -79,6 +91,19 @@ export function holdUntilExecutionEnds(
 		}).catch(() => undefined);
 	});
 	return true;
+}
+
+/**
+ * Whether a failure of this execution is left to others: to the error workflow its settings
+ * name, which n8n runs for it, or, for a run from the editor (n8n runs no error workflow for a
+ * manual run), to the person at the editor, whose failed items stay failed and are new when run
+ * again. An n8n whose node context gives no settings is taken to run the error workflow.
+ */
+function leftToOthers(context: IExecuteFunctions): boolean {
+	if (typeof context.getWorkflowSettings !== 'function') return true;
+	if (typeof context.getMode === 'function' && context.getMode() === 'manual') return true;
+	const errorWorkflow = context.getWorkflowSettings()?.errorWorkflow;
+	return typeof errorWorkflow === 'string' && errorWorkflow !== '' && errorWorkflow !== 'DEFAULT';
 }
 
 /** Where a cancelled execution stood, and what n8n says stopped it (when it says). */
