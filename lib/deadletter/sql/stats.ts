@@ -30,10 +30,13 @@ SELECT
 	(SELECT CASE WHEN sum(closed) > 0 THEN (sum(closed_seconds) / sum(closed))::float8 END FROM history) AS average_resolution_seconds,
 	(SELECT coalesce(json_agg(r ORDER BY r.count DESC, r.reason), '[]'::json) FROM (
 		SELECT reason, sum(parked)::int AS count FROM history GROUP BY reason HAVING sum(parked) > 0 ORDER BY 2 DESC, 1 LIMIT $3) r) AS top_reasons,
-	-- A workflow's name from any one of its open records (the open-item index finds one at once).
+	-- A workflow's name from its open records: the first hundred the open-item index finds, a
+	-- bounded read however many are open (looking on until one has a name read every open record
+	-- of a workflow whose records carry none: 60 ms at 50,000).
 	(SELECT coalesce(json_agg(json_build_object('workflowId', g.workflow_id, 'workflowName',
-		(SELECT d.workflow_name FROM ${store.table('dead_letters')} d
-		 WHERE d.is_open AND d.workflow_id = g.workflow_id AND d.workflow_name IS NOT NULL LIMIT 1),
+		(SELECT max(named.workflow_name) FROM (
+			SELECT d.workflow_name FROM ${store.table('dead_letters')} d
+			WHERE d.is_open AND d.workflow_id = g.workflow_id LIMIT 100) named),
 		'open', g.n) ORDER BY g.n DESC, g.workflow_id), '[]'::json) FROM open_groups g WHERE g.grouping_id = 11) AS open_by_workflow,
 	(SELECT coalesce(json_agg(json_build_object('step', step, 'open', n) ORDER BY n DESC, step), '[]'::json) FROM open_groups WHERE grouping_id = 13) AS open_by_step,
 	(SELECT coalesce(json_agg(json_build_object('owner', owner, 'open', n) ORDER BY n DESC, owner), '[]'::json) FROM open_groups WHERE grouping_id = 14) AS open_by_owner`;
