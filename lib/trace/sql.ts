@@ -5,14 +5,15 @@ import type { Store } from '../store';
  * spliced in is the validated, quoted schema name.
  *
  * Each table is asked twice at most: by the whole ID ($1 = the ID, served by a btree index), and
- * only when nothing matched, by a part of it ($1 = an ILIKE pattern, served by a trigram index,
- * migration 000010). $2 is the row limit; each statement returns the newest rows first, so a
+ * only when nothing matched, by a part of it ($1 = an ILIKE pattern over the lowered ID, served
+ * by a trigram index over lower(...), migration 000020: over the column itself the planner took it
+ * for plain equality too). $2 is the row limit; each statement returns the newest rows first, so a
  * truncated answer keeps the latest of the item's life.
  */
 export type TraceMatch = 'exact' | 'part';
 
 const where = (column: string, match: TraceMatch): string =>
-	match === 'exact' ? `${column} = $1` : `${column} ILIKE $1`;
+	match === 'exact' ? `${column} = $1` : `lower(${column}) ILIKE $1`;
 
 /**
  * The whole ID is also looked up as the business ID a record keeps beside its key (a write keyed
@@ -20,7 +21,7 @@ const where = (column: string, match: TraceMatch): string =>
  * trigram index serves.
  */
 const whereKeyed = (column: string, match: TraceMatch): string =>
-	match === 'exact' ? `(${column} = $1 OR business_id = $1)` : `${column} ILIKE $1`;
+	match === 'exact' ? `(${column} = $1 OR business_id = $1)` : `lower(${column}) ILIKE $1`;
 
 /**
  * Every claim of the event (one per consumer): who holds it, until when, and how it ended. A
