@@ -24,8 +24,8 @@ import {
 /**
  * The durable inbox: claims made "until the execution ends" keep their items. How an execution
  * ended settles them: success completes them, an error leaves them failed (a redelivery claims
- * them again; the error workflow parks them with their items), a wait keeps them until the
- * execution may resume. A crash settles nothing: the lease ends and Recover re-runs the items,
+ * them again; the error workflow parks them with their items, or the end-of-execution hook does
+ * when n8n runs none for the run), a wait keeps them until the execution may resume. A crash settles nothing: the lease ends and Recover re-runs the items,
  * a few times, then gives them up to be parked as crashed.
  */
 export const ExecutionEnd = {
@@ -255,6 +255,8 @@ async function settleInProcess(
 	ending: 'stopped' | 'failed',
 	letter: InProcessLetter,
 ): Promise<{ parked: ParkResult[]; released: number }> {
+	// Settled before (an error workflow that ran after all): nothing to park twice.
+	if (await executionReported(store, end.executionId)) return { parked: [], released: 0 };
 	const keys = await abandonExecutionKeys(store, end.executionId);
 	const unknownWrites = keys.filter((k) => k.status === KeyStatus.unknown).length;
 	const items = (await store.query<InboxRow>(inboxOfExecutionSql(store), [end.executionId])).map(

@@ -390,6 +390,25 @@ describe('a failed execution whose workflow names no error workflow', () => {
 		await settleExecutionClaims(store, again.executionId, { status: ExecutionEnd.success });
 		expect(await openLetters('ORD-20')).toEqual([]);
 	});
+
+	it('an execution an error workflow settled first (an Error Trigger in the workflow itself) is left to it: the hook parks nothing', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('ORD-22')]);
+		const settled = await failExecution(store, {
+			executionId: run.executionId,
+			crashed: false,
+			message: 'ERP refused the order',
+		});
+		expect(settled.items).toHaveLength(1);
+		await recordExecutionReport(store, run.executionId, 'failed');
+		const { parked } = await failExecutionWithoutHandler(store, {
+			executionId: run.executionId,
+			step: 'Post to ERP',
+			reason: 'ERP refused the order',
+		});
+		expect(parked).toEqual([]);
+		expect(await openLetters('ORD-22')).toEqual([]);
+	});
 });
 
 describe('the Idempotent HTTP Write stops when its execution is cancelled', () => {

@@ -73,11 +73,10 @@ export function holdUntilExecutionEnds(
 			return;
 		}
 		if (endOf(run) === ExecutionEnd.error && !leftToOthers(context)) {
-			const error = run.data?.resultData?.error;
 			await failExecutionWithoutHandler(store, {
 				...stoppedAt(context, run, running),
 				step: run.data?.resultData?.lastNodeExecuted ?? running,
-				reason: error?.message,
+				reason: run.data?.resultData?.error?.message || undefined,
 			}).catch(() => undefined);
 			return;
 		}
@@ -93,15 +92,21 @@ export function holdUntilExecutionEnds(
 	return true;
 }
 
+/** Runs n8n starts from the editor or an evaluation, for which it runs no error workflow. */
+const TEST_MODES = new Set(['manual', 'evaluation']);
+
 /**
  * Whether a failure of this execution is left to others: to the error workflow its settings
- * name, which n8n runs for it, or, for a run from the editor (n8n runs no error workflow for a
- * manual run), to the person at the editor, whose failed items stay failed and are new when run
- * again. An n8n whose node context gives no settings is taken to run the error workflow.
+ * name, or, for a run from the editor or an evaluation (n8n runs no error workflow for those),
+ * to the person testing, whose failed items stay failed and are new when run again. An n8n whose
+ * node context gives no settings is taken to run the error workflow. An Error Trigger inside the
+ * workflow itself (which n8n runs when the settings name none) does not count: it is the user's
+ * own notice and parks nothing unless it settles the execution, and the first to settle it
+ * (`execution_reports`) makes the other park nothing.
  */
 function leftToOthers(context: IExecuteFunctions): boolean {
 	if (typeof context.getWorkflowSettings !== 'function') return true;
-	if (typeof context.getMode === 'function' && context.getMode() === 'manual') return true;
+	if (typeof context.getMode === 'function' && TEST_MODES.has(context.getMode())) return true;
 	const errorWorkflow = context.getWorkflowSettings()?.errorWorkflow;
 	return typeof errorWorkflow === 'string' && errorWorkflow !== '' && errorWorkflow !== 'DEFAULT';
 }
