@@ -298,9 +298,10 @@ export async function settleUnsettledTakes(
 		key_status: string | null;
 		event_status: string | null;
 	}>(replayedStepsSql(store), [taken.map((t) => t.id)]);
+	const byId = new Map(rows.map((r) => [String(r.id), r]));
 	const settled: Array<{ id: string; to: DeadLetterStatus }> = [];
 	for (const record of taken) {
-		const row = rows.find((r) => String(r.id) === record.id);
+		const row = byId.get(record.id);
 		if (!row || row.status !== 'being_fixed' || String(row.generation) !== record.generation)
 			continue;
 		const finished = row.key_status ?? row.event_status;

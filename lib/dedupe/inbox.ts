@@ -232,13 +232,20 @@ export async function failExecutionWithoutHandler(
 	return await settleInProcess(store, failure, 'failed', {
 		errorClass: ErrorClass.execution,
 		message: failure.reason ?? 'the execution failed',
-		alreadyHappened: (step, unknownWrites) =>
-			unknownWrites > 0
-				? `steps before ${step} ran; ${unknownWrites} write${unknownWrites === 1 ? '' : 's'} may have taken effect: check before replaying`
-				: `steps before ${step} ran`,
+		alreadyHappened: failedAfter,
 		impact:
 			'the event was received but its work did not finish, and the workflow has no error workflow to report it',
 	});
+}
+
+/**
+ * What had happened to an item of an execution that failed at `step`: the steps before it ran,
+ * and writes whose outcome is unknown (their keys marked so when it failed) may have taken effect.
+ */
+export function failedAfter(step: string, unknownWrites: number): string {
+	return unknownWrites > 0
+		? `steps before ${step} ran; ${unknownWrites} write${unknownWrites === 1 ? '' : 's'} may have taken effect: check before replaying`
+		: `steps before ${step} ran`;
 }
 
 /** The letter an execution's kept items get when it is settled in the process that ran it. */

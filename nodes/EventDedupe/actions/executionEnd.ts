@@ -68,15 +68,20 @@ export function holdUntilExecutionEnds(
 	});
 	hooks.addHandler('workflowExecuteAfter', async (run: RunEnd) => {
 		keeper.drop(executionId);
+		const error = run.data?.resultData?.error;
 		if (run.status === 'canceled') {
-			await stopExecution(store, stoppedAt(context, run, running)).catch(() => undefined);
+			await stopExecution(store, {
+				...endedAt(context, running ?? run.data?.resultData?.lastNodeExecuted),
+				reason: error?.message
+					? `the execution was stopped: ${error.message}${error.name ? ` (${error.name})` : ''}`
+					: undefined,
+			}).catch(() => undefined);
 			return;
 		}
 		if (endOf(run) === ExecutionEnd.error && !leftToOthers(context)) {
 			await failExecutionWithoutHandler(store, {
-				...stoppedAt(context, run, running),
-				step: run.data?.resultData?.lastNodeExecuted ?? running,
-				reason: run.data?.resultData?.error?.message || undefined,
+				...endedAt(context, run.data?.resultData?.lastNodeExecuted ?? running),
+				reason: error?.message || undefined,
 			}).catch(() => undefined);
 			return;
 		}
@@ -111,20 +116,16 @@ function leftToOthers(context: IExecuteFunctions): boolean {
 	return typeof errorWorkflow === 'string' && errorWorkflow !== '' && errorWorkflow !== 'DEFAULT';
 }
 
-/** Where a cancelled execution stood, and what n8n says stopped it (when it says). */
-function stoppedAt(context: IExecuteFunctions, run: RunEnd, running: string | undefined) {
+/** Where an execution ended (its workflow, the node, its run link), for the letters of its items. */
+function endedAt(context: IExecuteFunctions, step: string | undefined) {
 	const executionId = context.getExecutionId();
 	const workflow = context.getWorkflow();
-	const error = run.data?.resultData?.error;
 	const baseUrl = context.getInstanceBaseUrl().replace(/\/+$/, '');
 	return {
 		executionId,
 		workflowId: workflow.id,
 		workflowName: workflow.name,
-		step: running ?? run.data?.resultData?.lastNodeExecuted,
+		step,
 		runLink: runLink(baseUrl, workflow.id, executionId),
-		reason: error?.message
-			? `the execution was stopped: ${error.message}${error.name ? ` (${error.name})` : ''}`
-			: undefined,
 	};
 }

@@ -7,6 +7,7 @@ import {
 } from 'n8n-workflow';
 import {
 	eventLetterKey,
+	failedAfter,
 	failExecution,
 	ItemError,
 	keptPayload,
@@ -178,10 +179,7 @@ export async function execute(
 				runLink: link,
 				errorClass: 'execution',
 				errorMessage: message,
-				alreadyHappened:
-					unknownSteps > 0
-						? `steps before ${step} ran; ${unknownSteps} write${unknownSteps === 1 ? '' : 's'} may have taken effect: check before replaying`
-						: `steps before ${step} ran`,
+				alreadyHappened: failedAfter(step, unknownSteps),
 				impact: text(options.impact) ?? UNFINISHED,
 				owner: text(options.owner),
 				severity: text(options.severity),
