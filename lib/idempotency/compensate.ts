@@ -15,7 +15,7 @@ import { type CompensatingRequest, compensatingRequest } from './compensation';
 import { derivedKey, requestFingerprint } from './keys';
 import { fetchSend } from './fetchSend';
 import { DEFAULT_POLICY, type RetryPolicy } from './policy';
-import type { SendResult, WriteOutcome } from './types';
+import type { SendResult, WireWindow, WriteOutcome } from './types';
 import { compensateKeySql } from './sql';
 import { runWrites } from './writer';
 
@@ -39,7 +39,7 @@ export interface CompensateInput {
 }
 
 export interface CompensateDeps {
-	send(request: CompensatingRequest & { key: string }): Promise<SendResult>;
+	send(request: CompensatingRequest & { key: string }, wire: WireWindow): Promise<SendResult>;
 }
 
 interface CompensatedStep {
@@ -69,7 +69,7 @@ export interface CompensateResult {
  * key in the Idempotency-Key header; a refused connection is not sent, anything later is lost.
  */
 export function fetchCompensationSender(timeoutMs = 10_000): CompensateDeps {
-	return { send: (request) => fetchSend(request, timeoutMs) };
+	return { send: (request, wire) => fetchSend(request, timeoutMs, wire) };
 }
 
 const excerpt = (body: unknown): string => {
@@ -177,7 +177,7 @@ export async function compensateDeadLetter(
 					itemRef: `compensation:${record.id}`,
 				},
 			],
-			{ send: (write) => deps.send({ ...request, key: write.key }) },
+			{ send: (write, _attempt, wire) => deps.send({ ...request, key: write.key }, wire) },
 		);
 		const line = `compensation of ${step.step ?? step.key} (key ${key}): ${request.method} ${request.url}`;
 		if (!outcome.ok) {

@@ -8,3 +8,4 @@ export * from './recovery';
 export * from './purge';
 export * from './compensation';
 export * from './compensate';
+export { leaseEnded, wireBudget } from './fetchSend';

@@ -27,10 +27,13 @@ export async function sendLoop(
 		if (run.deps.signal?.aborted) return stopped(item, owned);
 		const start = await startAttempt(item, owned);
 		if (!start) return await superseded(item, owned, fromRecord);
+		// The run stalled between the fence and here, past its lease: another owner may have taken
+		// the key over and sent. Ask the fence again rather than send on a lease that ended.
+		if (run.now() >= start.validUntil) continue;
 		owned.attempt++;
 		item.sent++;
 		run.progress.sent++;
-		const result = await run.deps.send(request, owned.attempt);
+		const result = await run.deps.send(request, owned.attempt, { notAfter: start.validUntil });
 		const policy = context.policy;
 
 		if (result.kind === 'response') {

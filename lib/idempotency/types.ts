@@ -139,8 +139,18 @@ export interface WriteContext {
 	inFlightGraceMs?: number;
 }
 
+/**
+ * Where an attempt may reach the wire: `notAfter` is the end of the lease that covers it (ms since
+ * the epoch, on the run's clock). A takeover waits only for the requests its lease covered, so a
+ * transport that stalled past it (a frozen process, a slow credential read) must not send, and a
+ * request still in flight then is abandoned (its effect may exist).
+ */
+export interface WireWindow {
+	notAfter: number;
+}
+
 export interface WriteDeps {
-	send(request: WriteRequest, attempt: number): Promise<SendResult>;
+	send(request: WriteRequest, attempt: number, wire: WireWindow): Promise<SendResult>;
 	lookup?(request: WriteRequest): Promise<LookupResult>;
 	sleep?(ms: number): Promise<void>;
 	now?(): number;

@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, IHttpRequestOptions } from 'n8n-workflow';
 import {
 	type HttpAnswer,
+	leaseEnded,
 	type LookupResult,
 	NOT_SENT_CODES,
 	type SendResult,
@@ -26,8 +27,13 @@ export function transport(
 	byIndex: Map<number, PreparedRequest>,
 ): Pick<WriteDeps, 'send' | 'lookup'> {
 	// A cancelled execution's request in flight is abandoned: its effect may exist (lost).
-	const abortSignal = context.getExecutionCancelSignal?.();
-	const call = async (request: IHttpRequestOptions): Promise<HttpAnswer> => {
+	const cancelSignal = context.getExecutionCancelSignal?.();
+	const call = async (
+		request: IHttpRequestOptions,
+		deadline?: AbortSignal,
+	): Promise<HttpAnswer> => {
+		const signals = [cancelSignal, deadline].filter((s): s is AbortSignal => s !== undefined);
+		const abortSignal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
 		const options: IHttpRequestOptions = abortSignal ? { ...request, abortSignal } : request;
 		const response = (
 			authentication === 'oAuth2Api'
@@ -37,9 +43,16 @@ export function transport(
 		return { status: response.statusCode, headers: response.headers ?? {}, body: response.body };
 	};
 	return {
-		send: async (request): Promise<SendResult> => {
+		send: async (request, _attempt, wire): Promise<SendResult> => {
+			// The lease covers the request until wire.notAfter: past it another owner may send, so
+			// nothing leaves after it (n8n's credential read or a stalled event loop can delay the
+			// call), and a request still in flight then is abandoned (lost: it may have landed).
+			// Within the window n8n's own timeout ends the request first, with its own message.
+			const left = wire.notAfter - Date.now();
+			if (left <= 0) return leaseEnded();
 			try {
-				return { kind: 'response', answer: await call(byIndex.get(request.index)!.options) };
+				const answer = await call(byIndex.get(request.index)!.options, AbortSignal.timeout(left));
+				return { kind: 'response', answer };
 			} catch (error) {
 				const code = errorCode(error);
 				return {

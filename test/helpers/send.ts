@@ -1,5 +1,5 @@
 import { fetchSend } from '../../lib/idempotency/fetchSend';
-import type { SendResult, WriteRequest } from '../../lib/idempotency';
+import type { SendResult, WireWindow, WriteRequest } from '../../lib/idempotency';
 
 /**
  * The engine's send for integration tests: a real HTTP POST of the item's body with the
@@ -11,6 +11,10 @@ export function fetchSender(
 	bodyOf: (request: WriteRequest) => unknown,
 	timeoutMs = 5_000,
 ) {
-	return async (request: WriteRequest): Promise<SendResult> =>
-		await fetchSend({ method: 'POST', url, key: request.key, body: bodyOf(request) }, timeoutMs);
+	return async (request: WriteRequest, _attempt?: number, wire?: WireWindow): Promise<SendResult> =>
+		await fetchSend(
+			{ method: 'POST', url, key: request.key, body: bodyOf(request) },
+			timeoutMs,
+			wire,
+		);
 }

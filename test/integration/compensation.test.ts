@@ -271,7 +271,7 @@ describe('Compensate', () => {
 			store,
 			{ id, actor: 'maria', executionId: 'console-r2' },
 			{
-				send: async (request) => {
+				send: async (request, wire) => {
 					const taken = await takeForReplay(store, {
 						taker: 'Replay workflow (execution 78)',
 						limit: 10,
@@ -279,7 +279,7 @@ describe('Compensate', () => {
 					});
 					const [now] = await getDeadLetters(store, [id]);
 					during = { status: now.status, taken: taken.map((r) => r.id) };
-					return await deps.send(request);
+					return await deps.send(request, wire);
 				},
 			},
 		);

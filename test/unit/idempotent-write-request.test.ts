@@ -342,7 +342,7 @@ describe('authentication', () => {
 		expect(ctx.getCredentials).not.toHaveBeenCalled();
 
 		const { send } = transport(ctx, settings.authentication, new Map([[0, request]]));
-		const sent = await send(request, 1);
+		const sent = await send(request, 1, { notAfter: Date.now() + 60_000 });
 		expect(sent).toEqual({
 			kind: 'response',
 			answer: {
@@ -351,7 +351,10 @@ describe('authentication', () => {
 				body: { id: 'in_1' },
 			},
 		});
-		expect(httpRequestWithAuthentication).toHaveBeenCalledWith('oAuth2Api', request.options);
+		expect(httpRequestWithAuthentication).toHaveBeenCalledWith('oAuth2Api', {
+			...request.options,
+			abortSignal: expect.any(AbortSignal),
+		});
 		expect(httpRequest).not.toHaveBeenCalled();
 	});
 });
@@ -363,7 +366,9 @@ describe('the transport', () => {
 		});
 		const ctx = context(base, { helpers: { httpRequest } });
 		const request = (await requestBuilder(ctx, [invoice('inv-1')], readSettings(ctx)))(0);
-		return await transport(ctx, 'none', new Map([[0, request]])).send(request, 1);
+		return await transport(ctx, 'none', new Map([[0, request]])).send(request, 1, {
+			notAfter: Date.now() + 60_000,
+		});
 	};
 
 	it('a refused connection was never sent: safe to send again', async () => {
@@ -378,6 +383,37 @@ describe('the transport', () => {
 	it('a connection reset after sending is lost: the effect may exist', async () => {
 		const reset = Object.assign(new Error('socket hang up'), { cause: { code: 'ECONNRESET' } });
 		expect(await sendWith(reset)).toMatchObject({ kind: 'lost', code: 'ECONNRESET' });
+	});
+
+	it('sends nothing once the lease that covers the attempt has ended (the run stalled)', async () => {
+		const httpRequest = jest.fn();
+		const ctx = context(base, { helpers: { httpRequest } });
+		const request = (await requestBuilder(ctx, [invoice('inv-1')], readSettings(ctx)))(0);
+		const sent = await transport(ctx, 'none', new Map([[0, request]])).send(request, 1, {
+			notAfter: Date.now() - 1,
+		});
+		expect(sent).toMatchObject({ kind: 'not_sent', code: 'ELEASEENDED' });
+		expect(httpRequest).not.toHaveBeenCalled();
+	});
+
+	it('abandons a request still in flight when the lease ends: lost, its effect may exist', async () => {
+		// n8n's helper ends a request when its abort signal fires, as axios does.
+		const httpRequest = jest.fn(
+			async (options: { abortSignal?: AbortSignal }) =>
+				await new Promise((_resolve, reject) =>
+					options.abortSignal?.addEventListener('abort', () =>
+						reject(Object.assign(new Error('canceled'), { code: 'ERR_CANCELED' })),
+					),
+				),
+		);
+		const ctx = context(base, { helpers: { httpRequest } });
+		const request = (await requestBuilder(ctx, [invoice('inv-1')], readSettings(ctx)))(0);
+		const started = Date.now();
+		const sent = await transport(ctx, 'none', new Map([[0, request]])).send(request, 1, {
+			notAfter: started + 50,
+		});
+		expect(sent).toMatchObject({ kind: 'lost', code: 'ERR_CANCELED' });
+		expect(Date.now() - started).toBeLessThan(5_000);
 	});
 });
 
