@@ -16,7 +16,7 @@ import { derivedKey, requestFingerprint } from './keys';
 import { fetchSend } from './fetchSend';
 import { DEFAULT_POLICY, type RetryPolicy } from './policy';
 import type { SendResult, WireWindow, WriteOutcome } from './types';
-import { compensateKeySql } from './sql';
+import { compensateKeySql, keyStatusSql, uncompensateKeySql } from './sql';
 import { runWrites } from './writer';
 
 /**
@@ -149,6 +149,11 @@ export async function compensateDeadLetter(
 			await releaseHold(store, record.id, input.actor, generation);
 			return { ...result, result: 'failed', failure: { step: step.step, key, message } };
 		}
+		// The step reads compensated before its reversal can reach the target: a run that starts
+		// from now on is refused rather than answered from the resource being removed.
+		const fenced =
+			(await store.query(compensateKeySql(store), [step.scope, step.key, input.actor, record.id]))
+				.length > 0;
 		const [outcome]: WriteOutcome[] = await runWrites(
 			store,
 			{
@@ -181,7 +186,18 @@ export async function compensateDeadLetter(
 		);
 		const line = `compensation of ${step.step ?? step.key} (key ${key}): ${request.method} ${request.url}`;
 		if (!outcome.ok) {
-			const message = `${line} failed: ${outcome.failure!.message}`;
+			// Nothing of the reversal took effect: the step is done again, as it was. Otherwise it
+			// stays compensated (a later run is refused) until a person has checked the target.
+			const undone =
+				fenced &&
+				(await reversalStatus(store, step.scope, key)) === 'failed' &&
+				(await store.query(uncompensateKeySql(store), [step.scope, step.key, record.id])).length >
+					0;
+			const message = `${line} failed: ${outcome.failure!.message}${
+				fenced && !undone
+					? `; the reversal may have taken effect, so ${step.step ?? step.key} stays compensated (a later run with its key is refused): check the target`
+					: ''
+			}`;
 			await appendEvidence(store, record.id, input.actor, message);
 			await releaseHold(store, record.id, input.actor, generation);
 			return {
@@ -195,8 +211,6 @@ export async function compensateDeadLetter(
 				},
 			};
 		}
-		// The step's effect is gone: its key no longer answers from the saved response.
-		await store.query(compensateKeySql(store), [step.scope, step.key, input.actor, record.id]);
 		const answer = outcome.answer!;
 		await appendEvidence(
 			store,
@@ -240,6 +254,16 @@ export async function compensateDeadLetter(
 		return { ...result, result: 'already' };
 	}
 	return result;
+}
+
+/** The status of a compensation's own key record: `failed` means none of it took effect. */
+async function reversalStatus(
+	store: Store,
+	scope: string,
+	key: string,
+): Promise<string | undefined> {
+	const [row] = await store.query<{ status: string }>(keyStatusSql(store), [scope, key]);
+	return row?.status;
 }
 
 /** Who holds a record for a replay run (the Replay workflow's take), if one does. */

@@ -5,6 +5,7 @@ import {
 	type CompensateDeps,
 	type Compensation,
 	DEFAULT_POLICY,
+	fetchCompensationSender,
 	requestFingerprint,
 	runWrites,
 	type SendResult,
@@ -81,6 +82,15 @@ async function step(
 		{ send: (request) => send(target.url(path), 'POST', request.key, body) },
 	);
 	return outcome;
+}
+
+/** The status of each key record of the flow's scope. */
+async function keyStatuses(...keys: string[]): Promise<Record<string, string>> {
+	const rows = await adminQuery<{ key: string; status: string }>(
+		`SELECT key, status FROM "${schema}".idempotency_keys WHERE scope = 'signup' AND key = ANY($1) ORDER BY key`,
+		[keys],
+	);
+	return Object.fromEntries(rows.map((r) => [r.key, r.status]));
 }
 
 const deps: CompensateDeps = {
@@ -500,6 +510,11 @@ describe('Compensate', () => {
 		expect(first.failure!.deadLetterId).toEqual(expect.any(String));
 		const [open] = await getDeadLetters(store, [id]);
 		expect(open.status).toBe('new');
+		// The refused reversal did nothing: Create Order is done again; Create Invoice was reversed.
+		expect(await keyStatuses('ana:/orders', 'ana:/invoices')).toEqual({
+			'ana:/orders': 'succeeded',
+			'ana:/invoices': 'compensated',
+		});
 
 		const again = await compensateDeadLetter(
 			store,
@@ -513,6 +528,40 @@ describe('Compensate', () => {
 		]);
 		expect(target.requestsTo('/invoices-undo')).toHaveLength(1);
 		expect(target.effectsOf('/orders-undo')).toHaveLength(1);
+	});
+
+	it('a reversal whose outcome is unknown leaves its step compensated and says to check the target', async () => {
+		for (const path of ['/boxes', '/label', '/boxes-undo']) target.route(path);
+		target.script('/label', { status: 400 });
+		// Every attempt of the reversal is committed, then its connection reset: outcome unknown.
+		target.script('/boxes-undo', { reset: 'after' }, { reset: 'after' }, { reset: 'after' });
+		await step(
+			'exec-5',
+			'Pack Box',
+			'/boxes',
+			{ sku: 5 },
+			{ kind: 'request', method: 'DELETE', url: `${target.url('/boxes-undo')}?id={{ $json.id }}` },
+		);
+		const failed = await step('exec-5', 'Print Label', '/label', { sku: 5 });
+		const result = await compensateDeadLetter(
+			store,
+			{
+				id: failed.failure!.deadLetterId!,
+				actor: 'ops',
+				executionId: 'console-5',
+				policy: { ...DEFAULT_POLICY, maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 50 },
+			},
+			fetchCompensationSender(2_000),
+		);
+		expect(result.result).toBe('failed');
+		expect(result.failure!.message).toContain('Pack Box stays compensated');
+		expect(target.effectsOf('/boxes-undo').length).toBeGreaterThan(0);
+		expect(await keyStatuses('ana:/boxes')).toEqual({ 'ana:/boxes': 'compensated' });
+		// A later run with the step's key is refused and sends nothing.
+		const later = await step('exec-6', 'Pack Box', '/boxes', { sku: 5 });
+		expect(later.ok).toBe(false);
+		expect(later.failure!.message).toContain('was compensated at');
+		expect(target.effectsOf('/boxes')).toHaveLength(1);
 	});
 
 	it('the console lists the steps with their compensations and its button compensates once', async () => {

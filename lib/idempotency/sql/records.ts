@@ -69,16 +69,34 @@ FROM input i JOIN ${store.table('idempotency_keys')} k
 ORDER BY i.ord, k.completed_at, k.key`;
 
 /**
- * Marks a succeeded step's record compensated once its compensating request succeeded ($3: who
- * compensated, $4: the dead letter): a later run with the key is refused instead of answered
- * from a saved response whose resource no longer exists. Only a succeeded record moves: one
- * compensated before keeps its first time and actor.
+ * Marks a succeeded step's record compensated before its compensating request is sent ($3: who
+ * compensates, $4: the dead letter): from then on a later run with the key is refused instead of
+ * answered from a saved response whose resource is being removed. Marked first, so no run that
+ * starts after the reversal reached the target can read the key as done. Only a succeeded record
+ * moves: one compensated before keeps its first time and actor (no row returned).
  */
 export const compensateKeySql = (store: Store): string => `
 UPDATE ${store.table('idempotency_keys')}
 SET status = 'compensated', compensated_at = now(), compensated_by = $3, compensated_for = $4, updated_at = now(),
     history = history || jsonb_build_array(jsonb_build_object('at', now(), 'kind', 'compensated', 'actor', $3::text, 'deadLetter', $4::text))
 WHERE scope = $1 AND key = $2 AND status = 'succeeded'
+RETURNING status`;
+
+/** The status of one key record ($1 scope, $2 key). */
+export const keyStatusSql = (store: Store): string => `
+SELECT status FROM ${store.table('idempotency_keys')} WHERE scope = $1 AND key = $2`;
+
+/**
+ * Gives a step's record back its success when the compensation this dead letter ($3) started
+ * certainly did nothing (its own record failed: nothing of it took effect), so the step is done
+ * again as it was. A compensation whose outcome is unknown leaves the record compensated: a later
+ * run is refused until a person has checked the target.
+ */
+export const uncompensateKeySql = (store: Store): string => `
+UPDATE ${store.table('idempotency_keys')}
+SET status = 'succeeded', compensated_at = NULL, compensated_by = NULL, compensated_for = NULL, updated_at = now(),
+    history = history || jsonb_build_array(jsonb_build_object('at', now(), 'kind', 'compensation_failed', 'deadLetter', $3::text))
+WHERE scope = $1 AND key = $2 AND status = 'compensated' AND compensated_for = $3
 RETURNING status`;
 
 /**
