@@ -17,10 +17,14 @@ import {
 import { StoreUnavailableError } from '../../lib/errors';
 import { abandonExecutionKeys } from '../../lib/idempotency/recovery';
 import {
+	compensateDeadLetter,
 	DEFAULT_POLICY,
+	derivedKey,
 	requestFingerprint,
 	runWrites,
 	type WriteContext,
+	type WriteDeps,
+	type WriteOutcome,
 	type WriteRequest,
 } from '../../lib/idempotency';
 import type { Store } from '../../lib/store';
@@ -44,7 +48,15 @@ const LEASE_MARGIN_MS = 60;
 const GRACE_MS = 30;
 /** A late commit lands this long after the client's timeout: within the grace the protocol assumes. */
 const LATE_MS = 12;
+/** A commit beyond the horizon (GRACE_MS, the node's Target Commit Horizon) lands this long after. */
+const BEYOND_MS = GRACE_MS + 40;
 const CLAIM_LEASE_S = 0.15;
+/**
+ * A stall between the fence and the wire: longer than a lease (timeout + margin), a waiting
+ * owner's poll, its takeover's wait (timeout + grace) and its lookup, so another owner may have
+ * looked and sent by the time the stalled one wakes.
+ */
+const STALL_MS = 450;
 const BREAKER = { threshold: 2, coolDownSeconds: 0.3 };
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -57,6 +69,10 @@ interface Execution {
 	faultNext: boolean;
 	/** The next statement commits, then its reply is lost. */
 	loseNextReply?: boolean;
+	/** The next send freezes the process first (see STALL_MS). */
+	stallNext?: boolean;
+	/** Frozen until then (ms since the epoch): no statement runs, no lease is renewed. */
+	frozenUntil?: number;
 	done?: Promise<unknown>;
 	/** The run failed because the store was unavailable (or too slow to keep its leases). */
 	storeFailed?: boolean;
@@ -64,9 +80,15 @@ interface Execution {
 	at?: number;
 }
 
+/** Waits while the execution's process is frozen (a stall). */
+async function thaw(execution: Execution): Promise<void> {
+	const left = (execution.frozenUntil ?? 0) - Date.now();
+	if (left > 0) await sleep(left);
+}
+
 /**
- * A worker's store as one execution sees it: dead once killed, failing once when told (before the
- * statement, or after it committed, its reply lost).
+ * A worker's store as one execution sees it: dead once killed, frozen while stalled, failing once
+ * when told (before the statement, or after it committed, its reply lost).
  */
 function storeOf(worker: Store, execution: Execution): Store {
 	return new Proxy(worker, {
@@ -74,6 +96,7 @@ function storeOf(worker: Store, execution: Execution): Store {
 			if (prop !== 'query' && prop !== 'execute' && prop !== 'transaction')
 				return Reflect.get(target, prop, receiver);
 			return async (...args: unknown[]) => {
+				await thaw(execution);
 				if (execution.killed) return await new Promise(() => undefined);
 				if (execution.faultNext) {
 					execution.faultNext = false;
@@ -85,6 +108,7 @@ function storeOf(worker: Store, execution: Execution): Store {
 					target,
 					args,
 				);
+				await thaw(execution);
 				if (execution.killed) return await new Promise(() => undefined);
 				if (execution.loseNextReply) {
 					execution.loseNextReply = false;
@@ -108,7 +132,7 @@ export async function runSchedule(
 	const integration = `${id}-api`;
 	const workflowId = `${id}-wf`;
 	const consumer = `${id}-c`;
-	const target = new SimTarget(schedule.target, TIMEOUT_MS, LATE_MS);
+	const target = new SimTarget(schedule.target, TIMEOUT_MS, LATE_MS, BEYOND_MS);
 	const keyName = (k: number) => `${id}-k${k}`;
 	const eventName = (e: number) => `${id}-e${e}`;
 	const deliveries: Execution[] = [];
@@ -123,10 +147,19 @@ export async function runSchedule(
 	// effects are counted from that moment (the retention is what makes a key forgettable).
 	const expiries = new Map<string, { at: number; generation: number; succeeded: boolean }>();
 
-	const context = (execution: string, withIntegration: boolean): WriteContext => ({
+	// Two-step items: Create (scope `-a`, with a compensating request) before the Write; both
+	// steps of an item share its item reference, so a parked Write lists Create as taken.
+	const scopeA = `${id}-a`;
+	const keyNameA = (k: number) => `${id}-a${k}`;
+	const itemRef = (k: number) => `${id}-i${k}`;
+	// Every run of a Create step: when it started, and whether it read its key as done.
+	const createRuns: Array<{ key: string; startedAt: number; ok: boolean; execution: string }> = [];
+	let compensations = 0;
+
+	const context = (execution: string, withIntegration: boolean, node = 'Write'): WriteContext => ({
 		workflowId,
 		executionId: execution,
-		node: 'Write',
+		node,
 		integration: withIntegration ? integration : undefined,
 		retentionDays: 30,
 		policy: { ...DEFAULT_POLICY, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 700 },
@@ -142,17 +175,94 @@ export async function runSchedule(
 		key: number,
 		variant: number,
 		index: number,
+		step: 'create' | 'write' = 'write',
 	): WriteRequest & { body: unknown } => {
 		const body = { key, v: variant };
 		return {
 			index,
-			scope,
-			key: keyName(key),
-			fingerprint: requestFingerprint({ method: 'POST', url: '/sim', body }),
+			scope: step === 'create' ? scopeA : scope,
+			key: step === 'create' ? keyNameA(key) : keyName(key),
+			fingerprint: requestFingerprint({ method: 'POST', url: `/sim/${step}`, body }),
 			payload: body,
 			body,
 			timeoutMs: TIMEOUT_MS,
+			...(schedule.twoSteps
+				? {
+						itemRef: itemRef(key),
+						...(step === 'create'
+							? {
+									compensation: {
+										kind: 'request' as const,
+										method: 'DELETE',
+										url: '/sim/create/{{ $json.id }}',
+									},
+								}
+							: {}),
+					}
+				: {}),
 		};
+	};
+	/** The engine ends an item on an error nothing foresaw; in the model nothing should be unforeseen. */
+	const foreseen = (execution: string, outcomes: WriteOutcome[]) => {
+		for (const outcome of outcomes) {
+			if (/^the write failed (after|before)/.test(outcome.failure?.message ?? '')) {
+				violations.push(`delivery ${execution}, key ${outcome.key}: ${outcome.failure!.message}`);
+			}
+		}
+	};
+	/**
+	 * One run of an item through the workflow's steps (Create, then the Write for the items whose
+	 * Create is done), with the store and the transport it is given. Resolves with the Write's
+	 * outcome per key (undefined: its item stopped at Create).
+	 */
+	const runItems = async (
+		store: Store,
+		execution: Execution,
+		keys: number[],
+		variant: number,
+		withIntegration: boolean,
+	): Promise<Map<number, WriteOutcome>> => {
+		const deps = (requests: Array<{ body: unknown }>): WriteDeps => ({
+			send: async (r, _attempt, wire) => {
+				if (execution.stallNext) {
+					execution.stallNext = false;
+					execution.frozenUntil = Date.now() + STALL_MS;
+					await thaw(execution);
+				}
+				return await target.send(r, requests[r.index].body, () => execution.killed, wire);
+			},
+			lookup: schedule.strategy === 'lookup' ? (r) => target.lookup(r) : undefined,
+		});
+		let todo = keys;
+		if (schedule.twoSteps) {
+			const startedAt = Date.now();
+			const creates = keys.map((k, i) => request(k, variant, i, 'create'));
+			const outcomes = await runWrites(
+				store,
+				context(execution.id, withIntegration, 'Create'),
+				creates,
+				deps(creates),
+			);
+			foreseen(execution.id, outcomes);
+			outcomes.forEach((o, i) =>
+				createRuns.push({
+					key: keyNameA(keys[i]),
+					startedAt,
+					ok: o.ok,
+					execution: execution.id,
+				}),
+			);
+			todo = keys.filter((_, i) => outcomes[i].ok);
+		}
+		const writes = todo.map((k, i) => request(k, variant, i));
+		const outcomes = await runWrites(
+			store,
+			context(execution.id, withIntegration),
+			writes,
+			deps(writes),
+		);
+		foreseen(execution.id, outcomes);
+		return new Map(todo.map((k, i) => [k, outcomes[i]]));
 	};
 	const deliver = (
 		keys: number[],
@@ -168,35 +278,24 @@ export async function runSchedule(
 			at: Date.now(),
 		};
 		for (const k of keys) delivered.add(k);
-		const requests = keys.map((k, i) => request(k, variant, i));
 		if (withIntegration) usedBreaker = true;
-		execution.done = runWrites(
+		execution.done = runItems(
 			storeOf(worker, execution),
-			context(execution.id, withIntegration),
-			requests,
-			{
-				send: (r) => target.send(r, requests[r.index].body, () => execution.killed),
-				lookup: schedule.strategy === 'lookup' ? (r) => target.lookup(r) : undefined,
-			},
-		)
-			.then((outcomes) => {
-				// The engine ends an item on an error nothing foresaw; in the model nothing should be unforeseen.
-				for (const outcome of outcomes) {
-					if (/^the write failed (after|before)/.test(outcome.failure?.message ?? '')) {
-						violations.push(
-							`delivery ${execution.id}, key ${outcome.key}: ${outcome.failure!.message}`,
-						);
-					}
-				}
-			})
-			.catch((error: unknown) => {
-				if (error instanceof StoreUnavailableError) execution.storeFailed = true;
-				else violations.push(`delivery ${execution.id} threw ${String(error)}`);
-			});
+			execution,
+			keys,
+			variant,
+			withIntegration,
+		).catch((error: unknown) => {
+			if (error instanceof StoreUnavailableError) execution.storeFailed = true;
+			else violations.push(`delivery ${execution.id} threw ${String(error)}`);
+		});
 		return execution;
 	};
 
-	/** The Replay workflow: take, re-run each record's item with its key, mark replayed if it succeeded. */
+	/**
+	 * The Replay workflow: take, re-run each record's item with its key (through every step: a
+	 * step done is answered from its key), mark replayed if the item's last step succeeded.
+	 */
 	const replayRun = async (worker: Store): Promise<number> => {
 		const taken = await takeForReplay(worker, { taker: `${id} replay`, limit: 50, workflowId });
 		for (const record of taken) {
@@ -206,17 +305,14 @@ export async function runSchedule(
 				killed: false,
 				faultNext: false,
 			};
-			const r = request(body.key, body.v, 0);
-			const [outcome] = await runWrites(
+			const outcomes = await runItems(
 				worker,
-				context(execution.id, record.integration !== null),
-				[r],
-				{
-					send: (req) => target.send(req, r.body, () => false),
-					lookup: schedule.strategy === 'lookup' ? (req) => target.lookup(req) : undefined,
-				},
-			).catch(() => [undefined]);
-			if (outcome?.ok) {
+				execution,
+				[body.key],
+				body.v,
+				record.integration !== null,
+			).catch(() => undefined);
+			if (outcomes?.get(body.key)?.ok) {
 				await updateDeadLetterStatus(worker, {
 					id: record.id,
 					to: 'replayed',
@@ -229,6 +325,49 @@ export async function runSchedule(
 			}
 		}
 		return taken.length;
+	};
+
+	/** An operator presses Compensate on each open dead letter of a key's item. */
+	const compensate = async (key: number, worker: Store): Promise<void> => {
+		const open = (await getDeadLettersByKey(worker, [keyName(key), keyNameA(key)])).filter(
+			(r) => r.workflow_id === workflowId && OPEN_STATUSES.includes(r.status),
+		);
+		for (const record of open) {
+			await compensateDeadLetter(
+				worker,
+				{
+					id: record.id,
+					actor: 'operator',
+					executionId: `${id}-c${compensations++}`,
+					policy: {
+						...DEFAULT_POLICY,
+						maxAttempts: 3,
+						baseDelayMs: 5,
+						maxDelayMs: 20,
+						deadlineMs: 700,
+					},
+				},
+				{
+					send: (reversal, wire) =>
+						target.send(
+							{
+								index: 0,
+								scope: scopeA,
+								key: reversal.key,
+								fingerprint: '',
+								payload: null,
+								timeoutMs: TIMEOUT_MS,
+							},
+							reversal.body ?? { url: reversal.url },
+							() => false,
+							wire,
+						),
+				},
+			).catch((error: unknown) => {
+				// Refused: a replay holds it, or it closed meanwhile.
+				if (!(error instanceof StatusChangeRefusedError)) throw error;
+			});
+		}
 	};
 
 	const claim = async (
@@ -316,6 +455,11 @@ export async function runSchedule(
 					if (victim) victim.faultNext = true;
 					return;
 				}
+				case 'stall': {
+					const victim = deliveries[command.delivery % Math.max(1, deliveries.length)];
+					if (victim) victim.stallNext = true;
+					return;
+				}
 				case 'storeLostReply': {
 					const victim = deliveries[command.delivery % Math.max(1, deliveries.length)];
 					if (victim) victim.loseNextReply = true;
@@ -349,6 +493,9 @@ export async function runSchedule(
 					return;
 				case 'replayRun':
 					await replayRun(worker);
+					return;
+				case 'compensate':
+					await compensate(command.key, worker);
 					return;
 				case 'operator':
 					await operator(command, worker);
@@ -395,15 +542,15 @@ export async function runSchedule(
 	}
 	await checkItemsAccounted(
 		admin,
-		{ scope, workflowId, deliveries, keyName, expiries },
+		{ scope, workflowId, deliveries, keyName, keyNameA, expiries },
 		violations,
 	);
 
 	// Recovery, as the world would do it: dead owners' leases end, the outage ends, the breaker
 	// cools down, senders deliver once more, the Replay workflow drains its queue.
 	await admin.query(
-		`UPDATE ${admin.table('idempotency_keys')} SET lease_until = now() - interval '1 second' WHERE scope = $1 AND status = 'in_progress'`,
-		[scope],
+		`UPDATE ${admin.table('idempotency_keys')} SET lease_until = now() - interval '1 second' WHERE scope IN ($1, $2) AND status = 'in_progress'`,
+		[scope, scopeA],
 	);
 	// The store's word, not the order the commands were issued in: a pause and a resume issued a
 	// moment apart may commit in either order, and the last to commit is what stands.
@@ -431,10 +578,31 @@ export async function runSchedule(
 			keys: [...delivered].map(keyName),
 			target,
 			honoursKeys: schedule.target.honoursKeys,
+			strategy: schedule.strategy,
 			expiries,
+			// An item that stopped at its Create step is accounted for by that step's letter.
+			earlierStep: schedule.twoSteps
+				? new Map([...delivered].map((k) => [keyName(k), keyNameA(k)]))
+				: undefined,
 		},
 		violations,
 	);
+	if (schedule.twoSteps) {
+		await checkWrites(
+			admin,
+			{
+				scope: scopeA,
+				workflowId,
+				keys: [...delivered].map(keyNameA),
+				target,
+				honoursKeys: schedule.target.honoursKeys,
+				strategy: schedule.strategy,
+				expiries: new Map(),
+			},
+			violations,
+		);
+		await checkCompensated(admin, { scopeA, target, createRuns }, violations);
+	}
 	await checkEvents(admin, consumer, completions, violations);
 	return violations;
 }
@@ -453,6 +621,8 @@ async function checkItemsAccounted(
 		workflowId: string;
 		deliveries: Execution[];
 		keyName: (k: number) => string;
+		/** The item's Create step's key (two-step items). */
+		keyNameA: (k: number) => string;
 		expiries: Map<string, { at: number; generation: number; succeeded: boolean }>;
 	},
 	violations: string[],
@@ -475,7 +645,7 @@ async function checkItemsAccounted(
 		for (const k of delivery.keys ?? []) {
 			const key = run.keyName(k);
 			const status = records.get(key);
-			if (status === 'succeeded' || owned(key)) continue;
+			if (status === 'succeeded' || owned(key) || owned(run.keyNameA(k))) continue;
 			const expiry = run.expiries.get(key);
 			if (expiry?.succeeded && (delivery.at ?? Infinity) < expiry.at) continue;
 			if ((delivery.killed || delivery.storeFailed) && owned(`execution:${delivery.id}`)) continue;
@@ -541,7 +711,10 @@ async function checkWrites(
 		keys: string[];
 		target: SimTarget;
 		honoursKeys: boolean;
+		strategy: Schedule['strategy'];
 		expiries: Map<string, { at: number; generation: number; succeeded: boolean }>;
+		/** The key of the step before each key's step, whose letter may hold the item. */
+		earlierStep?: Map<string, string>;
 	},
 	violations: string[],
 ) {
@@ -580,16 +753,32 @@ async function checkWrites(
 		const status = records.get(key);
 		const mine = letters.filter((l) => l.idempotency_key === key);
 		// At most one effect per key, where the strategy promises once (every strategy generated does).
-		if (effects > 1) violations.push(`key ${key} has ${effects} effects at the target`);
+		// The one exception the node page states: a target that ignores keys and commits after the
+		// horizon it was given can be read as absent by a lookup, and the resend is a second effect.
+		const outsideHorizon =
+			!run.honoursKeys && run.strategy === 'lookup' && all.some((e) => e.beyondHorizon);
+		if (effects > 1 && !outsideHorizon)
+			violations.push(`key ${key} has ${effects} effects at the target`);
 		// A record says succeeded only if the effect exists; failed only if this operation made none.
 		// (A lookup may find an effect from before the key was forgotten: that one counts too. A
 		// renewed operation that failed against a target that was down says nothing of the old one.)
 		if (status === 'succeeded' && all.length === 0)
 			violations.push(`key ${key} is succeeded but the target has no effect`);
-		if (status === 'failed' && sinceRenewal > 0)
-			violations.push(`key ${key} is failed but the target has ${sinceRenewal} effect(s)`);
+		// (A commit beyond the horizon may land after the record was settled: outside what it can know.)
+		const seenInTime = all.filter(
+			(e) => !e.beyondHorizon && (!renewed || e.at >= expiry.at),
+		).length;
+		if (status === 'failed' && seenInTime > 0)
+			violations.push(`key ${key} is failed but the target has ${seenInTime} effect(s)`);
 		// Every item ends done, or with a dead letter a person or a replay owns; never silently gone.
-		const accounted = mine.some((l) => l.status !== 'replayed');
+		// A compensated step was reversed by a person's Compensate: its item's letter says so.
+		const earlier = run.earlierStep?.get(key);
+		const accounted =
+			mine.some((l) => l.status !== 'replayed') ||
+			status === 'compensated' ||
+			letters.some(
+				(l) => earlier !== undefined && l.idempotency_key === earlier && l.status !== 'replayed',
+			);
 		if (status !== 'succeeded' && !accounted) {
 			violations.push(
 				`key ${key} is ${status ?? 'without a record'} and has no open or person-closed dead letter`,
@@ -613,6 +802,7 @@ async function checkWrites(
 			!renewed || l.closed_at === null || l.closed_at.getTime() >= since;
 		if (
 			status !== 'succeeded' &&
+			status !== 'compensated' &&
 			mine.some((l) => l.status === 'replayed' && closedInThisOperation(l))
 		) {
 			violations.push(
@@ -636,6 +826,42 @@ async function checkWrites(
 			violations.push(
 				`  record ${row.key}: ${row.status}, generation ${row.generation}, owner ${row.execution_id}, lease until ${row.lease_until.toISOString()}, history ${JSON.stringify(row.history)}`,
 			);
+		}
+	}
+}
+
+/**
+ * A compensated step stays compensated: once a Create step's reversal reached the target, its
+ * record reads `compensated` (never `succeeded` again), and no run of it that started after the
+ * reversal read it as done (answered from the saved response of a resource that is gone).
+ */
+async function checkCompensated(
+	admin: Store,
+	run: {
+		scopeA: string;
+		target: SimTarget;
+		createRuns: Array<{ key: string; startedAt: number; ok: boolean; execution: string }>;
+	},
+	violations: string[],
+) {
+	const rows = await admin.query<{ key: string; status: string }>(
+		`SELECT key, status FROM ${admin.table('idempotency_keys')} WHERE scope = $1`,
+		[run.scopeA],
+	);
+	const statuses = new Map(rows.map((r) => [r.key, r.status]));
+	for (const key of new Set(run.createRuns.map((r) => r.key))) {
+		const reversals = run.target.effectsOf(derivedKey(key, 'compensate'));
+		if (reversals.length === 0) continue;
+		const reversedAt = Math.min(...reversals.map((e) => e.at));
+		if (statuses.get(key) !== 'compensated')
+			violations.push(
+				`key ${key} was reversed at the target but its record is ${statuses.get(key) ?? 'absent'}`,
+			);
+		for (const r of run.createRuns) {
+			if (r.key === key && r.ok && r.startedAt > reversedAt)
+				violations.push(
+					`${r.execution} read key ${key} as done ${r.startedAt - reversedAt} ms after its effect was reversed`,
+				);
 		}
 	}
 }

@@ -20,10 +20,21 @@ export type Command =
 	 * drops after the commit): the run sees a store error for work that was done.
 	 */
 	| { at: number; kind: 'storeLostReply'; delivery: number }
+	/**
+	 * The nth delivery's process freezes at its next send, after the fence and before the wire
+	 * (a long GC pause, a blocked event loop, a slow credential read), for longer than its lease and
+	 * a takeover's wait: no statement, no renewal meanwhile; then it goes on to send.
+	 */
+	| { at: number; kind: 'stall'; delivery: number }
 	/** A key's lease ends now, as if its owner had stalled past it (a long pause, a clock jump). */
 	| { at: number; kind: 'expireLease'; key: number }
 	/** A key's record is past its retention. */
 	| { at: number; kind: 'expireKey'; key: number }
+	/**
+	 * An operator presses Compensate on the open dead letters of a key's item: the steps that took
+	 * effect before its failed step are reversed, newest first.
+	 */
+	| { at: number; kind: 'compensate'; key: number }
 	| { at: number; kind: 'pause' }
 	| { at: number; kind: 'resume' }
 	/** The Replay workflow: take, re-run, mark replayed. */
@@ -46,6 +57,11 @@ export type Command =
 export interface Schedule {
 	strategy: Strategy;
 	target: TargetSpec;
+	/**
+	 * Each item is two steps: Create (its own key, with a compensating request) and then the Write;
+	 * a Write that fails parks the item with Create as a step that took effect.
+	 */
+	twoSteps?: boolean;
 	commands: Command[];
 }
 
@@ -79,11 +95,16 @@ const command: fc.Arbitrary<Command> = fc.oneof(
 			delivery: fc.nat(5),
 		}),
 	},
+	{
+		weight: 1,
+		arbitrary: fc.record({ at, kind: fc.constant('stall' as const), delivery: fc.nat(5) }),
+	},
 	{ weight: 2, arbitrary: fc.record({ at, kind: fc.constant('expireLease' as const), key }) },
 	{ weight: 1, arbitrary: fc.record({ at, kind: fc.constant('expireKey' as const), key }) },
 	{ weight: 1, arbitrary: fc.record({ at, kind: fc.constant('pause' as const) }) },
 	{ weight: 1, arbitrary: fc.record({ at, kind: fc.constant('resume' as const) }) },
 	{ weight: 2, arbitrary: fc.record({ at, kind: fc.constant('replayRun' as const) }) },
+	{ weight: 2, arbitrary: fc.record({ at, kind: fc.constant('compensate' as const), key }) },
 	{
 		weight: 2,
 		arbitrary: fc.record({
@@ -119,6 +140,7 @@ const fault = fc.oneof(
 	{ weight: 1, arbitrary: fc.constant(Fault.retryAfter) },
 	{ weight: 1, arbitrary: fc.constant(Fault.permanent) },
 	{ weight: 1, arbitrary: fc.constant(Fault.late) },
+	{ weight: 1, arbitrary: fc.constant(Fault.lateBeyondHorizon) },
 	{ weight: 1, arbitrary: fc.constant(Fault.committedError) },
 	{ weight: 1, arbitrary: fc.constant(Fault.committedTimeout) },
 );
@@ -158,10 +180,12 @@ export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc
 		faults: fc.array(fault, { minLength: 1, maxLength: 12 }),
 		lookupFails: fc.array(fc.boolean(), { maxLength: 4 }),
 		latencyMs: fc.integer({ min: 0, max: 8 }),
+		twoSteps: fc.boolean(),
 		commands: fc.array(command, { minLength: 1, maxLength: 12 }),
 	})
-	.map(({ choice, faults, lookupFails, latencyMs, commands }) => ({
+	.map(({ choice, faults, lookupFails, latencyMs, twoSteps, commands }) => ({
 		strategy: choice.strategy,
+		twoSteps,
 		target: {
 			honoursKeys: choice.honoursKeys,
 			faults: forStrategy(choice.strategy, faults),

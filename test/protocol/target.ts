@@ -1,12 +1,21 @@
-import type { HttpAnswer, LookupResult, SendResult, WriteRequest } from '../../lib/idempotency';
+import {
+	type HttpAnswer,
+	leaseEnded,
+	type LookupResult,
+	type SendResult,
+	type WireWindow,
+	wireBudget,
+	type WriteRequest,
+} from '../../lib/idempotency';
 
 /**
  * A simulated target that knows the truth: which effects it committed, per key. It honours
  * idempotency keys (one effect per key, the first answer replayed) or ignores them (every
  * committed request is a new effect). Each request plays the next fault of the schedule:
  * answered, refused before sending, lost before or after the commit, a transient or permanent
- * refusal, a late commit that lands after the client gave up, or a commit answered with an error
- * (a gateway's 502 after its origin wrote, a 408 after the commit).
+ * refusal, a late commit that lands after the client gave up (within the target's commit horizon,
+ * or beyond it), or a commit answered with an error (a gateway's 502 after its origin wrote, a 408
+ * after the commit).
  */
 export const Fault = {
 	ok: 'ok',
@@ -17,6 +26,8 @@ export const Fault = {
 	retryAfter: 'retryAfter',
 	permanent: 'permanent',
 	late: 'late',
+	/** A late commit that lands after the commit horizon the node was told (a target that breaks it). */
+	lateBeyondHorizon: 'lateBeyondHorizon',
 	committedError: 'committedError',
 	committedTimeout: 'committedTimeout',
 } as const;
@@ -35,6 +46,8 @@ export interface Effect {
 	key: string;
 	body: unknown;
 	at: number;
+	/** Landed after the commit horizon: outside what a lookup can see in time. */
+	beyondHorizon?: boolean;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -53,6 +66,8 @@ export class SimTarget {
 		private readonly timeoutMs: number,
 		/** How much later than the timeout a late commit may land (within the protocol's grace). */
 		private readonly lateMs: number,
+		/** How much later than the timeout a commit beyond the horizon lands. */
+		private readonly beyondMs: number,
 	) {}
 
 	effectsOf(key: string): Effect[] {
@@ -64,20 +79,35 @@ export class SimTarget {
 		while (this.pending.size > 0) await Promise.all([...this.pending]);
 	}
 
-	private commit(key: string, body: unknown): HttpAnswer {
+	private commit(key: string, body: unknown, beyondHorizon = false): HttpAnswer {
 		if (this.spec.honoursKeys) {
 			const replay = this.saved.get(key);
 			if (replay) return { ...replay, headers: { 'idempotent-replayed': 'true' } };
 		}
-		const effect = { key, body, at: Date.now() };
+		const effect: Effect = {
+			key,
+			body,
+			at: Date.now(),
+			...(beyondHorizon ? { beyondHorizon } : {}),
+		};
 		this.effects.push(effect);
 		const answer: HttpAnswer = { status: 201, headers: {}, body: { id: this.effects.length, key } };
 		if (this.spec.honoursKeys) this.saved.set(key, answer);
 		return answer;
 	}
 
-	/** One request, as the node's transport would see it. `dead` never answers (its process died). */
-	async send(request: WriteRequest, body: unknown, dead: () => boolean): Promise<SendResult> {
+	/**
+	 * One request, as the node's transport would see it: nothing leaves after the wire window, and
+	 * the client gives up at its timeout or the window's end. `dead` never answers (its process died).
+	 */
+	async send(
+		request: WriteRequest,
+		body: unknown,
+		dead: () => boolean,
+		wire: WireWindow,
+	): Promise<SendResult> {
+		const clientTimeoutMs = wireBudget(this.timeoutMs, wire);
+		if (clientTimeoutMs <= 0) return leaseEnded();
 		const fault = this.spec.faults.length
 			? this.spec.faults[this.sent++ % this.spec.faults.length]
 			: Fault.ok;
@@ -122,20 +152,21 @@ export class SimTarget {
 					answer: { status: 422, headers: {}, body: { message: 'rejected' } },
 				};
 				break;
-			case Fault.late: {
-				// The client times out; the target commits a little later.
-				const landing = sleep(Math.max(0, this.timeoutMs - this.spec.latencyMs) + this.lateMs).then(
-					() => {
-						this.commit(request.key, body);
-					},
-				);
+			case Fault.late:
+			case Fault.lateBeyondHorizon: {
+				// The client times out; the target commits later, within the horizon or beyond it.
+				const beyond = fault === Fault.lateBeyondHorizon;
+				const waitMs = Math.max(0, clientTimeoutMs - this.spec.latencyMs);
+				const landing = sleep(waitMs + (beyond ? this.beyondMs : this.lateMs)).then(() => {
+					this.commit(request.key, body, beyond);
+				});
 				this.pending.add(landing);
 				void landing.finally(() => this.pending.delete(landing));
-				await sleep(Math.max(0, this.timeoutMs - this.spec.latencyMs));
+				await sleep(waitMs);
 				result = {
 					kind: 'lost',
 					code: 'ETIMEDOUT',
-					message: `timeout of ${this.timeoutMs}ms exceeded`,
+					message: `timeout of ${clientTimeoutMs}ms exceeded`,
 				};
 				break;
 			}
