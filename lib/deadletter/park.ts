@@ -1,4 +1,4 @@
-import { keptBusinessId } from '../limits';
+import { keptBusinessId, LIMITS, optionalInRange } from '../limits';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ItemError } from '../errors';
@@ -179,7 +179,8 @@ async function parkValid(
 			hold_reason: request.holdReason ?? null,
 			payload,
 			retry_after: request.retryAfter?.toISOString() ?? null,
-			retention_days: request.retentionDays ?? 90,
+			// As validated: a number given as text ("30", "3e1") or left empty ("") is read the same way.
+			retention_days: optionalInRange(request.retentionDays, LIMITS.retentionDays) ?? 90,
 			source_version: storable(request.sourceVersion),
 			steps: maskValue(request.steps ?? [], options.maskFields) ?? [],
 			attempt_history: maskValue(request.attemptHistory ?? [], options.maskFields) ?? [],

@@ -171,6 +171,22 @@ describe('park and get', () => {
 		expect(records.map((r) => r.payload)).toEqual([{}, {}]);
 	});
 
+	it('a retention given as text or left empty is read as validated, for that item alone (found by the fuzz campaign)', async () => {
+		const parked = await parkAll(store, [
+			failed({ idempotencyKey: 'lead-ret-empty', retentionDays: '' as unknown as number }),
+			failed({ idempotencyKey: 'lead-ret-text', retentionDays: '3e1' as unknown as number }),
+		]);
+		const rows = await adminQuery<{ idempotency_key: string; days: number }>(
+			`SELECT idempotency_key, round(extract(epoch FROM expires_at - parked_at) / 86400)::int AS days
+			 FROM "${schema}".dead_letters WHERE id = ANY($1::bigint[]) ORDER BY idempotency_key`,
+			[parked.map((p) => p.id)],
+		);
+		expect(rows).toEqual([
+			{ idempotency_key: 'lead-ret-empty', days: 90 },
+			{ idempotency_key: 'lead-ret-text', days: 30 },
+		]);
+	});
+
 	it('a closed item parked again opens a new record', async () => {
 		const [first] = await parkAll(store, [failed({ idempotencyKey: 'lead-8:create' })]);
 		await updateDeadLetterStatus(store, {
