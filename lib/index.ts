@@ -10,5 +10,6 @@ export * from './console';
 export * from './alerts';
 export * from './outbox';
 export * from './trace';
+export * from './audit';
 export * from './setup';
 export * from './runLink';

@@ -1,3 +1,4 @@
+import { auditFindingCounts } from '../audit';
 import { listHeartbeats, listPauses } from '../control';
 import { heldByIntegration } from '../deadletter';
 import { maskText } from '../masking';
@@ -7,7 +8,7 @@ import type { Store } from '../store';
  * The store's state in Prometheus text exposition format (version 0.0.4), for a scrape of the
  * bundled metrics webhook: open dead letters by workflow, step, reason and status, the oldest
  * open item's age, held items per integration, paused integrations and workflows, and heartbeat
- * states, as gauges read from the store as it is now; and one counter, the items parked so far
+ * states, and the last audit's open findings by rule, as gauges read from the store as it is now; and one counter, the items parked so far
  * by workflow and step (`increase()` over a day gives that day's parks). Every label takes
  * values from a bounded set (workflows, steps, error classes, statuses, names an operator
  * chose), never from days, messages or payloads, so the number of series does not grow with
@@ -59,7 +60,7 @@ class Exposition {
 }
 
 export async function prometheusMetrics(store: Store): Promise<string> {
-	const [open, held, parked, pauses, heartbeats] = await Promise.all([
+	const [open, held, parked, pauses, heartbeats, findings] = await Promise.all([
 		store.query<{
 			workflow_id: string;
 			workflow_name: string;
@@ -73,6 +74,7 @@ export async function prometheusMetrics(store: Store): Promise<string> {
 		store.query<{ workflow_id: string; step: string; n: string }>(parkedSql(store)),
 		listPauses(store),
 		listHeartbeats(store),
+		auditFindingCounts(store),
 	]);
 	const out = new Exposition();
 	out.metric(
@@ -157,6 +159,11 @@ export async function prometheusMetrics(store: Store): Promise<string> {
 		'reliability_heartbeat_last_beat_timestamp_seconds',
 		'When each heartbeat last beat (Unix time).',
 		heartbeats.map((h) => [{ name: h.name }, h.lastBeatAt.getTime() / 1000]),
+	);
+	out.metric(
+		'reliability_audit_findings',
+		'Open findings of the last audit of each workflow (Reliability Control > Audit), by rule and severity.',
+		findings.map((f) => [{ rule: f.rule, severity: f.severity }, f.n]),
 	);
 	return out.toString();
 }

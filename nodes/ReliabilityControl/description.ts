@@ -1,5 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 import * as alert from './actions/alert/Alert.resource';
+import * as audit from './actions/audit/Audit.resource';
 import * as consoleResource from './actions/console/Console.resource';
 import * as heartbeat from './actions/heartbeat/Heartbeat.resource';
 import * as housekeeping from './actions/housekeeping/Housekeeping.resource';
@@ -12,9 +13,10 @@ import * as setup from './actions/setup/Setup.resource';
  * Operator controls as resources of one node, following n8n's resource/operation convention:
  * Pause (pause, resume, check, list), Heartbeat (beat, check), Console (serve: a webhook request
  * in, the console's page out), Metric (prometheus), Alert (compose, notify, sweep, list issues),
- * Item (trace: where an item is), Housekeeping (purge expired) and Setup (install the bundled
- * workflows). Pause > Check routes items to Running or Paused, Alert > Notify and Sweep to Page
- * or Channel; every other operation has one output.
+ * Item (trace: where an item is), Housekeeping (purge expired), Setup (install the bundled
+ * workflows) and Audit (the failure inventory and checklist of workflows). Pause > Check routes
+ * items to Running or Paused, Alert > Notify and Sweep to Page or Channel; every other operation
+ * has one output.
  */
 export const outputsExpression = `={{
 	$parameter.resource === 'pause' && $parameter.operation === 'check'
@@ -34,6 +36,12 @@ const resource: INodeProperties = {
 			name: 'Alert',
 			value: 'alert',
 			description: 'Outcome alerts composed from dead letters, failed items and heartbeat changes',
+		},
+		{
+			name: 'Audit',
+			value: 'audit',
+			description:
+				'The failure inventory and reliability checklist of your workflows, with findings',
 		},
 		{
 			name: 'Console',
@@ -80,4 +88,6 @@ export const properties: INodeProperties[] = [
 	...item.description,
 	setup.operation,
 	...setup.description,
+	audit.operation,
+	...audit.description,
 ];

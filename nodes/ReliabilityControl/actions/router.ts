@@ -3,6 +3,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import { shownError } from '../../shared/router';
 import { storeFor } from '../../shared/store';
 import * as alert from './alert/Alert.resource';
+import * as audit from './audit/Audit.resource';
 import * as consoleResource from './console/Console.resource';
 import * as heartbeat from './heartbeat/Heartbeat.resource';
 import * as housekeeping from './housekeeping/Housekeeping.resource';
@@ -30,6 +31,7 @@ const resources = {
 	metrics: { prometheus: metrics.prometheus.execute },
 	item: { trace: item.trace.execute },
 	setup: { installWorkflows: setup.installWorkflows.execute },
+	audit: { generate: audit.generate.execute },
 } as const;
 
 /**

@@ -1,0 +1,270 @@
+import type { AuditNode, StepKind } from './types';
+
+/**
+ * What the audit knows of node types: which trigger delivers events that can come again, which
+ * step writes, which one deduplicates, parks, beats a heartbeat or validates. A node type is its
+ * package and name (`n8n-nodes-base.httpRequest`); this package's nodes are matched by name under
+ * any package prefix, so a renamed or scoped install is still recognised.
+ */
+export const shortType = (node: AuditNode): string =>
+	node.type.slice(node.type.lastIndexOf('.') + 1);
+
+const ours = (node: AuditNode, name: string): boolean =>
+	node.type.endsWith(`.${name}`) && !node.type.startsWith('n8n-nodes-base.');
+
+const param = (node: AuditNode, name: string): unknown => node.parameters?.[name];
+
+const text = (value: unknown): string =>
+	typeof value === 'string'
+		? value
+		: value === undefined || value === null
+			? ''
+			: JSON.stringify(value);
+
+/** Triggers that start on their own schedule or by hand: nothing is delivered to them again. */
+const NOT_INBOUND = new Set([
+	'manualTrigger',
+	'start',
+	'scheduleTrigger',
+	'cron',
+	'interval',
+	'errorTrigger',
+	'executeWorkflowTrigger',
+	'n8nTrigger',
+	'workflowTrigger',
+]);
+const SCHEDULES = new Set(['scheduleTrigger', 'cron', 'interval']);
+
+export const isTrigger = (node: AuditNode): boolean => {
+	const type = shortType(node);
+	return (
+		/trigger$/i.test(type) ||
+		type === 'webhook' ||
+		type === 'start' ||
+		type === 'cron' ||
+		type === 'interval'
+	);
+};
+
+/** A trigger whose events a sender, a queue or a poll can deliver again. */
+export const isInbound = (node: AuditNode): boolean =>
+	isTrigger(node) && !NOT_INBOUND.has(shortType(node));
+
+export const isSchedule = (node: AuditNode): boolean => SCHEDULES.has(shortType(node));
+
+export const isErrorTrigger = (node: AuditNode): boolean => shortType(node) === 'errorTrigger';
+
+export const isIdempotentWrite = (node: AuditNode): boolean => ours(node, 'idempotentHttpWrite');
+
+const isOutboxWrite = (node: AuditNode): boolean =>
+	ours(node, 'transactionalOutbox') && (text(param(node, 'operation')) || 'write') === 'write';
+
+export const isHttpRequest = (node: AuditNode): boolean =>
+	node.type === 'n8n-nodes-base.httpRequest';
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export const httpMethod = (node: AuditNode): string =>
+	(text(param(node, 'method')) || (param(node, 'requestMethod') as string) || 'GET').toUpperCase();
+
+/** Operations of n8n's app and database nodes that create, change or remove something. */
+const WRITE_OPERATION =
+	/^(create|update|delete|remove|upsert|createorupdate|insert|append|appendorupdate|send|post|add|set|move|copy|upload|publish|executequery|execute|cancel|archive|invite|reply|forward|trigger)/i;
+const UPSERT_OPERATION = /^(upsert|createorupdate|appendorupdate)/i;
+const READ_OPERATION = /^(get|getall|getmany|search|list|lookup|select|read|download|find)/i;
+
+/** A write whose target honours no key the node sends: an app or database node's change. */
+export const isUpsert = (node: AuditNode): boolean =>
+	UPSERT_OPERATION.test(text(param(node, 'operation')));
+
+export function kindOf(node: AuditNode): StepKind {
+	if (isTrigger(node)) return 'trigger';
+	const type = shortType(node);
+	if (type === 'wait') return 'wait';
+	if (isIdempotentWrite(node) || isOutboxWrite(node)) return 'write';
+	if (isHttpRequest(node)) return WRITE_METHODS.has(httpMethod(node)) ? 'write' : 'read';
+	// This package's other nodes and n8n's own logic nodes keep state or shape items, not targets.
+	if (OUR_NODES.some((name) => ours(node, name))) return 'transform';
+	if (node.type.startsWith('n8n-nodes-base.') && CORE_LOGIC.has(type)) return 'transform';
+	if (READ_TYPES.has(type)) return 'read';
+	const operation = text(param(node, 'operation'));
+	if (WRITE_OPERATION.test(operation)) return 'write';
+	if (READ_OPERATION.test(operation)) return 'read';
+	// n8n stores only the parameters that differ from their defaults: an app node without an
+	// operation runs its default one, most often a create or a send. Counted as a write.
+	return operation === '' ? 'write' : 'transform';
+}
+
+const READ_TYPES = new Set(['rssFeedRead', 'readPdf']);
+
+const OUR_NODES = ['eventDedupe', 'deadLetterPark', 'reliabilityControl', 'transactionalOutbox'];
+
+const CORE_LOGIC = new Set([
+	'set',
+	'code',
+	'function',
+	'functionItem',
+	'if',
+	'filter',
+	'switch',
+	'merge',
+	'noOp',
+	'splitInBatches',
+	'splitOut',
+	'aggregate',
+	'itemLists',
+	'sort',
+	'limit',
+	'removeDuplicates',
+	'renameKeys',
+	'dateTime',
+	'crypto',
+	'html',
+	'xml',
+	'markdown',
+	'respondToWebhook',
+	'stickyNote',
+	'stopAndError',
+	'executeWorkflow',
+	'compareDatasets',
+	'summarize',
+	'editImage',
+	'convertToFile',
+	'extractFromFile',
+	'moveBinaryData',
+	'readBinaryFile',
+	'readBinaryFiles',
+	'spreadsheetFile',
+	'executionData',
+	'debugHelper',
+]);
+
+const operationOf = (node: AuditNode, fallback: string): string =>
+	text(param(node, 'operation')) || fallback;
+
+const isClaim = (node: AuditNode): boolean =>
+	ours(node, 'eventDedupe') && operationOf(node, 'claim') === 'claim';
+
+/**
+ * Takes its items from the store, each once (the outbox's and the dead letters' Take): what
+ * follows works on stored, already checked items, not on what a trigger delivered.
+ */
+const isStoreTake = (node: AuditNode): boolean =>
+	(ours(node, 'transactionalOutbox') || ours(node, 'deadLetterPark')) &&
+	operationOf(node, '') === 'take';
+
+/** Deduplicates across executions: Event Dedupe's Claim, or n8n's "processed previously". */
+export const isDedupe = (node: AuditNode): boolean =>
+	isClaim(node) ||
+	isStoreTake(node) ||
+	(shortType(node) === 'removeDuplicates' &&
+		text(param(node, 'operation')) === 'removeItemsProcessedPreviously');
+
+/** Parks items for a person: Dead Letter Park's Park, or the outbox's Fail (it parks the last try). */
+export const isPark = (node: AuditNode): boolean =>
+	(ours(node, 'deadLetterPark') && operationOf(node, 'park') === 'park') ||
+	(ours(node, 'transactionalOutbox') && operationOf(node, '') === 'fail');
+
+/** The write parks its failed items (with an owner a person reads) rather than only routing them. */
+export const writeParks = (node: AuditNode): boolean =>
+	(text(param(node, 'onFailure')) || 'parkAndRoute') !== 'route';
+
+export const isHeartbeat = (node: AuditNode): boolean =>
+	ours(node, 'reliabilityControl') &&
+	text(param(node, 'resource')) === 'heartbeat' &&
+	(text(param(node, 'operation')) || 'beat') === 'beat';
+
+/** A step that can refuse bad input before anything is written. */
+export const isValidation = (node: AuditNode): boolean =>
+	['if', 'filter', 'switch', 'code', 'function', 'functionItem', 'stopAndError'].includes(
+		shortType(node),
+	) ||
+	(isClaim(node) && param(node, 'validate') === true) ||
+	isStoreTake(node);
+
+/** Event Dedupe's Claim: the output its invalid items leave by, if they leave by one. */
+export function invalidOutput(node: AuditNode): number | undefined {
+	if (!isClaim(node)) return undefined;
+	if (param(node, 'validate') === true && text(param(node, 'onInvalid')) === 'fail')
+		return undefined;
+	return param(node, 'checkOrder') === true ? 3 : 2;
+}
+
+/** Regular outputs of a node; an error output (On Error: Continue (using error output)) follows them. */
+export function regularOutputs(node: AuditNode): number {
+	const type = shortType(node);
+	if (type === 'if' || isIdempotentWrite(node)) return 2;
+	const invalid = invalidOutput(node);
+	if (invalid !== undefined) return invalid + 1;
+	if (isClaim(node)) return param(node, 'checkOrder') === true ? 3 : 2;
+	if (ours(node, 'eventDedupe')) {
+		const operation = operationOf(node, 'claim');
+		return operation === 'recover' || operation === 'failExecution' ? 2 : 1;
+	}
+	if (type === 'switch') {
+		const rules = (param(node, 'rules') as { values?: unknown[]; rules?: unknown[] } | undefined)
+			?.values;
+		return Math.max(1, Array.isArray(rules) ? rules.length : 4);
+	}
+	return 1;
+}
+
+/**
+ * The idempotency key an HTTP Request sends, as written, if it sends one: an Idempotency-Key
+ * header (any spelling), or a key field of an API that takes it in the body.
+ */
+export function httpKeyHeader(node: AuditNode): string | undefined {
+	const candidates: Array<{ name?: unknown; value?: unknown }> = [];
+	const v3 = (param(node, 'headerParameters') as { parameters?: unknown[] } | undefined)
+		?.parameters;
+	const v1 = (param(node, 'headerParametersUi') as { parameter?: unknown[] } | undefined)
+		?.parameter;
+	for (const list of [v3, v1])
+		if (Array.isArray(list))
+			candidates.push(...(list as Array<{ name?: unknown; value?: unknown }>));
+	const found = candidates.find((h) => /idempotency[-_ ]?key/i.test(text(h.name)));
+	if (found) return text(found.value);
+	const json = text(param(node, 'jsonHeaders')) + text(param(node, 'headerParametersJson'));
+	const inJson = /"[^"]*idempotency[-_ ]?key[^"]*"\s*:\s*("(?:[^"\\]|\\.)*"|[^,}]+)/i.exec(json);
+	if (inJson) return inJson[1];
+	// APIs that take the key in the body: PagerDuty's dedup_key, an idempotency_key field.
+	const body = text(param(node, 'jsonBody')) + text(param(node, 'bodyParameters'));
+	const inBody = /\b(?:dedup_key|idempotency_?key)\b["']?\s*[:,]\s*([^,}\]]+)/i.exec(body);
+	return inBody ? inBody[1] : undefined;
+}
+
+/** The key expressions of an Idempotent HTTP Write, as written (custom key, or the business identity). */
+export function writeKeyExpressions(node: AuditNode): string[] {
+	if (text(param(node, 'keyMode')) === 'custom') return [text(param(node, 'customKey'))];
+	return ['keySource', 'keyRecordId', 'keyAction', 'keyVersion'].map((name) =>
+		text(param(node, name)),
+	);
+}
+
+/** Parts of an expression that change with every attempt or execution, not with the operation. */
+const FROM_THE_ATTEMPT: Array<[RegExp, string]> = [
+	[/\$execution\.id/, '$execution.id'],
+	[/\$now\b/, '$now'],
+	[/\$today\b/, '$today'],
+	[/\$runIndex\b/, '$runIndex'],
+	[/Math\.random\s*\(/, 'Math.random()'],
+	[/randomUUID\s*\(|\buuid(v4)?\s*\(|\$uuid\b|\$randomString/i, 'a random or UUID function'],
+	[/Date\.now\s*\(|new Date\s*\(\s*\)/, 'the current time'],
+];
+
+export function fromTheAttempt(expression: string): string | undefined {
+	return FROM_THE_ATTEMPT.find(([pattern]) => pattern.test(expression))?.[1];
+}
+
+export const numberParam = (node: AuditNode, path: string[], fallback: number): number => {
+	let value: unknown = node.parameters;
+	for (const part of path) value = (value as Record<string, unknown> | undefined)?.[part];
+	const n = typeof value === 'number' ? value : Number(value);
+	return Number.isFinite(n) && value !== '' && value !== undefined ? n : fallback;
+};
+
+export const textParam = (node: AuditNode, path: string[]): string => {
+	let value: unknown = node.parameters;
+	for (const part of path) value = (value as Record<string, unknown> | undefined)?.[part];
+	return text(value).trim();
+};
