@@ -1,3 +1,3 @@
 export * from './types';
 export { AUDIT_RULES, asWorkflow, auditWorkflow } from './audit';
-export { auditFindingCounts, saveAudits } from './saved';
+export { auditFindingCounts, listAudits, type SavedAudit, saveAudits } from './saved';

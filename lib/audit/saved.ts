@@ -1,6 +1,13 @@
 import type { Store } from '../store';
-import { findingCountsSql, forgetOtherAuditsSql, saveAuditsSql } from './sql';
+import { findingCountsSql, forgetOtherAuditsSql, listAuditsSql, saveAuditsSql } from './sql';
 import type { WorkflowAudit } from './types';
+
+/** A workflow's last audit as the store keeps it. */
+export interface SavedAudit extends WorkflowAudit {
+	/** The key it is kept under: its ID, or `name:<name>` for a workflow exported without one. */
+	savedId: string;
+	auditedAt: Date;
+}
 
 /**
  * The last audit of each workflow, kept in the store for the console and the metrics. An audit
@@ -17,6 +24,7 @@ export async function saveAudits(
 		active: a.active,
 		score: a.score,
 		checklist: a.checklist,
+		inventory: a.inventory,
 		findings: a.findings,
 		accepted: a.accepted,
 	}));
@@ -36,4 +44,31 @@ export async function auditFindingCounts(
 	store: Store,
 ): Promise<Array<{ rule: string; severity: string; n: number }>> {
 	return await store.query(findingCountsSql(store));
+}
+
+/** The last audits (or one workflow's), lowest score first. */
+export async function listAudits(store: Store, workflowId?: string): Promise<SavedAudit[]> {
+	const rows = await store.query<{
+		workflow_id: string;
+		workflow_name: string | null;
+		active: boolean;
+		score: number;
+		checklist: WorkflowAudit['checklist'];
+		inventory: WorkflowAudit['inventory'];
+		findings: WorkflowAudit['findings'];
+		accepted: WorkflowAudit['accepted'];
+		audited_at: Date;
+	}>(listAuditsSql(store), [workflowId ?? null]);
+	return rows.map((r) => ({
+		savedId: r.workflow_id,
+		workflowId: r.workflow_id.startsWith('name:') ? null : r.workflow_id,
+		workflowName: r.workflow_name,
+		active: r.active,
+		score: r.score,
+		checklist: r.checklist,
+		inventory: r.inventory,
+		findings: r.findings,
+		accepted: r.accepted,
+		auditedAt: r.audited_at,
+	}));
 }

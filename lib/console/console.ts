@@ -9,6 +9,7 @@ import { checkedTeams } from './permissions';
 import { filtersOf } from './filters';
 import { html, query } from './html';
 import { layout, policyMeta, SECURITY_HEADERS } from './layout';
+import { auditPage } from './pages/audit';
 import { controlsPage } from './pages/controls';
 import { issuesPage } from './pages/issues';
 import { itemPage } from './pages/item';
@@ -199,6 +200,8 @@ async function renderView(
 			return await statsPage(context);
 		case 'issues':
 			return await issuesPage(context);
+		case 'audit':
+			return await auditPage(str(q.workflow), context);
 		case 'trace':
 			return {
 				html: layout(

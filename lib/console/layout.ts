@@ -53,6 +53,7 @@ export function layout(context: PageContext, title: string, view: string, conten
 		['controls', 'Pauses & heartbeats'],
 		['stats', 'Stats'],
 		['trace', 'Find an item'],
+		['audit', 'Audit'],
 	].map(
 		([v, label]) =>
 			html`<a href="${query({ view: v })}" class="${v === view ? 'on' : ''}">${label}</a>`,

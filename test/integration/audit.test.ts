@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { asWorkflow, auditWorkflow, saveAudits } from '../../lib/audit';
-import { prometheusMetrics } from '../../lib/console';
+import { type ConsoleRequest, handleConsoleRequest, prometheusMetrics } from '../../lib/console';
 import { promtoolProblems } from '../helpers/promtool';
 import { adminQuery, testStore } from '../helpers/store';
 
@@ -43,6 +43,18 @@ const gauge = async () => {
 	);
 };
 
+/** A GET of a console page as n8n's Webhook node hands it over. */
+const page = async (query: Record<string, string>) =>
+	await handleConsoleRequest(
+		store,
+		{
+			headers: { authorization: `Basic ${Buffer.from('maria:secret').toString('base64')}` },
+			query,
+			body: {},
+		} as ConsoleRequest,
+		{ baseUrl: 'https://n8n.example.com/' },
+	);
+
 describe('the stored audit', () => {
 	it('keeps the last audit of each workflow and counts open findings by rule', async () => {
 		await saveAudits(
@@ -53,7 +65,7 @@ describe('the stored audit', () => {
 		expect(await rows()).toEqual([
 			{
 				workflow_id: 'uW2',
-				score: 50,
+				score: 33,
 				rules: [
 					'http-write-retry-without-key',
 					'inbound-write-without-dedupe',
@@ -70,11 +82,29 @@ describe('the stored audit', () => {
 		});
 	});
 
+	it("the console's Audit page shows the instance score, findings by rule and each workflow", async () => {
+		const list = await page({ view: 'audit' });
+		expect(list.statusCode).toBe(200);
+		expect(list.body).toContain('<b class="instance-score">57</b>');
+		expect(list.body).toContain('<b class="open-findings">4</b>');
+		expect(list.body).toMatch(
+			/data-rule="failed-items-go-nowhere"><td><code>failed-items-go-nowhere<\/code><\/td><td>high<\/td><td class="num">1</,
+		);
+		expect(list.body).toContain('href="https://n8n.example.com/workflow/uW2"');
+
+		const one = await page({ view: 'audit', workflow: 'uW2' });
+		expect(one.statusCode).toBe(200);
+		expect(one.body).toContain('<h1>Shop order to ERP</h1>');
+		expect(one.body).toMatch(/<tr class="step"><td>Create ERP Order<\/td><td>write<\/td>/);
+		expect(one.body).toContain('data-rule="http-write-retry-without-key"');
+		expect((await page({ view: 'audit', workflow: 'nope' })).statusCode).toBe(404);
+	});
+
 	it('an audit of a few workflows replaces theirs and keeps the others', async () => {
 		const fixed = fixture('route-only-write.json');
 		await saveAudits(store, [{ ...fixed, findings: [], score: 100 }], { wholeInstance: false });
 		expect((await rows()).map((r) => [r.workflow_id, r.score])).toEqual([
-			['uW2', 50],
+			['uW2', 33],
 			['uW6', 100],
 		]);
 	});
