@@ -17,6 +17,8 @@ export interface SetupCredentials {
 	consoleLogin?: CredentialRef;
 	/** The Header Auth credential Prometheus sends to the metrics endpoint; without it Metrics stays unpublished. */
 	metricsToken?: CredentialRef;
+	/** n8n's own n8n API credential (Setup's), which the weekly audit reads the workflows with. */
+	n8nApi?: CredentialRef;
 }
 
 /** The store credential as the bundled files ship it; Setup points it at the user's. */
@@ -29,7 +31,7 @@ const SHIPPED_STORE_CREDENTIAL = 'reliabilityStoreLocal';
  */
 const USER_CREDENTIALS: Record<
 	string,
-	{ option: 'consoleLogin' | 'metricsToken'; need: (node: string) => string }
+	{ option: 'consoleLogin' | 'metricsToken' | 'n8nApi'; need: (node: string) => string }
 > = {
 	reliabilityConsoleLogin: {
 		option: 'consoleLogin',
@@ -40,6 +42,11 @@ const USER_CREDENTIALS: Record<
 		option: 'metricsToken',
 		need: (node) =>
 			`a Header Auth credential (the token Prometheus sends) on node "${node}": choose it as Setup's Metrics Token and run Setup again`,
+	},
+	reliabilityN8nApi: {
+		option: 'n8nApi',
+		need: (node) =>
+			`an n8n API credential on node "${node}": Setup's own n8n API credential is set when Setup runs with it`,
 	},
 };
 

@@ -172,6 +172,10 @@ describe('the failure inventory', () => {
 });
 
 describe('the bundled workflows', () => {
+	it('every bundled workflow is audited here', () => {
+		expect(readdirSync(join(__dirname, '../../workflows')).length).toBe(12);
+	});
+
 	it('the worked example passes every line of the checklist that applies, with no finding', () => {
 		const audit = auditWorkflow(bundled('worked-example-lead-routing.json'));
 		expect(audit.findings).toEqual([]);
@@ -236,6 +240,10 @@ describe('the bundled workflows', () => {
 		[
 			'replay.json',
 			['no-error-workflow @ (workflow)', 'schedule-without-heartbeat @ Every 5 Minutes'],
+		],
+		[
+			'weekly-audit.json',
+			['no-error-workflow @ (workflow)', 'schedule-without-heartbeat @ Every Monday'],
 		],
 	])('%s: only true findings', (file, expected) => {
 		expect(found(bundled(file))).toEqual(expected);

@@ -65,6 +65,7 @@ class MemoryRecords implements SetupRecords {
 const store = { id: 'cred-store-9', name: 'My store' };
 const consoleLogin = { id: 'cred-basic-3', name: 'Console sign-in' };
 const metricsToken = { id: 'cred-header-4', name: 'Prometheus token' };
+const n8nApi = { id: 'cred-n8n-5', name: 'n8n API' };
 
 const executeTargets = (workflow: WorkflowBody) =>
 	workflow.nodes
@@ -88,7 +89,12 @@ describe('Setup > Install Bundled Workflows', () => {
 
 	it('creates each workflow wired to the IDs n8n gave the others, with the user credentials', async () => {
 		const api = new MemoryApi();
-		const results = await installBundledWorkflows(api, { store, consoleLogin, metricsToken });
+		const results = await installBundledWorkflows(api, {
+			store,
+			consoleLogin,
+			metricsToken,
+			n8nApi,
+		});
 
 		expect(results).toHaveLength(bundled.length);
 		expect(results.every((r) => r.action === 'created' && r.needs.length === 0)).toBe(true);
@@ -125,6 +131,7 @@ describe('Setup > Install Bundled Workflows', () => {
 				reliabilityStoreApi: store,
 				httpBasicAuth: consoleLogin,
 				httpHeaderAuth: metricsToken,
+				n8nApi,
 			}[type];
 			expect(ref).toEqual(expected);
 		}
@@ -152,7 +159,11 @@ describe('Setup > Install Bundled Workflows', () => {
 			.byName('Reliability: Operator Console')
 			.nodes.find((n) => n.name === 'Console')!;
 		expect(consoleWebhook.credentials).toBeUndefined();
-		expect(results.filter((r) => r.published === true)).toHaveLength(bundled.length - 2);
+		// The weekly audit reads the workflows with Setup's own n8n API credential.
+		expect(byName.get('Reliability: Weekly audit')!.needs).toEqual([
+			expect.stringMatching(/n8n API credential on node "Get Many Workflows"/),
+		]);
+		expect(results.filter((r) => r.published === true)).toHaveLength(bundled.length - 3);
 	});
 
 	it('a second run updates the same workflows, keeping what the user set on their nodes', async () => {
@@ -213,7 +224,12 @@ describe('Setup > Install Bundled Workflows', () => {
 		// Same order, same IDs in a fresh API: refuse two of them.
 		api.refuseActivation.set(ids[0], 'Workflow has no node to start the workflow');
 		api.refuseActivation.set(ids[1], 'There is a conflict with one of the webhooks.');
-		const results = await installBundledWorkflows(api, { store, consoleLogin, metricsToken });
+		const results = await installBundledWorkflows(api, {
+			store,
+			consoleLogin,
+			metricsToken,
+			n8nApi,
+		});
 		expect(results[0]).toMatchObject({ published: 'runs when called' });
 		expect(results[0].error).toBeUndefined();
 		expect(results[1]).toMatchObject({

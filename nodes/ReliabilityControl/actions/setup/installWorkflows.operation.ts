@@ -136,6 +136,7 @@ export async function execute(
 		overwrite: this.getNodeParameter('overwrite', 0, false) as boolean,
 		consoleLogin: credentialOf(this, 'httpBasicAuth'),
 		metricsToken: credentialOf(this, 'httpHeaderAuth'),
+		n8nApi: credentialOf(this, 'n8nApi'),
 		publish: this.getNodeParameter('publish', 0, true) as boolean,
 	});
 	const failed = results.filter((result) => result.error);
