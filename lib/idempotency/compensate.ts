@@ -149,9 +149,10 @@ export async function compensateDeadLetter(
 			await releaseHold(store, record.id, input.actor, generation);
 			return { ...result, result: 'failed', failure: { step: step.step, key, message } };
 		}
-		// The step reads compensated before its reversal can reach the target: a run that starts
-		// from now on is refused rather than answered from the resource being removed.
-		const fenced =
+		// Before every send the step is fenced: it reads compensated before its reversal can reach
+		// the target, so a run that starts from then on is refused rather than answered from the
+		// resource being removed. A step no longer done for this letter is not reversed.
+		const fence = async (): Promise<boolean> =>
 			(await store.query(compensateKeySql(store), [step.scope, step.key, input.actor, record.id]))
 				.length > 0;
 		const [outcome]: WriteOutcome[] = await runWrites(
@@ -182,19 +183,24 @@ export async function compensateDeadLetter(
 					itemRef: `compensation:${record.id}`,
 				},
 			],
-			{ send: (write, _attempt, wire) => deps.send({ ...request, key: write.key }, wire) },
+			{
+				send: async (write, _attempt, wire) =>
+					(await fence())
+						? await deps.send({ ...request, key: write.key }, wire)
+						: stepNoLongerDone(step),
+			},
 		);
 		const line = `compensation of ${step.step ?? step.key} (key ${key}): ${request.method} ${request.url}`;
 		if (!outcome.ok) {
 			// Nothing of the reversal took effect: the step is done again, as it was. Otherwise it
 			// stays compensated (a later run is refused) until a person has checked the target.
 			const undone =
-				fenced &&
-				(await reversalStatus(store, step.scope, key)) === 'failed' &&
-				(await store.query(uncompensateKeySql(store), [step.scope, step.key, record.id])).length >
-					0;
+				(await store.query(uncompensateKeySql(store), [step.scope, step.key, record.id, key]))
+					.length > 0;
+			const stillFenced =
+				!undone && (await statusOf(store, step.scope, step.key)) === 'compensated';
 			const message = `${line} failed: ${outcome.failure!.message}${
-				fenced && !undone
+				stillFenced
 					? `; the reversal may have taken effect, so ${step.step ?? step.key} stays compensated (a later run with its key is refused): check the target`
 					: ''
 			}`;
@@ -211,6 +217,9 @@ export async function compensateDeadLetter(
 				},
 			};
 		}
+		// Answered from the reversal's saved response (sent by an earlier press), nothing was sent
+		// now: the step is fenced here all the same.
+		await fence();
 		const answer = outcome.answer!;
 		await appendEvidence(
 			store,
@@ -247,21 +256,41 @@ export async function compensateDeadLetter(
 			expectedGeneration: generation,
 		});
 	} catch (error) {
-		// Pressed twice at once: the other press closed it; its compensations were the same ones.
 		if (!(error instanceof StatusChangeRefusedError)) throw error;
 		const [now] = await getDeadLetters(store, [record.id]);
+		// Pressed twice at once, and the other press that failed released the record while this
+		// one reversed every step: hold it again and close it, since its steps are reversed now.
+		if (now && now.status !== 'compensated' && OPEN_STATUSES.includes(now.status)) {
+			const again = await holdForCompensation(store, now, input.actor);
+			if (again !== undefined)
+				await updateDeadLetterStatus(store, {
+					id: record.id,
+					to: 'compensated',
+					actor: input.actor,
+					reason,
+					expectedGeneration: again,
+				});
+			return result;
+		}
+		// Pressed twice at once: the other press closed it; its compensations were the same ones.
 		if (now?.status !== 'compensated') throw error;
 		return { ...result, result: 'already' };
 	}
 	return result;
 }
 
-/** The status of a compensation's own key record: `failed` means none of it took effect. */
-async function reversalStatus(
-	store: Store,
-	scope: string,
-	key: string,
-): Promise<string | undefined> {
+/**
+ * The step's record is no longer done for this letter (claimed again after its retention,
+ * compensated for another letter, gone): its reversal is not sent.
+ */
+const stepNoLongerDone = (step: ItemStep): SendResult => ({
+	kind: 'not_sent',
+	code: 'ESTEPCHANGED',
+	message: `${step.step ?? step.key} is no longer done under key ${step.key} (claimed again, or compensated for another record): its reversal was not sent`,
+});
+
+/** The status of a key record (a step's, or a compensation's own). */
+async function statusOf(store: Store, scope: string, key: string): Promise<string | undefined> {
 	const [row] = await store.query<{ status: string }>(keyStatusSql(store), [scope, key]);
 	return row?.status;
 }

@@ -564,6 +564,42 @@ describe('Compensate', () => {
 		expect(target.effectsOf('/boxes')).toHaveLength(1);
 	});
 
+	it('two presses at once, the first refused by the target: the step that ends reversed reads compensated, the record closed', async () => {
+		for (const path of ['/crates', '/ship-crate', '/crates-undo']) target.route(path);
+		target.script('/ship-crate', { status: 400 });
+		// The first reversal is refused (nothing done); the next one succeeds.
+		target.script('/crates-undo', { status: 422, body: { message: 'locked' } });
+		await step(
+			'exec-7',
+			'Pack Crate',
+			'/crates',
+			{ sku: 7 },
+			{ kind: 'request', method: 'DELETE', url: `${target.url('/crates-undo')}?id={{ $json.id }}` },
+		);
+		const failed = await step('exec-7', 'Ship Crate', '/ship-crate', { sku: 7 });
+		const id = failed.failure!.deadLetterId!;
+		const press = (executionId: string) =>
+			compensateDeadLetter(
+				store,
+				{
+					id,
+					actor: 'ops',
+					executionId,
+					policy: { ...DEFAULT_POLICY, maxAttempts: 1, baseDelayMs: 20, maxDelayMs: 50 },
+				},
+				deps,
+			).catch((error: unknown) => error);
+		const results = await Promise.all([press('console-7a'), press('console-7b')]);
+		const reversed = target.effectsOf('/crates-undo').length > 0;
+		// Whatever the interleaving, the step's record says what the target did.
+		expect(await keyStatuses('ana:/crates')).toEqual({
+			'ana:/crates': reversed ? 'compensated' : 'succeeded',
+		});
+		const [record] = await getDeadLetters(store, [id]);
+		expect(record.status).toBe(reversed ? 'compensated' : 'new');
+		expect(results.some((r) => (r as { result?: string }).result === 'compensated')).toBe(reversed);
+	});
+
 	it('the console lists the steps with their compensations and its button compensates once', async () => {
 		for (const path of ['/leads', '/tasks', '/notify', '/leads-undo']) target.route(path);
 		target.script('/notify', { status: 400 });

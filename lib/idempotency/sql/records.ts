@@ -69,35 +69,51 @@ FROM input i JOIN ${store.table('idempotency_keys')} k
 ORDER BY i.ord, k.completed_at, k.key`;
 
 /**
- * Marks a succeeded step's record compensated before its compensating request is sent ($3: who
- * compensates, $4: the dead letter): from then on a later run with the key is refused instead of
- * answered from a saved response whose resource is being removed. Marked first, so no run that
- * starts after the reversal reached the target can read the key as done. Only a succeeded record
- * moves: one compensated before keeps its first time and actor (no row returned).
+ * Fences a step's record for its reversal ($3: who compensates, $4: the dead letter), right
+ * before each compensating request is sent: a succeeded record still within its retention moves
+ * to compensated, so no run that starts from then on reads it as done; one this letter's
+ * Compensate already fenced stays (a second press, a retry). Anything else (another letter's,
+ * claimed again after its retention, gone) returns no row, and the reversal is not sent.
  */
 export const compensateKeySql = (store: Store): string => `
 UPDATE ${store.table('idempotency_keys')}
-SET status = 'compensated', compensated_at = now(), compensated_by = $3, compensated_for = $4, updated_at = now(),
-    history = history || jsonb_build_array(jsonb_build_object('at', now(), 'kind', 'compensated', 'actor', $3::text, 'deadLetter', $4::text))
-WHERE scope = $1 AND key = $2 AND status = 'succeeded'
+SET status = 'compensated', compensated_at = coalesce(compensated_at, now()),
+    compensated_by = coalesce(compensated_by, $3), compensated_for = $4, updated_at = now(),
+    history = CASE WHEN status = 'compensated' THEN history ELSE history || jsonb_build_array(jsonb_build_object('at', now(), 'kind', 'compensated', 'actor', $3::text, 'deadLetter', $4::text)) END
+WHERE scope = $1 AND key = $2
+  AND ((status = 'succeeded' AND expires_at > now()) OR (status = 'compensated' AND compensated_for = $4))
+RETURNING status`;
+
+/**
+ * Gives a step's record back its success when the reversal this dead letter ($3) fenced it for
+ * certainly did nothing: the reversal's own record ($4, in the step's scope) is failed and none
+ * of its attempts could have taken effect (no lost answer, no 5xx or 408, which a target may
+ * send after it committed; a reversal is retried with its key, and a failed record alone does
+ * not say the target ignored every attempt). The record is read under a lock, so a second press
+ * claiming it meanwhile (to send again, fencing the step again first) is waited for and seen. A
+ * reversal that may have taken effect leaves the step compensated: a later run is refused until
+ * a person has checked the target.
+ */
+export const uncompensateKeySql = (store: Store): string => `
+WITH reversal AS (
+	SELECT 1 FROM ${store.table('idempotency_keys')} r
+	WHERE r.scope = $1 AND r.key = $4 AND r.status = 'failed'
+	  AND NOT EXISTS (
+		SELECT 1 FROM jsonb_array_elements(r.history) h
+		WHERE h->>'kind' = 'lost'
+		   OR (h->>'kind' = 'response' AND (coalesce((h->>'status')::int, 0) NOT BETWEEN 100 AND 499 OR h->>'status' = '408')))
+	FOR UPDATE OF r
+)
+UPDATE ${store.table('idempotency_keys')}
+SET status = 'succeeded', compensated_at = NULL, compensated_by = NULL, compensated_for = NULL, updated_at = now(),
+    history = history || jsonb_build_array(jsonb_build_object('at', now(), 'kind', 'compensation_failed', 'deadLetter', $3::text))
+WHERE scope = $1 AND key = $2 AND status = 'compensated' AND compensated_for = $3
+  AND EXISTS (SELECT 1 FROM reversal)
 RETURNING status`;
 
 /** The status of one key record ($1 scope, $2 key). */
 export const keyStatusSql = (store: Store): string => `
 SELECT status FROM ${store.table('idempotency_keys')} WHERE scope = $1 AND key = $2`;
-
-/**
- * Gives a step's record back its success when the compensation this dead letter ($3) started
- * certainly did nothing (its own record failed: nothing of it took effect), so the step is done
- * again as it was. A compensation whose outcome is unknown leaves the record compensated: a later
- * run is refused until a person has checked the target.
- */
-export const uncompensateKeySql = (store: Store): string => `
-UPDATE ${store.table('idempotency_keys')}
-SET status = 'succeeded', compensated_at = NULL, compensated_by = NULL, compensated_for = NULL, updated_at = now(),
-    history = history || jsonb_build_array(jsonb_build_object('at', now(), 'kind', 'compensation_failed', 'deadLetter', $3::text))
-WHERE scope = $1 AND key = $2 AND status = 'compensated' AND compensated_for = $3
-RETURNING status`;
 
 /**
  * Moves the records of scope $1 to scope $2 (the node's scope once followed its name, now its

@@ -7,6 +7,7 @@ import type {
 import {
 	compensateDeadLetter,
 	type CompensateDeps,
+	leaseEnded,
 	NOT_SENT_CODES,
 	type Store,
 } from '../../../lib';
@@ -29,10 +30,18 @@ export async function execute(
 ): Promise<INodeExecutionData[][]> {
 	const idOf = itemValueReader(this, items, 'targetId');
 	const executionId = this.getExecutionId();
+	const cancelSignal = this.getExecutionCancelSignal?.();
 	const deps: CompensateDeps = {
-		send: async (request) => {
+		send: async (request, wire) => {
+			// As the write's transport: nothing leaves after the lease that covers the attempt, and a
+			// request still in flight then (or when the execution is stopped) is abandoned (lost).
+			const left = wire.notAfter - Date.now();
+			if (left <= 0) return leaseEnded();
+			const deadline = AbortSignal.timeout(left);
+			const abortSignal = cancelSignal ? AbortSignal.any([cancelSignal, deadline]) : deadline;
 			try {
 				const response = (await this.helpers.httpRequest({
+					abortSignal,
 					method: request.method as 'DELETE',
 					url: request.url,
 					headers: { 'Idempotency-Key': request.key },
