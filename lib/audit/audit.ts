@@ -13,22 +13,24 @@ import {
 	isPark,
 	isSchedule,
 	isTrigger,
-	isUpsert,
+	isManualTrigger,
 	isValidation,
 	kindOf,
 	numberParam,
 	regularOutputs,
+	repeatsOnResend,
 	shortType,
 	textParam,
 	writeKeyExpressions,
 	writeParks,
 } from './nodes';
 import type {
+	AcceptedFinding,
+	AuditConnection,
 	AuditNode,
 	AuditWorkflow,
 	ChecklistLine,
 	FailureMode,
-	AcceptedFinding,
 	Finding,
 	InventoryStep,
 	Severity,
@@ -118,12 +120,12 @@ export const AUDIT_RULES = {
 
 type AuditRule = keyof typeof AUDIT_RULES;
 
-/** Each checklist line fails on an open finding of one of its rules. */
+/** Each checklist line fails on an open finding of one of its rules; each rule fails one line. */
 const CHECK_RULES: Record<keyof typeof CHECKS, AuditRule[]> = {
 	dedupe: ['inbound-write-without-dedupe'],
-	keyed: ['key-from-attempt', 'write-without-key', 'http-write-retry-without-key'],
+	keyed: ['key-from-attempt', 'write-without-key'],
 	unkeyable: ['unkeyable-write-retried'],
-	retries: ['http-write-retry-without-key', 'retry-at-two-layers', 'unkeyable-write-retried'],
+	retries: ['http-write-retry-without-key', 'retry-at-two-layers'],
 	parked: [
 		'write-not-parked',
 		'park-without-owner',
@@ -165,12 +167,31 @@ export function asWorkflow(value: unknown, index: number): AuditWorkflow {
 			index,
 			'Pass workflows as n8n stores them: every node has a name and a type.',
 		);
-	return {
-		...workflow,
-		nodes: workflow.nodes,
-		connections:
-			workflow.connections && typeof workflow.connections === 'object' ? workflow.connections : {},
-	} as AuditWorkflow;
+	return { ...workflow, nodes: workflow.nodes, connections: mainConnections(workflow.connections) };
+}
+
+/**
+ * The main connections as lists of targets per output, whatever shape they were handed in: an
+ * output that is not a list, or a target without a node name, is left out rather than fail the
+ * audit of every workflow in the run.
+ */
+function mainConnections(value: unknown): AuditWorkflow['connections'] {
+	const out: AuditWorkflow['connections'] = {};
+	if (!value || typeof value !== 'object') return out;
+	for (const [source, types] of Object.entries(value as Record<string, unknown>)) {
+		const main = (types as { main?: unknown } | null)?.main;
+		if (!Array.isArray(main)) continue;
+		out[source] = {
+			main: main.map((targets) =>
+				Array.isArray(targets)
+					? (targets as unknown[]).filter(
+							(t): t is AuditConnection => !!t && typeof (t as AuditConnection).node === 'string',
+						)
+					: [],
+			),
+		};
+	}
+	return out;
 }
 
 class Graph {
@@ -195,7 +216,7 @@ class Graph {
 			.filter((n): n is AuditNode => n !== undefined);
 	}
 
-	/** Every node reachable from a node (itself excluded). */
+	/** Every enabled node reachable from a node (itself excluded). */
 	downstream(from: AuditNode, output?: number): AuditNode[] {
 		const seen = new Set<string>();
 		const queue = this.next(from, output);
@@ -204,8 +225,8 @@ class Graph {
 			const node = queue.shift()!;
 			if (seen.has(node.name)) continue;
 			seen.add(node.name);
-			found.push(node);
-			queue.push(...this.next(node));
+			if (!node.disabled) found.push(node);
+			queue.push(...this.next(node, node.disabled ? 0 : undefined));
 		}
 		return found;
 	}
@@ -236,11 +257,12 @@ class Graph {
 		const queue = this.next(from);
 		while (queue.length > 0) {
 			const node = queue.shift()!;
-			if (seen.has(node.name) || node.disabled) continue;
+			if (seen.has(node.name)) continue;
 			seen.add(node.name);
-			if (guards(node)) continue;
-			if (kindOf(node) === 'write') found.set(node.name, node);
-			queue.push(...this.next(node));
+			// n8n passes items through a disabled node: it neither guards nor writes.
+			if (!node.disabled && guards(node)) continue;
+			if (!node.disabled && kindOf(node) === 'write') found.set(node.name, node);
+			queue.push(...this.next(node, node.disabled ? 0 : undefined));
 		}
 		return [...found.values()];
 	}
@@ -303,7 +325,7 @@ function handlingOf(node: AuditNode, workflow: AuditWorkflow): string {
 	}
 	if (node.retryOnFail)
 		parts.push(
-			`n8n retries any failure ${node.maxTries ?? 3} times, ${node.waitBetweenTries ?? 1000} ms apart`,
+			`n8n tries it up to ${node.maxTries ?? 3} times on any failure, ${node.waitBetweenTries ?? 1000} ms apart`,
 		);
 	const onError = node.onError ?? (node.continueOnFail ? 'continueRegularOutput' : 'stopWorkflow');
 	if (onError === 'continueErrorOutput') parts.push('failed items leave through the error output');
@@ -353,7 +375,9 @@ export function auditWorkflow(workflow: AuditWorkflow): WorkflowAudit {
 	for (const write of writes) {
 		if (isHttpRequest(write)) {
 			const key = httpKeyHeader(write);
-			if (key === undefined) {
+			if (key === undefined || key.trim() === '' || key.trim() === '""') {
+				// PUT and DELETE set or remove: sent twice, the same as once.
+				if (!repeatsOnResend(write)) continue;
 				if (write.retryOnFail)
 					find('http-write-retry-without-key', write, `${httpMethod(write)} with Retry On Fail`);
 				else find('write-without-key', write, httpMethod(write));
@@ -375,7 +399,7 @@ export function auditWorkflow(workflow: AuditWorkflow): WorkflowAudit {
 		(w) => !isHttpRequest(w) && !isIdempotentWrite(w) && !w.type.endsWith('.transactionalOutbox'),
 	);
 	for (const write of unkeyable)
-		if (write.retryOnFail && !isUpsert(write)) find('unkeyable-write-retried', write);
+		if (write.retryOnFail && repeatsOnResend(write)) find('unkeyable-write-retried', write);
 
 	// Failed items: every way out of a failing node leads somewhere.
 	const parks = nodes.filter(isPark);
@@ -441,8 +465,11 @@ export function auditWorkflow(workflow: AuditWorkflow): WorkflowAudit {
 		if (integration) find('integration-without-owner', node, `integration ${integration}`);
 		else find('park-without-owner', node);
 	}
-	// A workflow only ever called by another one fails its caller, whose error path reports it.
-	const standalone = nodes.some((n) => isTrigger(n) && shortType(n) !== 'executeWorkflowTrigger');
+	// A workflow only ever called by another one fails its caller, whose error path reports it;
+	// one only ever started by hand has a person watching (n8n runs no error workflow for it).
+	const standalone = nodes.some(
+		(n) => isTrigger(n) && shortType(n) !== 'executeWorkflowTrigger' && !isManualTrigger(n),
+	);
 	if (
 		standalone &&
 		writes.length > 0 &&
@@ -477,7 +504,7 @@ export function auditWorkflow(workflow: AuditWorkflow): WorkflowAudit {
 	for (const finding of findings) {
 		const reason =
 			acceptances.get(`${finding.node ?? ''}\u0000${finding.rule}`) ??
-			(finding.node === null ? acceptances.get(`*\u0000${finding.rule}`) : undefined);
+			acceptances.get(`*\u0000${finding.rule}`);
 		if (reason !== undefined) accepted.push({ ...finding, reason });
 		else open.push(finding);
 	}
@@ -492,14 +519,16 @@ export function auditWorkflow(workflow: AuditWorkflow): WorkflowAudit {
 		heartbeat: schedules.length > 0,
 		validated: writes.length > 0 && inbound.length > 0,
 	};
+	// A line applies where the workflow has what it is about, and wherever one of its rules found
+	// something: an open finding always costs its line.
 	const checklist: ChecklistLine[] = (Object.keys(CHECKS) as Array<keyof typeof CHECKS>).map(
 		(id) => {
 			const hit = open.find((f) => (CHECK_RULES[id] as string[]).includes(f.rule));
 			return {
 				id,
 				check: CHECKS[id],
-				result: !applies[id] ? 'not_applicable' : hit ? 'failed' : 'passed',
-				node: applies[id] && hit ? (hit.node ?? workflow.name ?? null) : null,
+				result: hit ? 'failed' : applies[id] ? 'passed' : 'not_applicable',
+				node: hit ? (hit.node ?? workflow.name ?? null) : null,
 			};
 		},
 	);
@@ -529,13 +558,14 @@ export function auditWorkflow(workflow: AuditWorkflow): WorkflowAudit {
 }
 
 /**
- * A node's notes (or a sticky note, for what is about the whole workflow) may accept a rule with
+ * A node's notes may accept a rule for that node, and a sticky note for the whole workflow, with
  * the reason, one per line: `audit accepts <rule>[, <rule>]: <reason>`. The finding is then
  * reported as accepted, with that reason, and no checklist line fails on it.
  */
 function acceptancesOf(workflow: AuditWorkflow): Map<string, string> {
 	const found = new Map<string, string>();
-	const pattern = /^\s*audit accepts\s+([\w-]+(?:\s*,\s*[\w-]+)*)\s*:\s*(.+?)\s*$/gim;
+	// Markdown around the line (a list item, a quote, bold) is allowed.
+	const pattern = /^[\s>*_#-]*audit accepts\s+([\w-]+(?:\s*,\s*[\w-]+)*)\s*:\s*(.+?)[\s*_]*$/gim;
 	for (const node of workflow.nodes) {
 		const sticky = node.type === 'n8n-nodes-base.stickyNote';
 		const notes = sticky ? String(node.parameters?.content ?? '') : String(node.notes ?? '');

@@ -21,10 +21,12 @@ const text = (value: unknown): string =>
 			? ''
 			: JSON.stringify(value);
 
+/** Triggers a person starts by hand: n8n runs no error workflow for their executions. */
+const MANUAL = new Set(['manualTrigger', 'start', 'manualChatTrigger', 'evaluationTrigger']);
+
 /** Triggers that start on their own schedule or by hand: nothing is delivered to them again. */
 const NOT_INBOUND = new Set([
-	'manualTrigger',
-	'start',
+	...MANUAL,
 	'scheduleTrigger',
 	'cron',
 	'interval',
@@ -35,16 +37,15 @@ const NOT_INBOUND = new Set([
 ]);
 const SCHEDULES = new Set(['scheduleTrigger', 'cron', 'interval']);
 
+/** Trigger nodes whose type name does not end in "Trigger". */
+const OTHER_TRIGGERS = new Set(['webhook', 'start', 'cron', 'interval', 'emailReadImap']);
+
 export const isTrigger = (node: AuditNode): boolean => {
 	const type = shortType(node);
-	return (
-		/trigger$/i.test(type) ||
-		type === 'webhook' ||
-		type === 'start' ||
-		type === 'cron' ||
-		type === 'interval'
-	);
+	return /trigger$/i.test(type) || OTHER_TRIGGERS.has(type);
 };
+
+export const isManualTrigger = (node: AuditNode): boolean => MANUAL.has(shortType(node));
 
 /** A trigger whose events a sender, a queue or a poll can deliver again. */
 export const isInbound = (node: AuditNode): boolean =>
@@ -63,19 +64,73 @@ export const isHttpRequest = (node: AuditNode): boolean =>
 	node.type === 'n8n-nodes-base.httpRequest';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** Methods whose repeat is a second effect: PUT and DELETE set or remove, the same each time. */
+const REPEATING_METHODS = new Set(['POST', 'PATCH']);
 
-export const httpMethod = (node: AuditNode): string =>
-	(text(param(node, 'method')) || (param(node, 'requestMethod') as string) || 'GET').toUpperCase();
+/** The HTTP method; an expression (decided per item) counts as POST, the method that repeats. */
+export const httpMethod = (node: AuditNode): string => {
+	const method = text(param(node, 'method')) || text(param(node, 'requestMethod')) || 'GET';
+	return method.startsWith('=') ? 'POST' : method.toUpperCase();
+};
+
+export const repeatsOnResend = (node: AuditNode): boolean =>
+	isHttpRequest(node) ? REPEATING_METHODS.has(httpMethod(node)) : !idempotentChange(node);
 
 /** Operations of n8n's app and database nodes that create, change or remove something. */
 const WRITE_OPERATION =
 	/^(create|update|delete|remove|upsert|createorupdate|insert|append|appendorupdate|send|post|add|set|move|copy|upload|publish|executequery|execute|cancel|archive|invite|reply|forward|trigger)/i;
 const UPSERT_OPERATION = /^(upsert|createorupdate|appendorupdate)/i;
+/** Changes that set or remove a named thing: done twice, the same as once. */
+const IDEMPOTENT_CHANGE = /^(update|delete|remove|set|move|archive|cancel)/i;
 const READ_OPERATION = /^(get|getall|getmany|search|list|lookup|select|read|download|find)/i;
 
-/** A write whose target honours no key the node sends: an app or database node's change. */
-export const isUpsert = (node: AuditNode): boolean =>
-	UPSERT_OPERATION.test(text(param(node, 'operation')));
+/**
+ * The operation a node runs: its own parameter, else the default of its type (n8n stores only
+ * the parameters that differ from their defaults), for the common app nodes; '' when unknown.
+ */
+function operationOf(node: AuditNode): string {
+	const given = text(param(node, 'operation'));
+	if (given) return given;
+	return DEFAULT_OPERATIONS[shortType(node)] ?? '';
+}
+
+/** The default operation of common app nodes, as n8n's own node descriptions set them. */
+const DEFAULT_OPERATIONS: Record<string, string> = {
+	slack: 'post',
+	emailSend: 'send',
+	gmail: 'send',
+	telegram: 'sendMessage',
+	discord: 'send',
+	microsoftTeams: 'create',
+	twilio: 'send',
+	mattermost: 'post',
+	hubspot: 'upsert',
+	googleSheets: 'read',
+	stripe: 'get',
+	readWriteFile: 'read',
+	form: 'page',
+	jira: 'create',
+	trello: 'create',
+	asana: 'create',
+	clickUp: 'create',
+	pipedrive: 'create',
+	salesforce: 'create',
+	zendesk: 'create',
+};
+
+/** A database query is read by its text: a SELECT reads, INSERT … ON CONFLICT or MERGE upserts. */
+const queryOf = (node: AuditNode): string => text(param(node, 'query')).trim().replace(/^=/, '');
+const READ_QUERY =
+	/^\s*(with\b[\s\S]*?\bselect\b(?![\s\S]*\b(insert|update|delete)\b)|select\b|show\b|explain\b)/i;
+const UPSERT_QUERY = /\bon\s+conflict\b|^\s*merge\b|\bon\s+duplicate\s+key\b/i;
+
+/** A write whose repeat is harmless: an upsert by the node's operation or its query. */
+const isUpsert = (node: AuditNode): boolean =>
+	UPSERT_OPERATION.test(operationOf(node)) ||
+	(/^executeQuery$/i.test(operationOf(node)) && UPSERT_QUERY.test(queryOf(node)));
+
+const idempotentChange = (node: AuditNode): boolean =>
+	isUpsert(node) || IDEMPOTENT_CHANGE.test(operationOf(node));
 
 export function kindOf(node: AuditNode): StepKind {
 	if (isTrigger(node)) return 'trigger';
@@ -87,12 +142,15 @@ export function kindOf(node: AuditNode): StepKind {
 	if (OUR_NODES.some((name) => ours(node, name))) return 'transform';
 	if (node.type.startsWith('n8n-nodes-base.') && CORE_LOGIC.has(type)) return 'transform';
 	if (READ_TYPES.has(type)) return 'read';
-	const operation = text(param(node, 'operation'));
+	// AI nodes (agents, chains, models, memories, tools): no step of the failure inventory's kinds.
+	if (node.type.startsWith('@n8n/n8n-nodes-langchain.')) return 'transform';
+	const operation = operationOf(node);
+	if (/^executeQuery$/i.test(operation) && READ_QUERY.test(queryOf(node))) return 'read';
 	if (WRITE_OPERATION.test(operation)) return 'write';
 	if (READ_OPERATION.test(operation)) return 'read';
-	// n8n stores only the parameters that differ from their defaults: an app node without an
-	// operation runs its default one, most often a create or a send. Counted as a write.
-	return operation === '' ? 'write' : 'transform';
+	// An operation the audit does not know (nor, when none is stored, the node's default): no
+	// kind it can reason about, so no finding rests on a guess.
+	return 'transform';
 }
 
 const READ_TYPES = new Set(['rssFeedRead', 'readPdf']);
@@ -139,11 +197,12 @@ const CORE_LOGIC = new Set([
 	'debugHelper',
 ]);
 
-const operationOf = (node: AuditNode, fallback: string): string =>
+/** This package's nodes: the operation given, else the node's default. */
+const ourOperation = (node: AuditNode, fallback: string): string =>
 	text(param(node, 'operation')) || fallback;
 
 const isClaim = (node: AuditNode): boolean =>
-	ours(node, 'eventDedupe') && operationOf(node, 'claim') === 'claim';
+	ours(node, 'eventDedupe') && ourOperation(node, 'claim') === 'claim';
 
 /**
  * Takes its items from the store, each once (the outbox's and the dead letters' Take): what
@@ -151,19 +210,19 @@ const isClaim = (node: AuditNode): boolean =>
  */
 const isStoreTake = (node: AuditNode): boolean =>
 	(ours(node, 'transactionalOutbox') || ours(node, 'deadLetterPark')) &&
-	operationOf(node, '') === 'take';
+	ourOperation(node, '') === 'take';
 
 /** Deduplicates across executions: Event Dedupe's Claim, or n8n's "processed previously". */
 export const isDedupe = (node: AuditNode): boolean =>
 	isClaim(node) ||
 	isStoreTake(node) ||
 	(shortType(node) === 'removeDuplicates' &&
-		text(param(node, 'operation')) === 'removeItemsProcessedPreviously');
+		text(param(node, 'operation')) === 'removeItemsSeenInPreviousExecutions');
 
 /** Parks items for a person: Dead Letter Park's Park, or the outbox's Fail (it parks the last try). */
 export const isPark = (node: AuditNode): boolean =>
-	(ours(node, 'deadLetterPark') && operationOf(node, 'park') === 'park') ||
-	(ours(node, 'transactionalOutbox') && operationOf(node, '') === 'fail');
+	(ours(node, 'deadLetterPark') && ourOperation(node, 'park') === 'park') ||
+	(ours(node, 'transactionalOutbox') && ourOperation(node, '') === 'fail');
 
 /** The write parks its failed items (with an owner a person reads) rather than only routing them. */
 export const writeParks = (node: AuditNode): boolean =>
@@ -198,13 +257,23 @@ export function regularOutputs(node: AuditNode): number {
 	if (invalid !== undefined) return invalid + 1;
 	if (isClaim(node)) return param(node, 'checkOrder') === true ? 3 : 2;
 	if (ours(node, 'eventDedupe')) {
-		const operation = operationOf(node, 'claim');
+		const operation = ourOperation(node, 'claim');
 		return operation === 'recover' || operation === 'failExecution' ? 2 : 1;
 	}
+	if (type === 'splitInBatches' && (node.typeVersion ?? 1) >= 3) return 2;
+	if (type === 'compareDatasets') return 4;
 	if (type === 'switch') {
-		const rules = (param(node, 'rules') as { values?: unknown[]; rules?: unknown[] } | undefined)
-			?.values;
-		return Math.max(1, Array.isArray(rules) ? rules.length : 4);
+		// Before version 3 a Switch has four outputs; from 3 on, one per rule (one rule by
+		// default), the fallback output when it is an extra one, or numberOutputs by expression.
+		if ((node.typeVersion ?? 1) < 3) return 4;
+		if (text(param(node, 'mode')) === 'expression')
+			return Math.max(1, Number(param(node, 'numberOutputs') ?? 4) || 4);
+		const rules = (param(node, 'rules') as { values?: unknown[] } | undefined)?.values;
+		const options = param(node, 'options') as { fallbackOutput?: unknown } | undefined;
+		return (
+			Math.max(1, Array.isArray(rules) ? rules.length : 1) +
+			(options?.fallbackOutput === 'extra' ? 1 : 0)
+		);
 	}
 	return 1;
 }

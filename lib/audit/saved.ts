@@ -18,7 +18,9 @@ export async function saveAudits(
 	audits: WorkflowAudit[],
 	options: { wholeInstance: boolean },
 ): Promise<void> {
-	const rows = audits.map((a) => ({
+	// One row per workflow: the same workflow twice in the input keeps its last audit.
+	const latest = new Map(audits.map((a) => [savedId(a), a]));
+	const rows = [...latest.values()].map((a) => ({
 		workflow_id: savedId(a),
 		workflow_name: a.workflowName,
 		active: a.active,

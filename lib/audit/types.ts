@@ -20,7 +20,7 @@ export interface AuditNode {
 	notes?: string;
 }
 
-interface AuditConnection {
+export interface AuditConnection {
 	node: string;
 	type?: string;
 	index?: number;

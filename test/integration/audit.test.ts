@@ -65,7 +65,7 @@ describe('the stored audit', () => {
 		expect(await rows()).toEqual([
 			{
 				workflow_id: 'uW2',
-				score: 33,
+				score: 50,
 				rules: [
 					'http-write-retry-without-key',
 					'inbound-write-without-dedupe',
@@ -85,7 +85,7 @@ describe('the stored audit', () => {
 	it("the console's Audit page shows the instance score, findings by rule and each workflow", async () => {
 		const list = await page({ view: 'audit' });
 		expect(list.statusCode).toBe(200);
-		expect(list.body).toContain('<b class="instance-score">57</b>');
+		expect(list.body).toContain('<b class="instance-score">65</b>');
 		expect(list.body).toContain('<b class="open-findings">4</b>');
 		expect(list.body).toMatch(
 			/data-rule="failed-items-go-nowhere"><td><code>failed-items-go-nowhere<\/code><\/td><td>high<\/td><td class="num">1</,
@@ -104,7 +104,7 @@ describe('the stored audit', () => {
 		const fixed = fixture('route-only-write.json');
 		await saveAudits(store, [{ ...fixed, findings: [], score: 100 }], { wholeInstance: false });
 		expect((await rows()).map((r) => [r.workflow_id, r.score])).toEqual([
-			['uW2', 33],
+			['uW2', 50],
 			['uW6', 100],
 		]);
 	});
@@ -119,6 +119,14 @@ describe('the stored audit', () => {
 			'schedule-without-heartbeat/medium': 1,
 			'write-not-parked/medium': 1,
 		});
+	});
+
+	it('the same workflow twice in one input keeps its last audit, and the run saves', async () => {
+		const first = fixture('route-only-write.json');
+		await saveAudits(store, [first, { ...first, score: 100, findings: [] }], {
+			wholeInstance: true,
+		});
+		expect((await rows()).map((r) => [r.workflow_id, r.score])).toEqual([['uW6', 100]]);
 	});
 
 	it('an empty audit of the whole instance leaves nothing', async () => {

@@ -21,13 +21,13 @@ describe('the audit finds every seeded defect in ordinary unsafe workflows, and 
 		[
 			'stripe-to-hubspot.json',
 			[
-				'inbound-write-without-dedupe @ Create Contact',
+				'inbound-write-without-dedupe @ Create Deal',
 				'inbound-write-without-dedupe @ Tell Sales',
-				'input-not-validated @ Create Contact',
+				'input-not-validated @ Create Deal',
 				'input-not-validated @ Tell Sales',
 				'no-error-workflow @ (workflow)',
-				'unkeyable-write-retried @ Create Contact',
-				'write-not-parked @ Create Contact',
+				'unkeyable-write-retried @ Create Deal',
+				'write-not-parked @ Create Deal',
 				'write-without-key @ Tell Sales',
 			],
 		],
@@ -145,7 +145,7 @@ describe('the failure inventory', () => {
 					{ way: 'unknown_outcome', class: 'unknown' },
 				],
 				handling:
-					'n8n retries any failure 5 times, 5000 ms apart; an error stops the execution and error workflow errWf1 runs',
+					'n8n tries it up to 5 times on any failure, 5000 ms apart; an error stops the execution and error workflow errWf1 runs',
 			},
 			{
 				step: 'Respond',
@@ -187,7 +187,7 @@ describe('the bundled workflows', () => {
 		]);
 	});
 
-	it('an unsafe copy of the worked example (HTTP Request with Retry On Fail for the upsert) fails keyed and retries there', () => {
+	it('an unsafe copy of the worked example (HTTP Request with Retry On Fail for the upsert) fails retries there', () => {
 		const workflow = bundled('worked-example-lead-routing.json');
 		const upsert = workflow.nodes.find((n) => n.name === 'Upsert Contact')!;
 		Object.assign(upsert, {
@@ -202,10 +202,7 @@ describe('the bundled workflows', () => {
 			'http-write-retry-without-key @ Upsert Contact',
 		]);
 		expect(audit.checklist.filter((l) => l.result === 'failed').map((l) => [l.id, l.node])).toEqual(
-			[
-				['keyed', 'Upsert Contact'],
-				['retries', 'Upsert Contact'],
-			],
+			[['retries', 'Upsert Contact']],
 		);
 	});
 
@@ -349,6 +346,144 @@ describe('the rules', () => {
 	});
 });
 
+describe('ordinary workflows the rules must read right', () => {
+	const flow = (...nodes: Array<Record<string, unknown>>) => {
+		const connections: Record<string, unknown> = {};
+		for (let i = 0; i + 1 < nodes.length; i++)
+			connections[String(nodes[i].name)] = {
+				main: [[{ node: String(nodes[i + 1].name), type: 'main', index: 0 }]],
+			};
+		return asWorkflow({ name: 'flow', nodes, connections, settings: { errorWorkflow: 'e1' } }, 0);
+	};
+	const webhook = { name: 'Hook', type: 'n8n-nodes-base.webhook', parameters: {} };
+	const rules = (workflow: AuditWorkflow) =>
+		auditWorkflow(workflow).findings.map((f) => `${f.rule} @ ${f.node ?? '(workflow)'}`);
+
+	it("n8n's Remove Duplicates across executions deduplicates", () => {
+		expect(
+			rules(
+				flow(
+					webhook,
+					{
+						name: 'Seen Before?',
+						type: 'n8n-nodes-base.removeDuplicates',
+						parameters: { operation: 'removeItemsSeenInPreviousExecutions' },
+					},
+					{ name: 'If', type: 'n8n-nodes-base.if', parameters: {} },
+					{ name: 'Post', type: 'n8n-nodes-base.slack', parameters: {} },
+				),
+			),
+		).toEqual([]);
+	});
+
+	it('a disabled Event Dedupe guards nothing: n8n passes the items through it', () => {
+		expect(
+			rules(
+				flow(
+					webhook,
+					{
+						name: 'Claim',
+						type: 'n8n-nodes-reliability.eventDedupe',
+						parameters: { validate: true },
+						disabled: true,
+					},
+					{ name: 'Post', type: 'n8n-nodes-base.slack', parameters: {} },
+				),
+			),
+		).toEqual(['inbound-write-without-dedupe @ Post', 'input-not-validated @ Post']);
+	});
+
+	it('an AI agent and its model are no writes; a read by default (Google Sheets) is no write', () => {
+		const chat = { name: 'Chat', type: '@n8n/n8n-nodes-langchain.chatTrigger', parameters: {} };
+		const agent = {
+			name: 'Agent',
+			type: '@n8n/n8n-nodes-langchain.agent',
+			parameters: {},
+			retryOnFail: true,
+		};
+		expect(rules(flow(chat, agent))).toEqual([]);
+		const sheet = {
+			name: 'Rows',
+			type: 'n8n-nodes-base.googleSheets',
+			parameters: {},
+			retryOnFail: true,
+		};
+		expect(rules(flow(webhook, sheet))).toEqual([]);
+	});
+
+	it('a SELECT is a read; a PUT or an update retried repeats nothing', () => {
+		const select = {
+			name: 'Query',
+			type: 'n8n-nodes-base.postgres',
+			parameters: { operation: 'executeQuery', query: 'SELECT * FROM orders WHERE id = 1' },
+			retryOnFail: true,
+		};
+		expect(auditWorkflow(flow(webhook, select)).inventory[1].kind).toBe('read');
+		const put = {
+			name: 'Put',
+			type: 'n8n-nodes-base.httpRequest',
+			parameters: { method: 'PUT', url: 'https://x.example.com/items/1' },
+			retryOnFail: true,
+		};
+		const update = {
+			name: 'Update',
+			type: 'n8n-nodes-base.hubspot',
+			parameters: { resource: 'deal', operation: 'update' },
+			retryOnFail: true,
+		};
+		const found = rules(flow(webhook, { name: 'If', type: 'n8n-nodes-base.if' }, put, update));
+		expect(found.filter((r) => /retr|key/.test(r))).toEqual([]);
+	});
+
+	it('a workflow started only by hand needs no error workflow; an IMAP trigger is inbound', () => {
+		const manual = asWorkflow(
+			{
+				name: 'By hand',
+				nodes: [
+					{ name: 'Start', type: 'n8n-nodes-base.manualTrigger' },
+					{ name: 'Post', type: 'n8n-nodes-base.slack' },
+				],
+				connections: { Start: { main: [[{ node: 'Post', type: 'main', index: 0 }]] } },
+			},
+			0,
+		);
+		expect(rules(manual)).toEqual([]);
+		const imap = { name: 'Mail', type: 'n8n-nodes-base.emailReadImap', parameters: {} };
+		expect(rules(flow(imap, { name: 'Issue', type: 'n8n-nodes-base.jira' }))).toContain(
+			'inbound-write-without-dedupe @ Issue',
+		);
+	});
+
+	it('a Loop Over Items error output comes after its done and loop outputs', () => {
+		const loop = {
+			name: 'Loop',
+			type: 'n8n-nodes-base.splitInBatches',
+			typeVersion: 3,
+			parameters: {},
+			onError: 'continueErrorOutput',
+		};
+		expect(
+			rules(flow({ name: 'Every Hour', type: 'n8n-nodes-base.scheduleTrigger' }, loop)),
+		).toContain('failed-items-go-nowhere @ Loop');
+	});
+
+	it('a sticky note in markdown accepts a rule found on a node', () => {
+		const workflow = unsafe('nightly-invoices.json');
+		workflow.nodes.push({
+			name: 'Note',
+			type: 'n8n-nodes-base.stickyNote',
+			parameters: { content: '- **audit accepts schedule-without-heartbeat: watched by the ERP**' },
+		});
+		expect(auditWorkflow(workflow).accepted).toEqual([
+			expect.objectContaining({
+				rule: 'schedule-without-heartbeat',
+				node: 'Every Night',
+				reason: 'watched by the ERP',
+			}),
+		]);
+	});
+});
+
 describe('input', () => {
 	it('an item that is not a workflow is refused with its index and what to pass', () => {
 		expect(() => asWorkflow({ id: 'x', name: 'No nodes' }, 3)).toThrow(
@@ -360,6 +495,23 @@ describe('input', () => {
 		expect(() => asWorkflow({ name: 'Bad', nodes: [{ name: 'A' }] }, 1)).toThrow(
 			'Item 1: node 0 of workflow "Bad" has no name or type',
 		);
+	});
+
+	it('connections of an odd shape are read as far as they go, never failing the audit', () => {
+		const audit = auditWorkflow(
+			asWorkflow(
+				{
+					name: 'Odd',
+					nodes: [
+						{ name: 'Hook', type: 'n8n-nodes-base.webhook' },
+						{ name: 'Post', type: 'n8n-nodes-base.httpRequest', parameters: { method: 7 } },
+					],
+					connections: { Hook: { main: { 0: 'Post' } }, Post: { main: [null, [null]] } },
+				},
+				0,
+			),
+		);
+		expect(audit.inventory.map((s) => s.step)).toEqual(['Hook', 'Post']);
 	});
 
 	it('a workflow with no connections is audited node by node', () => {

@@ -3,6 +3,7 @@ import {
 	type IExecuteFunctions,
 	type INodeExecutionData,
 	type INodeProperties,
+	NodeOperationError,
 	updateDisplayOptions,
 } from 'n8n-workflow';
 import {
@@ -56,7 +57,22 @@ export async function execute(
 		this,
 		items,
 		(index) => {
-			const audit = auditWorkflow(asWorkflow(items[index].json, index));
+			const workflow = asWorkflow(items[index].json, index);
+			let audit: WorkflowAudit;
+			try {
+				audit = auditWorkflow(workflow);
+			} catch (error) {
+				// A shape the audit did not foresee ends this workflow's item alone, named.
+				throw new NodeOperationError(
+					this.getNode(),
+					`Item ${index}: workflow "${workflow.name ?? workflow.id ?? ''}" could not be audited: ${error instanceof Error ? error.message : String(error)}`,
+					{
+						itemIndex: index,
+						description:
+							'Check that the item is a workflow as n8n stores it; the other workflows are audited.',
+					},
+				);
+			}
 			audits.push(audit);
 			const editorUrl = audit.workflowId
 				? `${editor}/workflow/${encodeURIComponent(audit.workflowId)}`
