@@ -75,6 +75,7 @@ describe.each(n8nVersionsUnderTest())(
 		let context: BrowserContext;
 		let page: Page;
 		let scratchId = '';
+		let apiCredential: { id: string; name: string } | undefined;
 
 		const rest = <T>(method: string, path: string, body?: unknown) =>
 			ctx!.n8n.api.rest<T>(method, path, body);
@@ -92,21 +93,22 @@ describe.each(n8nVersionsUnderTest())(
 		};
 		const published = (w: SavedWorkflow) => (major >= 2 ? Boolean(w.activeVersionId) : w.active);
 
-		/** Runs the scratch workflow from the editor, as a user presses "Execute workflow". */
-		const runSetupInEditor = async (): Promise<Execution> => {
-			const before = (await ctx!.n8n.api.executions(scratchId)).length;
-			await page.goto(`${ctx!.n8n.baseUrl}/workflow/${scratchId}`, { waitUntil: 'networkidle' });
+		/** Runs a workflow from the editor, as a user presses "Execute workflow". */
+		const runInEditor = async (workflowId: string): Promise<Execution> => {
+			const before = (await ctx!.n8n.api.executions(workflowId)).length;
+			await page.goto(`${ctx!.n8n.baseUrl}/workflow/${workflowId}`, { waitUntil: 'networkidle' });
 			await page.locator('[data-test-id="execute-workflow-button"]').first().click();
-			const [run] = (await ctx!.n8n.api.waitForExecutions(scratchId, before + 1, 300_000)).slice(
+			const [run] = (await ctx!.n8n.api.waitForExecutions(workflowId, before + 1, 300_000)).slice(
 				-1,
 			);
 			const error = run.data.resultData.error;
 			if (run.status !== 'success')
 				throw new Error(
-					`Setup's run ${run.id} ended ${run.status}: ${error?.message} (${error?.description})`,
+					`The run ${run.id} of ${workflowId} ended ${run.status}: ${error?.message} (${error?.description})`,
 				);
 			return run;
 		};
+		const runSetupInEditor = async (): Promise<Execution> => await runInEditor(scratchId);
 
 		beforeAll(async () => {
 			demo.reset();
@@ -125,6 +127,7 @@ describe.each(n8nVersionsUnderTest())(
 				apiKey: key.rawApiKey,
 				baseUrl: `${ctx.n8n.baseUrl}/api/v1`,
 			});
+			apiCredential = api;
 			const login = await credential('Console sign-in', 'httpBasicAuth', {
 				user: 'maria',
 				password: 'console-pass-1',
@@ -308,6 +311,106 @@ describe.each(n8nVersionsUnderTest())(
 			expect(letters).toEqual([{ idempotency_key: 'form-setup-2:crm-upsert', status: 'new' }]);
 			expect(demo.alerts).toHaveLength(1);
 			expect((demo.alerts[0] as { text: string }).text).toContain('form-setup-2:crm-upsert');
+		});
+
+		it("an audit of the instance (n8n's Workflow > Get Many, then Audit > Generate) keeps every workflow's audit", async () => {
+			const audit = await rest<{ id: string }>('POST', '/workflows', {
+				name: 'Audit my workflows',
+				active: false,
+				nodes: [
+					{
+						id: randomUUID(),
+						name: 'When clicking Execute workflow',
+						type: 'n8n-nodes-base.manualTrigger',
+						typeVersion: 1,
+						position: [0, 0],
+						parameters: {},
+					},
+					{
+						id: randomUUID(),
+						name: 'Get Many Workflows',
+						type: 'n8n-nodes-base.n8n',
+						typeVersion: 1,
+						position: [240, 0],
+						parameters: { resource: 'workflow', operation: 'getAll', returnAll: true, filters: {} },
+						credentials: { n8nApi: apiCredential! },
+					},
+					{
+						id: randomUUID(),
+						name: 'Audit',
+						type: 'n8n-nodes-reliability.reliabilityControl',
+						typeVersion: 1,
+						position: [480, 0],
+						parameters: { resource: 'audit', operation: 'generate' },
+						credentials: {
+							reliabilityStoreApi: { id: STORE_CREDENTIAL_ID, name: 'Reliability Store' },
+						},
+					},
+				],
+				connections: {
+					'When clicking Execute workflow': {
+						main: [[{ node: 'Get Many Workflows', type: 'main', index: 0 }]],
+					},
+					'Get Many Workflows': { main: [[{ node: 'Audit', type: 'main', index: 0 }]] },
+				},
+				settings: { executionOrder: 'v1' },
+			});
+			const run = await runInEditor(audit.id);
+			const out = nodeOutputs(run, 'Audit')[0] as Array<{
+				workflowName: string;
+				score: number;
+				editorUrl: string;
+			}>;
+			const inN8n = await workflows();
+			expect(out.map((o) => o.workflowName).sort()).toEqual(inN8n.map((w) => w.name).sort());
+
+			// The destination: one stored audit per workflow in n8n, the worked example passing.
+			const rows = await adminQuery<{
+				workflow_id: string;
+				workflow_name: string;
+				score: number;
+				rules: string[];
+			}>(
+				`SELECT workflow_id, workflow_name, score,
+				        (SELECT coalesce(array_agg(f->>'rule' ORDER BY f->>'rule'), '{}') FROM jsonb_array_elements(findings) f) AS rules
+				 FROM "${ctx!.schema}".workflow_audits`,
+			);
+			expect(rows.map((r) => r.workflow_id).sort()).toEqual(inN8n.map((w) => w.id).sort());
+			const example = rows.find((r) => r.workflow_name === EXAMPLE_NAME)!;
+			expect(example).toMatchObject({ score: 100, rules: [] });
+			expect(rows.find((r) => r.workflow_name === 'Reliability: Recover')!.rules).toEqual([
+				'no-error-workflow',
+				'schedule-without-heartbeat',
+			]);
+			const exampleItem = out.find((o) => o.workflowName === EXAMPLE_NAME)!;
+			expect(exampleItem.editorUrl.endsWith(`/workflow/${(await byName(EXAMPLE_NAME)).id}`)).toBe(
+				true,
+			);
+
+			// Where an operator reads it: the console's Audit page, then the worked example's.
+			const viewer = await browser.newContext({
+				httpCredentials: { username: 'maria', password: 'console-pass-1' },
+			});
+			try {
+				const auditTab = await viewer.newPage();
+				await auditTab.goto(`${ctx!.n8n.baseUrl}/webhook/reliability-console?view=audit`);
+				expect(await auditTab.locator('table.audits tr.audited').count()).toBe(rows.length);
+				await auditTab.click(`table.audits a:has-text("${EXAMPLE_NAME}")`);
+				await auditTab.waitForSelector('table.inventory');
+				expect(await auditTab.locator('b.score').textContent()).toBe('100');
+				expect(
+					await auditTab.locator('table.inventory tr.step td:first-child').allTextContents(),
+				).toEqual(
+					(
+						await adminQuery<{ step: string }>(
+							`SELECT s->>'step' AS step FROM "${ctx!.schema}".workflow_audits, jsonb_array_elements(inventory) s WHERE workflow_name = $1`,
+							[EXAMPLE_NAME],
+						)
+					).map((r) => r.step),
+				);
+			} finally {
+				await viewer.close();
+			}
 		});
 	},
 );
