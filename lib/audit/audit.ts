@@ -83,8 +83,8 @@ export const AUDIT_RULES = {
 	},
 	'retention-shorter-than-replay': {
 		severity: 'medium',
-		why: 'Parked items can be replayed for longer than keys and event IDs are remembered; a replay after that is a new operation and can happen twice',
-		fix: 'Keep keys and event IDs at least as long as dead letters (Retention (Days) on each node)',
+		why: "Parked items can be replayed for longer than the write's keys are remembered; a replay after that is a new operation and can happen twice",
+		fix: "Keep the write's keys at least as long as its dead letters (Retention (Days) under the write's Idempotency options)",
 	},
 	'write-without-key': {
 		severity: 'medium',
@@ -361,15 +361,16 @@ export function auditWorkflow(workflow: AuditWorkflow): WorkflowAudit {
 
 	// Inbound events reach writes only through a dedupe.
 	const inbound = nodes.filter(isInbound);
-	const undeduped = new Map<string, AuditNode>();
+	// Each write once, naming the triggers that reach it undeduplicated.
+	const undeduped = new Map<string, { write: AuditNode; from: string[] }>();
 	for (const trigger of inbound)
-		for (const write of graph.unguardedWrites(trigger, isDedupe)) undeduped.set(write.name, write);
-	for (const write of undeduped.values())
-		find(
-			'inbound-write-without-dedupe',
-			write,
-			`${inbound.map((t) => t.name).join(', ')} → ${write.name}`,
-		);
+		for (const write of graph.unguardedWrites(trigger, isDedupe)) {
+			const entry = undeduped.get(write.name) ?? { write, from: [] };
+			entry.from.push(trigger.name);
+			undeduped.set(write.name, entry);
+		}
+	for (const { write, from } of undeduped.values())
+		find('inbound-write-without-dedupe', write, `${from.join(', ')} → ${write.name}`);
 
 	// Keys: sent, and built from the operation rather than the attempt.
 	for (const write of writes) {

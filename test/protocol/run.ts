@@ -649,6 +649,17 @@ async function checkItemsAccounted(
 			const expiry = run.expiries.get(key);
 			if (expiry?.succeeded && (delivery.at ?? Infinity) < expiry.at) continue;
 			if ((delivery.killed || delivery.storeFailed) && owned(`execution:${delivery.id}`)) continue;
+			// A later delivery of the same item carried it on (its success at an earlier step closed
+			// this delivery's letter of that step) and then died: the item is with that run's letter.
+			const carriedOn = run.deliveries.some(
+				(later) =>
+					later !== delivery &&
+					(later.at ?? 0) >= (delivery.at ?? 0) &&
+					(later.keys ?? []).includes(k) &&
+					(later.killed || later.storeFailed) &&
+					owned(`execution:${later.id}`),
+			);
+			if (carriedOn) continue;
 			violations.push(
 				`delivery ${delivery.id}, key ${key}: silently gone before any redelivery (record ${status ?? 'absent'}, no letter a person or a replay owns)`,
 			);
@@ -767,9 +778,10 @@ async function checkWrites(
 		// renewed operation that failed against a target that was down says nothing of the old one.)
 		if (status === 'succeeded' && all.length === 0)
 			violations.push(`key ${key} is succeeded but the target has no effect`);
-		// In that cell a lookup may also read a late commit as absent and the record end failed:
-		// only effects the lookup could see count against a failed record there.
-		const againstFailed = outsideHorizon
+		// Under Reconcile by lookup, at any target, a lookup may read a commit beyond the horizon as
+		// absent and the record end failed: only effects a lookup could see count against it there.
+		const lookupMissed = run.strategy === 'lookup' && all.some((e) => e.beyondHorizon);
+		const againstFailed = lookupMissed
 			? all.filter((e) => !e.beyondHorizon && (!renewed || e.at >= expiry.at)).length
 			: sinceRenewal;
 		if (status === 'failed' && againstFailed > 0)
