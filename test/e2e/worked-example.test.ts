@@ -103,6 +103,7 @@ describe.each(n8nVersionsUnderTest())(
 				'Reliability: Outbox relay',
 				'Reliability: Recover',
 				'Reliability: Replay',
+				'Reliability: Weekly audit',
 				'Reliability: Worked example, lead routing',
 			]);
 		});
