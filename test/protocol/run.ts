@@ -649,15 +649,15 @@ async function checkItemsAccounted(
 			const expiry = run.expiries.get(key);
 			if (expiry?.succeeded && (delivery.at ?? Infinity) < expiry.at) continue;
 			if ((delivery.killed || delivery.storeFailed) && owned(`execution:${delivery.id}`)) continue;
-			// A later delivery of the same item carried it on (its success at an earlier step closed
-			// this delivery's letter of that step) and then died: the item is with that run's letter.
+			// Another delivery of the same item carried it on (its success at an earlier step closed
+			// this delivery's letter of that step, before or after this one gave up waiting on it)
+			// and then died: the item is with that run's letter.
 			const carriedOn = run.deliveries.some(
-				(later) =>
-					later !== delivery &&
-					(later.at ?? 0) >= (delivery.at ?? 0) &&
-					(later.keys ?? []).includes(k) &&
-					(later.killed || later.storeFailed) &&
-					owned(`execution:${later.id}`),
+				(other) =>
+					other !== delivery &&
+					(other.keys ?? []).includes(k) &&
+					(other.killed || other.storeFailed) &&
+					owned(`execution:${other.id}`),
 			);
 			if (carriedOn) continue;
 			violations.push(
