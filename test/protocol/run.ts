@@ -792,11 +792,16 @@ async function checkWrites(
 		const accounted =
 			mine.some((l) => l.status !== 'replayed') ||
 			status === 'compensated' ||
-			// An item that never reached its Write (no record) is held by its Create step's letter.
-			(status === undefined &&
-				letters.some(
-					(l) => earlier !== undefined && l.idempotency_key === earlier && l.status !== 'replayed',
-				));
+			// An item that never reached its Write (no record) is held by its Create step's letter;
+			// one whose redelivery stopped at its Create (a conflict there) by that letter while open.
+			letters.some(
+				(l) =>
+					earlier !== undefined &&
+					l.idempotency_key === earlier &&
+					(status === undefined
+						? l.status !== 'replayed'
+						: (OPEN_STATUSES as readonly string[]).includes(l.status)),
+			);
 		if (status !== 'succeeded' && !accounted) {
 			violations.push(
 				`key ${key} is ${status ?? 'without a record'} and has no open or person-closed dead letter`,
