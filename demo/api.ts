@@ -210,8 +210,12 @@ export class DemoApi {
 				...this.secretsFor(request, 'token'),
 			});
 		}
-		if (route === 'GET /crm/contacts') return send(response, 200, this.contacts);
-		if (route === 'GET /crm/effects') return send(response, 200, this.effects);
+		// ?email= narrows either list to one address (a fire drill's Verify request).
+		const email = new URL(request.url ?? '/', 'http://demo').searchParams.get('email');
+		const ofEmail = <T extends { email: string }>(list: T[]): T[] =>
+			email === null ? list : list.filter((entry) => entry.email === email.trim().toLowerCase());
+		if (route === 'GET /crm/contacts') return send(response, 200, ofEmail(this.contacts));
+		if (route === 'GET /crm/effects') return send(response, 200, ofEmail(this.effects));
 		if (route === 'POST /crm/contacts') return this.upsertContact(request, response, body ?? {});
 		const owner = /^PUT \/crm\/contacts\/(\d+)\/owner$/.exec(route);
 		if (owner) return this.assignOwner(request, response, Number(owner[1]), body ?? {});

@@ -13,3 +13,4 @@ export * from './trace';
 export * from './audit';
 export * from './setup';
 export * from './runLink';
+export * from './drill';

@@ -1,4 +1,5 @@
 import { pause, PauseScope, resume } from '../control';
+import { MAX_DRILL_MINUTES, startDrill, stopDrill } from '../drill';
 import {
 	compensatedReplayMessage,
 	compensatedSteps,
@@ -39,6 +40,8 @@ export function doneMessage(
 		batch_replay: `${n} dead letter${n === 1 ? '' : 's'} set to replay${by}.`,
 		pause: `Paused${by}: its writes are held.`,
 		resume: `Resumed${by}; ${n} held item${n === 1 ? '' : 's'} set to replay.`,
+		drill_start: `Fire drill started${by}: it turns itself off after ${n} minute${n === 1 ? '' : 's'}. A drill sends real requests: point the workflow at a test target.`,
+		drill_stop: `Fire drill stopped${by}.`,
 	};
 	return texts[done] ? { kind: 'ok', text: texts[done] } : undefined;
 }
@@ -204,6 +207,41 @@ export async function runAction(
 				message: `${scope} ${name} resumed (by ${operator}); ${state.released} held item${state.released === 1 ? '' : 's'} set to replay.`,
 				replayRequested: state.released,
 				count: state.released,
+			};
+		}
+		case 'drill_start':
+		case 'drill_stop': {
+			const name = str(body.name);
+			const outsider = controlRefusal(teams, operator);
+			if (outsider)
+				throw new ActionRefusedError(
+					`You may not ${action === 'drill_start' ? 'start' : 'stop'} a fire drill of ${name}: ${outsider}`,
+					"Ask an administrator to add you to the console's Teams option.",
+				);
+			if (action === 'drill_start') {
+				const minutes = Number(str(body.minutes) || '30');
+				const drill = await startDrill(store, {
+					integration: name,
+					actor: operator,
+					reason: note,
+					minutes,
+				});
+				return {
+					message: `Fire drill of ${drill.integration} started (by ${operator}) until ${drill.expiresAt.toISOString()}.`,
+					replayRequested: 0,
+					count: Math.min(minutes, MAX_DRILL_MINUTES),
+				};
+			}
+			const stopped = await stopDrill(store, { integration: name, actor: operator, reason: note });
+			if (!stopped)
+				throw new ActionRefusedError(
+					`No fire drill of ${name} is on`,
+					'It may have ended by itself: drills turn off at their end time.',
+				);
+			return {
+				message: `Fire drill of ${name} stopped (by ${operator}).`,
+				replayRequested: 0,
+				count: 0,
 			};
 		}
 		default:

@@ -20,6 +20,10 @@ export interface GateState {
 	pause_reason: string | null;
 	open_until: Date | null;
 	breaker_holds: boolean;
+	/** Until when the integration is in a fire drill (null: not in one). */
+	drill_until: Date | null;
+	/** Whether the drill's forced timeout waits for the integration's next committed write. */
+	drill_armed: boolean;
 }
 
 /** The claim's answer: each leader's record by position, and the gate. */

@@ -161,6 +161,11 @@ export interface WriteDeps {
 	 * as stopped (or unknown, when an earlier attempt's response was lost).
 	 */
 	signal?: AbortSignal;
+	/**
+	 * What the run has to tell whoever watches it, beside the outcomes: an integration in a fire
+	 * drill. The node shows it as a warning in its output.
+	 */
+	notice?(message: string): void;
 }
 
 export interface Failure {

@@ -5,7 +5,8 @@ import { checkLength, inRange, lengthProblem, LIMITS, TEXT_LIMITS } from '../lim
 import type { Store } from '../store';
 import { ItemWrite } from './attempts';
 import { BreakerStreak, recordBreaker } from './breaker';
-import { claimKeys } from './claim';
+import { claimKeys, type GateState } from './claim';
+import { drillNotice, withForcedTimeout } from '../drill/fault';
 import { gate } from './gate';
 import { unsentFailure } from './outcomes';
 import type { KeyRow } from './keyRow';
@@ -78,11 +79,15 @@ class Run implements RunState {
 	private readonly waves: Waves;
 	private readonly startedAt: number;
 
+	/** The run's sender and clock; a run in a fire drill's armed integration wraps the sender. */
+	deps: WriteDeps;
+
 	constructor(
 		readonly store: Store,
 		readonly context: WriteContext,
-		readonly deps: WriteDeps,
+		deps: WriteDeps,
 	) {
+		this.deps = deps;
 		this.now = deps.now ?? Date.now;
 		this.startedAt = this.now();
 		this.sleep = deps.sleep ?? ((ms) => abortableSleep(ms, deps.signal));
@@ -192,6 +197,7 @@ class Run implements RunState {
 			leaders,
 			this.laneCount(leaders.length),
 		);
+		this.drill(seen);
 		// Renewing from now on: the gate's release of breaker-held letters may wait on their locks.
 		this.waves.schedule();
 		const held = await gate(this.store, this.context, this.waves, requests, seen);
@@ -210,6 +216,21 @@ class Run implements RunState {
 			if (!outcome.ok) this.waves.park(outcome, request);
 			return outcome;
 		});
+	}
+
+	/** An integration in a fire drill: said in the output, and an armed timeout wraps the sender. */
+	private drill(seen: GateState): void {
+		const integration = this.context.integration;
+		if (!integration || !seen.drill_until) return;
+		this.deps.notice?.(drillNotice(integration, seen.drill_until, seen.drill_armed));
+		if (!seen.drill_armed) return;
+		this.deps = {
+			...this.deps,
+			send: withForcedTimeout(this.store, this.deps.send, {
+				integration,
+				executionId: this.context.executionId,
+			}),
+		};
 	}
 
 	/**

@@ -84,6 +84,9 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 			...transport(this, settings.authentication, byIndex),
 			// n8n's Stop, the API's stop, a workflow timeout, a worker's drain: nothing more is sent.
 			signal: this.getExecutionCancelSignal?.(),
+			// A fire drill on the integration: a warning in the output, while it lasts.
+			notice: (message) =>
+				this.addExecutionHints({ message, type: 'warning', location: 'outputPane' }),
 		},
 	).catch((error: unknown) => {
 		throw toNodeError(this, error);

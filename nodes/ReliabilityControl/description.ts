@@ -2,6 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 import * as alert from './actions/alert/Alert.resource';
 import * as audit from './actions/audit/Audit.resource';
 import * as consoleResource from './actions/console/Console.resource';
+import * as drill from './actions/drill/Drill.resource';
 import * as heartbeat from './actions/heartbeat/Heartbeat.resource';
 import * as housekeeping from './actions/housekeeping/Housekeeping.resource';
 import * as item from './actions/item/Item.resource';
@@ -14,7 +15,8 @@ import * as setup from './actions/setup/Setup.resource';
  * Pause (pause, resume, check, list), Heartbeat (beat, check), Console (serve: a webhook request
  * in, the console's page out), Metric (prometheus), Alert (compose, notify, sweep, list issues),
  * Item (trace: where an item is), Housekeeping (purge expired), Setup (install the bundled
- * workflows) and Audit (the failure inventory and checklist of workflows). Pause > Check routes
+ * workflows), Audit (the failure inventory and checklist of workflows) and Fire Drill (the
+ * pre-launch failure tests on a webhook workflow). Pause > Check routes
  * items to Running or Paused, Alert > Notify and Sweep to Page or Channel; every other operation
  * has one output.
  */
@@ -47,6 +49,11 @@ const resource: INodeProperties = {
 			name: 'Console',
 			value: 'console',
 			description: 'The operator console, served through a Webhook and a Respond to Webhook node',
+		},
+		{
+			name: 'Fire Drill',
+			value: 'drill',
+			description: 'The pre-launch failure tests, run on one of your webhook workflows',
 		},
 		{ name: 'Heartbeat', value: 'heartbeat' },
 		{
@@ -90,4 +97,6 @@ export const properties: INodeProperties[] = [
 	...setup.description,
 	audit.operation,
 	...audit.description,
+	drill.operation,
+	...drill.description,
 ];

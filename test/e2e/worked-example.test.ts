@@ -96,6 +96,7 @@ describe.each(n8nVersionsUnderTest())(
 				'Reliability: Alert',
 				'Reliability: Daily digest',
 				'Reliability: Error handler',
+				'Reliability: Fire drill',
 				'Reliability: Heartbeat watch',
 				'Reliability: Housekeeping',
 				'Reliability: Metrics',

@@ -5,6 +5,7 @@ import { storeFor } from '../../shared/store';
 import * as alert from './alert/Alert.resource';
 import * as audit from './audit/Audit.resource';
 import * as consoleResource from './console/Console.resource';
+import * as drill from './drill/Drill.resource';
 import * as heartbeat from './heartbeat/Heartbeat.resource';
 import * as housekeeping from './housekeeping/Housekeeping.resource';
 import * as item from './item/Item.resource';
@@ -32,6 +33,7 @@ const resources = {
 	item: { trace: item.trace.execute },
 	setup: { installWorkflows: setup.installWorkflows.execute },
 	audit: { generate: audit.generate.execute },
+	drill: { run: drill.run.execute },
 } as const;
 
 /**
