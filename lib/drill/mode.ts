@@ -147,18 +147,21 @@ export async function stopDrill(
 }
 
 /**
- * Arms the forced timeout of an integration whose drill is on; refused, naming what to do, when
- * it is off (a drill is switched on by a person, never by the run that uses it).
+ * Arms the forced timeout of an integration whose drill is on, for one event and a while;
+ * refused, naming what to do, when it is off (a drill is switched on by a person, never by the
+ * run that uses it).
  */
 export async function armForcedTimeout(
 	store: Store,
-	change: { integration: string; actor: string; reason: string },
+	change: { integration: string; actor: string; reason: string; event: string; forMs: number },
 ): Promise<DrillState> {
 	const integration = checkedIntegration(change.integration);
 	const [row] = await store.query<DrillRow>(armTimeoutSql(store), [
 		integration,
 		storableText(change.actor),
 		storableText(change.reason),
+		change.event,
+		Math.ceil(change.forMs / 1000),
 	]);
 	if (!row)
 		throw new DrillRefusedError(
@@ -174,13 +177,20 @@ export async function armForcedTimeout(
  */
 export async function fireForcedTimeout(
 	store: Store,
-	fired: { integration: string; scope: string; key: string; executionId?: string },
+	fired: {
+		integration: string;
+		scope: string;
+		key: string;
+		businessId?: string;
+		executionId?: string;
+	},
 ): Promise<boolean> {
 	const rows = await store.query(fireTimeoutSql(store), [
 		fired.integration,
 		fired.scope,
 		fired.key,
 		fired.executionId ?? null,
+		fired.businessId ?? null,
 	]);
 	return rows.length > 0;
 }

@@ -188,6 +188,7 @@ class Drill {
 		value: string,
 		since: Date,
 		done: (writes: WriteRow[], letters: LetterRow[]) => boolean,
+		quietMs = QUIET_MS,
 	): Promise<{ writes: WriteRow[]; letters: LetterRow[]; timedOut: boolean }> {
 		const until = this.now() + this.plan.waitMs;
 		let last = '';
@@ -206,7 +207,7 @@ class Drill {
 				last = seen;
 				stableSince = this.now();
 			}
-			if (done(writes, letters) && this.now() - stableSince >= QUIET_MS)
+			if (done(writes, letters) && this.now() - stableSince >= quietMs)
 				return { writes, letters, timedOut: false };
 			if (this.now() >= until) return { writes, letters, timedOut: true };
 			await this.sleep(POLL_MS);
@@ -316,7 +317,9 @@ class Drill {
 			await armForcedTimeout(this.store, {
 				integration,
 				actor: this.plan.actor,
-				reason: `fire drill ${this.run}: timeout after commit`,
+				reason: `fire drill ${this.run}: timeout after commit of event ${value}`,
+				event: value,
+				forMs: this.plan.waitMs + 30_000,
 			});
 			armed = true;
 		} catch (error) {
@@ -332,14 +335,17 @@ class Drill {
 		try {
 			const since = await this.storeNow();
 			const refused = await this.deliver(this.payloadFor(value), 'the delivery');
-			const { writes, letters } = await this.settled(
+			const { writes, letters, timedOut } = await this.settled(
 				value,
 				since,
 				(w, l) =>
 					(w.length > 0 && w.every((r) => TERMINAL_WRITES.includes(r.status))) || l.length > 0,
 			);
 			const drill = await getDrill(this.store, integration);
-			const fired = drill?.firedAt && drill.firedAt >= since ? drill : undefined;
+			const fired =
+				drill?.firedAt && drill.firedAt >= since && drill.firedKey?.includes(value)
+					? drill
+					: undefined;
 			const record = fired
 				? (
 						await this.store.query<WriteRow>(keyRecordSql(this.store), [
@@ -353,13 +359,17 @@ class Drill {
 				refused ??
 				(fired
 					? undefined
-					: `the forced timeout never fired: no Idempotent HTTP Write of integration ${integration} had a write accepted for this event within ${this.plan.waitMs / 1000} s. A write made another way (an HTTP Request node, Retry On Fail) cannot recover a timeout after commit by its key: make it an Idempotent HTTP Write with integration ${integration}`) ??
+					: `the forced timeout never fired: no Idempotent HTTP Write of integration ${integration} had a write accepted for this event within ${this.plan.waitMs / 1000} s. A write made another way (an HTTP Request node, Retry On Fail) cannot recover a timeout after commit by its key: make it an Idempotent HTTP Write with integration ${integration}, its key built from the event's ID`) ??
 				(record && record.status !== 'succeeded'
 					? `the write of key ${record.key} ended ${record.status}${record.last_error ? ` (${record.last_error})` : ''} after its answer was lost: set its On Unknown Outcome to Retry With the Same Key (when the target honours Idempotency-Key) or Reconcile by Lookup, so a timeout after commit completes without a person`
 					: undefined) ??
 				(letters.length > 0
 					? `the event was parked (${letters[0].step}: ${letters[0].error_class}, ${letters[0].error_message ?? 'no message'})`
 					: undefined) ??
+				(timedOut
+					? `the event's writes had not settled within ${this.plan.waitMs / 1000} s`
+					: undefined) ??
+				Drill.unfinished(writes) ??
 				Drill.twice(writes) ??
 				verified.problem ??
 				(verified.count !== undefined && verified.count !== 1
@@ -369,7 +379,7 @@ class Drill {
 				DrillTest.timeoutAfterCommit,
 				value,
 				problem,
-				`The target's answer to key ${record?.key} was discarded after it committed; the write recovered with the same key (${record?.attempts} attempts) and made one effect${verified.count === 1 ? ': the destination holds one record' : ''}.`,
+				`The target's answer to key ${record?.key} was discarded after it committed; the write recovered with the same key (${record?.attempts} attempts)${verified.count === 1 ? ' and the destination holds one record' : ' (no Verify URL: the destination was not checked for a second effect)'}.`,
 				{
 					firedKey: fired?.firedKey ?? null,
 					record: record ? this.writesSeen([record])[0] : null,
@@ -383,6 +393,7 @@ class Drill {
 					integration,
 					this.plan.actor,
 					`fire drill ${this.run} ended`,
+					value,
 				]);
 		}
 	}
@@ -484,6 +495,9 @@ class Drill {
 			(first.status !== 'replayed'
 				? `the fixed item's replay ended ${first.status}, not replayed: see dead letter ${letter.id}'s history`
 				: undefined) ??
+			(afterFirst.length === 0
+				? "the replay made no write the drill could follow: the workflow's keys do not carry the event's ID, or its replay path goes around Idempotent HTTP Write"
+				: undefined) ??
 			Drill.unfinished(afterFirst) ??
 			Drill.twice(afterFirst) ??
 			verifiedFirst.problem ??
@@ -493,12 +507,18 @@ class Drill {
 		if (firstProblem)
 			return fail(firstProblem, { deadLetterId: letter.id, writes: this.writesSeen(afterFirst) });
 
-		await updateDeadLetterStatus(this.store, {
-			id: letter.id,
-			to: 'replay_requested',
-			actor: this.plan.actor,
-			reason: `fire drill ${this.run}: replayed again, which must add nothing`,
-		});
+		try {
+			await updateDeadLetterStatus(this.store, {
+				id: letter.id,
+				to: 'replay_requested',
+				actor: this.plan.actor,
+				reason: `fire drill ${this.run}: replayed again, which must add nothing`,
+			});
+		} catch (error) {
+			return fail(
+				`dead letter ${letter.id} could not be replayed a second time: ${error instanceof Error ? error.message : String(error)}`,
+			);
+		}
 		const second = await this.replayOnce(letter.id);
 		const afterSecond = await this.store.query<WriteRow>(eventWritesSql(this.store), [
 			value,

@@ -22,8 +22,8 @@ export interface GateState {
 	breaker_holds: boolean;
 	/** Until when the integration is in a fire drill (null: not in one). */
 	drill_until: Date | null;
-	/** Whether the drill's forced timeout waits for the integration's next committed write. */
-	drill_armed: boolean;
+	/** The event whose next committed write the drill's forced timeout waits for (null: none). */
+	drill_armed_for: string | null;
 }
 
 /** The claim's answer: each leader's record by position, and the gate. */

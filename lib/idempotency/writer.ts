@@ -197,7 +197,7 @@ class Run implements RunState {
 			leaders,
 			this.laneCount(leaders.length),
 		);
-		this.drill(seen);
+		this.drill(seen, leaders);
 		// Renewing from now on: the gate's release of breaker-held letters may wait on their locks.
 		this.waves.schedule();
 		const held = await gate(this.store, this.context, this.waves, requests, seen);
@@ -218,16 +218,23 @@ class Run implements RunState {
 		});
 	}
 
-	/** An integration in a fire drill: said in the output, and an armed timeout wraps the sender. */
-	private drill(seen: GateState): void {
+	/**
+	 * An integration in a fire drill: said in the output. A forced timeout armed for an event this
+	 * run writes (a key or business ID carrying its value) wraps the sender; other runs send as
+	 * always.
+	 */
+	private drill(seen: GateState, requests: WriteRequest[]): void {
 		const integration = this.context.integration;
 		if (!integration || !seen.drill_until) return;
-		this.deps.notice?.(drillNotice(integration, seen.drill_until, seen.drill_armed));
-		if (!seen.drill_armed) return;
+		const event = seen.drill_armed_for;
+		const hit = !!event && requests.some((r) => r.key.includes(event) || r.businessId === event);
+		this.deps.notice?.(drillNotice(integration, seen.drill_until, hit));
+		if (!hit) return;
 		this.deps = {
 			...this.deps,
 			send: withForcedTimeout(this.store, this.deps.send, {
 				integration,
+				event,
 				executionId: this.context.executionId,
 			}),
 		};

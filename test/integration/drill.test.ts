@@ -108,7 +108,13 @@ describe('drill mode', () => {
 
 	it('arming a timeout needs the drill on, and says where to switch it on', async () => {
 		await expect(
-			armForcedTimeout(store, { integration: 'billing', actor: 'drill', reason: 'test' }),
+			armForcedTimeout(store, {
+				integration: 'billing',
+				actor: 'drill',
+				reason: 'test',
+				event: 'lead',
+				forMs: 60_000,
+			}),
 		).rejects.toMatchObject({
 			message: 'Fire drill mode is off for integration billing',
 			hint: expect.stringContaining('console (Controls, Fire drill)'),
@@ -119,7 +125,13 @@ describe('drill mode', () => {
 describe('the forced timeout after commit', () => {
 	beforeEach(async () => {
 		await startDrill(store, { integration: 'crm', actor: 'maria', minutes: 10 });
-		await armForcedTimeout(store, { integration: 'crm', actor: 'drill', reason: 'test' });
+		await armForcedTimeout(store, {
+			integration: 'crm',
+			actor: 'drill',
+			reason: 'test',
+			event: 'lead-',
+			forMs: 60_000,
+		});
 	});
 	afterEach(async () => {
 		await stopDrill(store, { integration: 'crm', actor: 'maria' });
@@ -182,6 +194,17 @@ describe('the forced timeout after commit', () => {
 		expect(outcome.failure?.message ?? 'ok').toBe('ok');
 		expect(target.requestsTo(route)).toHaveLength(1);
 		expect(notices).toEqual([]);
+		expect((await getDrill(store, 'crm'))?.timeoutArmed).toBe(true);
+	});
+
+	it("a live write of the same integration, of another event, never takes the drill's timeout", async () => {
+		const route = '/drill-live';
+		target.route(route, { honoursKey: false });
+		const { outcome, notices } = await writeOnce(route, 'order-9', context({ onUnknown: 'park' }));
+		expect(outcome.failure?.message ?? 'ok').toBe('ok');
+		expect(target.requestsTo(route)).toHaveLength(1);
+		expect(await record('order-9')).toEqual({ status: 'succeeded', attempts: 1 });
+		expect(notices).toEqual([expect.stringContaining('Fire drill is on for integration crm')]);
 		expect((await getDrill(store, 'crm'))?.timeoutArmed).toBe(true);
 	});
 

@@ -32,10 +32,14 @@ WITH stopped AS (
 )
 SELECT * FROM stopped`;
 
-/** Arms the forced timeout of a drill that is on: the next committed write of it fires it. */
+/**
+ * Arms the forced timeout of a drill that is on, for one event ($4) and $5 seconds: the next
+ * committed write of that event fires it.
+ */
 export const armTimeoutSql = (store: Store): string => `
 WITH armed AS (
-	UPDATE ${store.table('drills')} SET timeout_armed = true, armed_at = now(),
+	UPDATE ${store.table('drills')} SET timeout_armed = true, armed_at = now(), armed_for = $4,
+		armed_until = now() + make_interval(secs => $5),
 		fired_at = NULL, fired_scope = NULL, fired_key = NULL, fired_execution = NULL
 	WHERE integration = $1 AND expires_at > now()
 	RETURNING *
@@ -46,14 +50,17 @@ WITH armed AS (
 SELECT * FROM armed`;
 
 /**
- * Fires the armed timeout for one write whose target answered a success: of two writes that
- * race for it, one takes it (the row lock), and a drill that expired meanwhile fires nothing.
+ * Fires the armed timeout for one write of the drill's event whose target answered a success: of
+ * two writes that race for it, one takes it (the row lock); a drill that expired or an arming
+ * past its end fires nothing, and a write of another event ($3 the key, $5 the business ID)
+ * never takes it.
  */
 export const fireTimeoutSql = (store: Store): string => `
 WITH fired AS (
 	UPDATE ${store.table('drills')} SET timeout_armed = false, fired_at = now(),
 		fired_scope = $2, fired_key = $3, fired_execution = $4
-	WHERE integration = $1 AND timeout_armed AND expires_at > now()
+	WHERE integration = $1 AND timeout_armed AND expires_at > now() AND armed_until > now()
+		AND (strpos($3, armed_for) > 0 OR armed_for = $5)
 	RETURNING *
 ), logged AS (
 	INSERT INTO ${store.table('drill_events')} (integration, action, actor, reason)
@@ -118,11 +125,11 @@ SELECT id FROM changed`;
 export const letterSql = (store: Store): string => `
 SELECT id, status, payload, generation FROM ${store.table('dead_letters')} WHERE id = $1`;
 
-/** Disarms a timeout that did not fire (the drill's run is over): nothing else may take it. */
+/** Disarms a timeout this run armed ($4) that did not fire: nothing else may take it. */
 export const disarmTimeoutSql = (store: Store): string => `
 WITH disarmed AS (
 	UPDATE ${store.table('drills')} SET timeout_armed = false
-	WHERE integration = $1 AND timeout_armed
+	WHERE integration = $1 AND timeout_armed AND armed_for = $4
 	RETURNING integration
 ), logged AS (
 	INSERT INTO ${store.table('drill_events')} (integration, action, actor, reason)

@@ -36,7 +36,7 @@ WITH input AS (
 		$6::text IS NOT NULL AND EXISTS (
 			SELECT 1 FROM ${store.table('dead_letters')} d WHERE d.status = 'held' AND d.hold_reason = 'breaker' AND d.integration = $6
 		) AS breaker_holds,
-		dr.expires_at AS drill_until, coalesce(dr.timeout_armed, false) AS drill_armed
+		dr.expires_at AS drill_until, CASE WHEN dr.timeout_armed AND dr.armed_until > now() THEN dr.armed_for END AS drill_armed_for
 	FROM (SELECT 1) AS one
 	LEFT JOIN ${store.table('pauses')} p ON p.scope = 'integration' AND p.name = $7 AND p.paused
 	LEFT JOIN ${store.table('drills')} dr ON dr.integration = $6 AND dr.expires_at > now()
@@ -67,7 +67,7 @@ SELECT i.ord, c.key IS NOT NULL AS claimed, coalesce(c.generation, e.generation)
        (e.lease_until < now()) AS lease_expired, e.response_status, e.response_headers, e.response_body,
        e.response_truncated, e.attempts, e.execution_id, e.compensated_at, e.compensated_by, e.compensated_for,
        extract(epoch FROM (e.attempt_started_at + make_interval(secs => coalesce(e.attempt_timeout_ms, 0) / 1000.0)) - now()) * 1000 AS in_flight_ms,
-       g.paused, g.paused_by, g.pause_reason, g.open_until, g.breaker_holds, g.drill_until, g.drill_armed
+       g.paused, g.paused_by, g.pause_reason, g.open_until, g.breaker_holds, g.drill_until, g.drill_armed_for
 FROM input i
 CROSS JOIN gate g
 LEFT JOIN claimed c ON c.scope = i.scope AND c.key = i.key

@@ -1,6 +1,6 @@
 -- Fire drill mode, per integration: while a row's expires_at is ahead, the integration is in a
 -- drill (started from the console, at most an hour, ended by its expiry or by a person). An armed
--- forced timeout (timeout_armed) makes the next write of the integration that the target answers
+-- forced timeout (timeout_armed) makes the next write of the drill's event that the target answers
 -- with a success discard that answer, as a timeout after commit would; the write that took it is
 -- recorded (fired_*), so the drill's report can follow it to its record.
 CREATE TABLE :SCHEMA.drills (
@@ -11,6 +11,11 @@ CREATE TABLE :SCHEMA.drills (
 	expires_at timestamptz NOT NULL,
 	timeout_armed boolean NOT NULL DEFAULT false,
 	armed_at timestamptz,
+	-- What the armed timeout may hit: only a write whose key or business ID carries this event's
+	-- value (the drill's own event), and only until armed_until, so a live write of the same
+	-- integration, or an arming whose drill run died, never takes it.
+	armed_for text,
+	armed_until timestamptz,
 	fired_at timestamptz,
 	fired_scope text,
 	fired_key text,

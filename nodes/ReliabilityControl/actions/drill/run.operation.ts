@@ -109,15 +109,20 @@ export async function execute(
 		url: string,
 		body?: unknown,
 	): Promise<DrillAnswer> => {
-		const answer = (await this.helpers.httpRequest({
-			method,
-			url,
-			body: body as IDataObject | undefined,
-			json: true,
-			returnFullResponse: true,
-			ignoreHttpStatusErrors: true,
-			timeout: 120_000,
-		})) as { statusCode: number; body: unknown };
+		const answer = (await this.helpers
+			.httpRequest({
+				method,
+				url,
+				body: body as IDataObject | undefined,
+				json: true,
+				returnFullResponse: true,
+				ignoreHttpStatusErrors: true,
+				timeout: 300_000,
+			})
+			.catch((error: unknown) => ({
+				statusCode: 0,
+				body: { error: error instanceof Error ? error.message : String(error) },
+			}))) as { statusCode: number; body: unknown };
 		return { status: answer.statusCode, body: answer.body };
 	};
 	await forEachItem(
@@ -147,7 +152,23 @@ export async function execute(
 				(this.getNodeParameter('replayUrl', index, '') as string).trim() ||
 				`${base}/webhook/reliability-replay`;
 			const verifyUrl = (this.getNodeParameter('verifyUrl', index, '') as string).trim();
-			const webhook = (this.getNodeParameter('webhookUrl', index) as string).trim();
+			const webhook = String(this.getNodeParameter('webhookUrl', index) ?? '').trim();
+			if (!webhook)
+				throw new NodeOperationError(this.getNode(), `Item ${index}: the Webhook URL is empty`, {
+					itemIndex: index,
+					description:
+						"Copy the Production URL from the workflow's Webhook node, or give its path.",
+				});
+			const waitSeconds = Number(this.getNodeParameter('waitSeconds', index, 60));
+			if (!Number.isFinite(waitSeconds) || waitSeconds < 5 || waitSeconds > 600)
+				throw new NodeOperationError(
+					this.getNode(),
+					`Item ${index}: Wait Per Test must be 5 to 600 seconds (got ${String(waitSeconds)})`,
+					{
+						itemIndex: index,
+						description: 'Set Wait Per Test to a number of seconds from 5 to 600.',
+					},
+				);
 			const results = await runFireDrill(
 				store,
 				{
@@ -160,7 +181,7 @@ export async function execute(
 					requiredField: (this.getNodeParameter('requiredField', index) as string).trim(),
 					verifyUrl: verifyUrl || undefined,
 					replayUrl,
-					waitMs: (this.getNodeParameter('waitSeconds', index, 60) as number) * 1000,
+					waitMs: waitSeconds * 1000,
 					actor: `fire drill (${this.getWorkflow().name ?? 'workflow'} ${this.getExecutionId()})`,
 				},
 				{
