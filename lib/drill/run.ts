@@ -1,5 +1,4 @@
 import { describeValue } from '../describe';
-import { updateDeadLetterStatus } from '../deadletter';
 import type { Store } from '../store';
 import { armForcedTimeout, DrillRefusedError, getDrill } from './mode';
 import {
@@ -507,18 +506,17 @@ class Drill {
 		if (firstProblem)
 			return fail(firstProblem, { deadLetterId: letter.id, writes: this.writesSeen(afterFirst) });
 
-		try {
-			await updateDeadLetterStatus(this.store, {
-				id: letter.id,
-				to: 'replay_requested',
-				actor: this.plan.actor,
-				reason: `fire drill ${this.run}: replayed again, which must add nothing`,
-			});
-		} catch (error) {
-			return fail(
-				`dead letter ${letter.id} could not be replayed a second time: ${error instanceof Error ? error.message : String(error)}`,
-			);
-		}
+		// Run again as a Replay run that died after the re-run and before marking it would leave it:
+		// back in replay, the same fixed item. The letter is the drill's own event's.
+		const again = await this.store.query(fixAndReplaySql(this.store), [
+			letter.id,
+			JSON.stringify(fixed),
+			['replayed'],
+			this.plan.actor,
+			`fire drill ${this.run}: replayed again, as a Replay run that died before marking it would; it must add nothing`,
+		]);
+		if (again.length === 0)
+			return fail(`dead letter ${letter.id} was changed by someone else before the second replay`);
 		const second = await this.replayOnce(letter.id);
 		const afterSecond = await this.store.query<WriteRow>(eventWritesSql(this.store), [
 			value,

@@ -47,8 +47,12 @@ export interface InstalledWorkflow {
 	id: string;
 	/** `kept`: changed in n8n beyond what Setup merges, so left as it is. */
 	action: 'created' | 'updated' | 'kept';
-	/** published (active); `runs when called` for a sub-workflow n8n 1.x runs without activation. */
-	published: boolean | 'runs when called';
+	/**
+	 * published (active); `runs when called` for a sub-workflow n8n 1.x runs without activation;
+	 * `runs from the editor` for one whose only trigger is a Manual Trigger (the Fire drill):
+	 * there is nothing to publish, a person runs it.
+	 */
+	published: boolean | 'runs when called' | 'runs from the editor';
 	/** What a person still has to do before this workflow can be published. */
 	needs: string[];
 	/** What was kept as it is in n8n rather than taken from the package, one line each. */
@@ -56,6 +60,12 @@ export interface InstalledWorkflow {
 	/** Why publishing failed, when it did. */
 	error?: string;
 }
+
+/** A workflow whose only trigger is a Manual Trigger: a person runs it from the editor. */
+const runsFromEditor = (workflow: { nodes: Array<{ type: string }> }): boolean => {
+	const triggers = workflow.nodes.filter((n) => /trigger$|\.webhook$/i.test(n.type));
+	return triggers.length > 0 && triggers.every((n) => n.type === 'n8n-nodes-base.manualTrigger');
+};
 
 /** n8n 1.x refuses to activate a workflow that only runs when called, and runs it unactivated. */
 const RUNS_WHEN_CALLED = /has no node to start the workflow|no trigger node/i;
@@ -113,9 +123,13 @@ export async function installBundledWorkflows(
 		state.set(result, { wasActive: current?.active === true, record: next });
 	}
 	if (options.publish !== false)
-		for (const result of results) {
+		for (const [index, result] of results.entries()) {
 			const { wasActive, record } = state.get(result)!;
 			if (result.needs.length) continue;
+			if (runsFromEditor(bundled[index])) {
+				result.published = 'runs from the editor';
+				continue;
+			}
 			// Published by Setup before and unpublished since: someone turned it off on purpose.
 			if (!wasActive && record.published && result.action !== 'created') {
 				result.kept.push('unpublished: someone unpublished it in n8n, so Setup left it off');

@@ -220,8 +220,12 @@ describe.each(n8nVersionsUnderTest())(
 				}
 				const bundled = BUNDLED.find((w) => w.name === workflow.name)!;
 				const triggered = bundled.nodes.some((n) => /\.(scheduleTrigger|webhook)$/.test(n.type));
+				const fromEditor = bundled.nodes.some((n) => n.type.endsWith('.manualTrigger'));
 				// 1.x runs a called-only workflow without activation; 2.x runs only published ones.
-				if (triggered || major >= 2)
+				// One run by a person from the editor has nothing to publish.
+				if (fromEditor)
+					expect({ [workflow.name]: published(workflow) }).toEqual({ [workflow.name]: false });
+				else if (triggered || major >= 2)
 					expect({ [workflow.name]: published(workflow) }).toEqual({
 						[workflow.name]: true,
 					});
@@ -271,7 +275,8 @@ describe.each(n8nVersionsUnderTest())(
 			for (const workflow of after.filter((w) => w.id !== scratchId)) {
 				const bundled = BUNDLED.find((w) => w.name === workflow.name)!;
 				const triggered = bundled.nodes.some((n) => /\.(scheduleTrigger|webhook)$/.test(n.type));
-				if (triggered || major >= 2)
+				const fromEditor = bundled.nodes.some((n) => n.type.endsWith('.manualTrigger'));
+				if (!fromEditor && (triggered || major >= 2))
 					expect({ [workflow.name]: published(workflow) }).toEqual({ [workflow.name]: true });
 			}
 		});
@@ -411,6 +416,132 @@ describe.each(n8nVersionsUnderTest())(
 			} finally {
 				await viewer.close();
 			}
+		});
+
+		it('the fire drill, started from the console, passes on the worked example and fails, with the reason, on an unsafe copy', async () => {
+			type DrillReport = {
+				passed: boolean;
+				tests: Array<{ test: string; passed: boolean; reason: string; event: string }>;
+			};
+			const drill = await byName('Reliability: Fire drill');
+			const drillNode = (change: Record<string, unknown>) =>
+				ctx!.n8n.api.updateWorkflow(drill.id, (workflow) => {
+					workflow.nodes = JSON.parse(
+						JSON.stringify(workflow.nodes).split(SHIPPED_DEMO_URL).join(demo.url),
+					) as typeof workflow.nodes;
+					const node = workflow.nodes.find((n) => n.name === 'Fire Drill')!;
+					node.parameters = { ...(node.parameters as object), ...change };
+				});
+			await drillNode({});
+
+			// The operator switches the CRM's drill mode on in the console.
+			const operator = await browser.newContext({
+				httpCredentials: { username: 'maria', password: 'console-pass-1' },
+			});
+			try {
+				const controls = await operator.newPage();
+				await controls.goto(`${ctx!.n8n.baseUrl}/webhook/reliability-console?view=controls`);
+				await controls.fill('form.drill-form input[name="name"]', 'crm');
+				await controls.fill('form.drill-form input[name="minutes"]', '20');
+				await controls.fill('form.drill-form input[name="note"]', 'pre-launch drill');
+				await controls.click('form.drill-form button[type="submit"]');
+				await controls.waitForSelector('table.drills tr.drill[data-name="crm"]');
+				expect(
+					await controls.locator('table.drills tr.drill[data-name="crm"] td').nth(1).textContent(),
+				).toBe('on');
+			} finally {
+				await operator.close();
+			}
+			const [on] = await adminQuery<{ started_by: string; minutes: number }>(
+				`SELECT started_by, round(extract(epoch FROM expires_at - started_at) / 60)::int AS minutes
+				 FROM "${ctx!.schema}".drills WHERE integration = 'crm' AND expires_at > now()`,
+			);
+			expect(on).toEqual({ started_by: 'maria', minutes: 20 });
+
+			const passing = nodeOutputs(await runInEditor(drill.id), 'Report')[0][0] as DrillReport;
+			expect(passing.tests.map((t) => [t.test, t.passed, t.passed ? '' : t.reason])).toEqual([
+				['duplicate_delivery', true, ''],
+				['timeout_after_commit', true, ''],
+				['validation_error', true, ''],
+				['replay', true, ''],
+			]);
+			expect(passing.passed).toBe(true);
+			// The destination: one committed upsert per event that should have one, none twice.
+			const effectsOf = (event: string) =>
+				demo.effects.filter((e) => e.email === `${event}@drill.example`).length;
+			expect(passing.tests.map((t) => effectsOf(t.event))).toEqual([1, 1, 1, 1]);
+			// The store: the timeout fired on a CRM write, which ended succeeded; the fixed item replayed.
+			const [fired] = await adminQuery<{ status: string; attempts: number }>(
+				`SELECT k.status, k.attempts FROM "${ctx!.schema}".drills d
+				 JOIN "${ctx!.schema}".idempotency_keys k ON k.scope = d.fired_scope AND k.key = d.fired_key
+				 WHERE d.integration = 'crm'`,
+			);
+			expect(fired.status).toBe('succeeded');
+			expect(fired.attempts).toBeGreaterThanOrEqual(2);
+			const replayed = await adminQuery<{ status: string }>(
+				`SELECT status FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = $1`,
+				[passing.tests[2].event],
+			);
+			expect(replayed).toEqual([{ status: 'replayed' }]);
+
+			// An unsafe copy: the CRM writes made by an HTTP Request with Retry On Fail.
+			const example = await byName(EXAMPLE_NAME);
+			const unsafe = structuredClone(example) as SavedWorkflow & {
+				connections: Record<string, unknown>;
+				settings: Record<string, unknown>;
+			};
+			unsafe.nodes = unsafe.nodes
+				.filter((n) => n.name !== 'Assign Owner')
+				.map((n) =>
+					n.name === 'Upsert Contact'
+						? {
+								...n,
+								type: 'n8n-nodes-base.httpRequest',
+								typeVersion: 4.2,
+								parameters: {
+									method: 'POST',
+									url: `${demo.url}/crm/contacts`,
+									sendBody: true,
+									specifyBody: 'json',
+									jsonBody:
+										'={{ { "email": $json.email, "name": $json.name, "phone": $json.phone, "company": $json.company } }}',
+									options: {},
+								},
+								retryOnFail: true,
+								maxTries: 3,
+								credentials: undefined,
+							}
+						: n.name === 'Lead Form'
+							? {
+									...n,
+									webhookId: randomUUID(),
+									parameters: { ...n.parameters, path: 'lead-form-unsafe' },
+								}
+							: n,
+				);
+			delete unsafe.connections['Assign Owner'];
+			unsafe.connections['Upsert Contact'] = { main: [[]] };
+			const copy = await rest<{ id: string }>('POST', '/workflows', {
+				name: 'Lead routing, unsafe copy',
+				nodes: unsafe.nodes.map((n) => ({ ...n, id: randomUUID() })),
+				connections: unsafe.connections,
+				settings: unsafe.settings,
+			});
+			await ctx!.n8n.api.activateWorkflow(copy.id);
+			await drillNode({ webhookUrl: 'lead-form-unsafe', waitSeconds: 15 });
+
+			const failing = nodeOutputs(await runInEditor(drill.id), 'Report')[0][0] as DrillReport;
+			expect(failing.passed).toBe(false);
+			const timeout = failing.tests.find((t) => t.test === 'timeout_after_commit')!;
+			expect(timeout.passed).toBe(false);
+			expect(timeout.reason).toContain(
+				'the forced timeout never fired: no Idempotent HTTP Write of integration crm',
+			);
+			// Nothing armed is left behind for the CRM's next real write.
+			const [after] = await adminQuery<{ timeout_armed: boolean }>(
+				`SELECT timeout_armed FROM "${ctx!.schema}".drills WHERE integration = 'crm'`,
+			);
+			expect(after.timeout_armed).toBe(false);
 		});
 	},
 );

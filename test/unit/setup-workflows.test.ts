@@ -98,8 +98,10 @@ describe('Setup > Install Bundled Workflows', () => {
 
 		expect(results).toHaveLength(bundled.length);
 		expect(results.every((r) => r.action === 'created' && r.needs.length === 0)).toBe(true);
-		// Published in install order: callees first.
-		expect(api.activated).toEqual(results.map((r) => r.id));
+		// Published in install order: callees first; the Fire drill is run from the editor.
+		expect(api.activated).toEqual(
+			results.filter((r) => r.published !== 'runs from the editor').map((r) => r.id),
+		);
 
 		const alertId = api.byName('Reliability: Alert').id;
 		const errorHandlerId = api.byName('Reliability: Error handler').id;
@@ -163,7 +165,12 @@ describe('Setup > Install Bundled Workflows', () => {
 		expect(byName.get('Reliability: Weekly audit')!.needs).toEqual([
 			expect.stringMatching(/n8n API credential on node "Get Many Workflows"/),
 		]);
-		expect(results.filter((r) => r.published === true)).toHaveLength(bundled.length - 3);
+		// The Fire drill has only a Manual Trigger: a person runs it, nothing is published.
+		expect(byName.get('Reliability: Fire drill')).toMatchObject({
+			published: 'runs from the editor',
+			needs: [],
+		});
+		expect(results.filter((r) => r.published === true)).toHaveLength(bundled.length - 4);
 	});
 
 	it('a second run updates the same workflows, keeping what the user set on their nodes', async () => {
