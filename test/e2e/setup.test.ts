@@ -483,6 +483,16 @@ describe.each(n8nVersionsUnderTest())(
 				[passing.tests[2].event],
 			);
 			expect(replayed).toEqual([{ status: 'replayed' }]);
+			// The drill's trail: who started it, and the timeout armed and fired for its own event.
+			const trail = await adminQuery<{ action: string; actor: string; reason: string | null }>(
+				`SELECT action, actor, reason FROM "${ctx!.schema}".drill_events WHERE integration = 'crm' ORDER BY id`,
+			);
+			expect(trail.map((e) => e.action)).toEqual(['start', 'arm_timeout', 'fire_timeout']);
+			expect(trail[0]).toMatchObject({
+				actor: 'maria',
+				reason: expect.stringMatching(/^pre-launch drill/),
+			});
+			expect(trail[2].reason).toContain(passing.tests[1].event);
 
 			// An unsafe copy: the CRM writes made by an HTTP Request with Retry On Fail.
 			const example = await byName(EXAMPLE_NAME);
@@ -523,6 +533,7 @@ describe.each(n8nVersionsUnderTest())(
 			unsafe.connections['Upsert Contact'] = { main: [[]] };
 			const copy = await rest<{ id: string }>('POST', '/workflows', {
 				name: 'Lead routing, unsafe copy',
+				active: false,
 				nodes: unsafe.nodes.map((n) => ({ ...n, id: randomUUID() })),
 				connections: unsafe.connections,
 				settings: unsafe.settings,
