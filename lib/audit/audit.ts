@@ -116,6 +116,11 @@ export const AUDIT_RULES = {
 		why: 'Parked items of this integration have no owner, so alerts cannot reach the person who fixes them',
 		fix: 'Set Owner in the park options (a team or a person the alert routes know)',
 	},
+	'acceptance-of-unknown-rule': {
+		severity: 'low',
+		why: 'A note accepts a rule the audit does not have, so it accepts nothing: the finding it was meant for (a misspelt rule ID, say) stays open',
+		fix: "Write the rule ID as the audit's findings give it (the Reliability Control reference lists them)",
+	},
 } as const satisfies Record<string, { severity: Severity; why: string; fix: string }>;
 
 type AuditRule = keyof typeof AUDIT_RULES;
@@ -500,6 +505,16 @@ export function auditWorkflow(workflow: AuditWorkflow): WorkflowAudit {
 
 	// What the workflow's authors accepted, with their reason, is reported but does not count.
 	const acceptances = acceptancesOf(workflow);
+	// An acceptance of a rule that does not exist accepts nothing: said, rather than ignored.
+	for (const key of acceptances.keys()) {
+		const [on, rule] = key.split('\u0000');
+		if (rule in AUDIT_RULES) continue;
+		find(
+			'acceptance-of-unknown-rule',
+			on === '*' ? null : (nodes.find((n) => n.name === on) ?? null),
+			`"audit accepts ${rule}"`,
+		);
+	}
 	const accepted: AcceptedFinding[] = [];
 	const open: Finding[] = [];
 	for (const finding of findings) {

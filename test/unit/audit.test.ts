@@ -337,6 +337,23 @@ describe('rules', () => {
 	});
 });
 
+describe('acceptances', () => {
+	it('an acceptance of a rule that does not exist is a finding at its node, and accepts nothing', () => {
+		const workflow = bundled('worked-example-lead-routing.json');
+		const enrich = workflow.nodes.find((n) => n.name === 'Enrich')!;
+		enrich.notes = 'audit accepts retry-at-two-layer: the target dedupes';
+		const audit = auditWorkflow(workflow);
+		expect(
+			audit.findings.map((f) => [
+				f.rule,
+				f.node,
+				f.why.endsWith('("audit accepts retry-at-two-layer")'),
+			]),
+		).toEqual([['acceptance-of-unknown-rule', 'Enrich', true]]);
+		expect(audit.accepted).toEqual([]);
+	});
+});
+
 describe('the rules', () => {
 	it('are each documented in the Reliability Control reference, with their severity', () => {
 		const reference = readFileSync(
