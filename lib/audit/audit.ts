@@ -451,7 +451,7 @@ export function auditWorkflow(workflow: AuditWorkflow): WorkflowAudit {
 	);
 	if (replayDays > 0) {
 		for (const node of nodes.filter(isIdempotentWrite)) {
-			const days = numberParam(node, ['idempotency', 'retentionDays'], 30);
+			const days = numberParam(node, ['idempotency', 'retentionDays'], 90);
 			if (days < replayDays)
 				find(
 					'retention-shorter-than-replay',

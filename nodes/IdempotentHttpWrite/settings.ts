@@ -204,7 +204,7 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 			honourRetryAfter: retries.honourRetryAfter !== false,
 		},
 		// At least a day: longer than any lease, so expiry never meets a write in flight.
-		retentionDays: inRange(idempotency.retentionDays ?? 30, LIMITS.retentionDays),
+		retentionDays: inRange(idempotency.retentionDays ?? 90, LIMITS.retentionDays),
 		maxSavedBodyChars: inRange(idempotency.maxSavedBodyKb ?? 64, LIMITS.maxSavedBodyKb) * 1024,
 		concurrency: inRange(retries.concurrency ?? 5, LIMITS.concurrency),
 		breaker:

@@ -119,9 +119,9 @@ export const keyProperties: INodeProperties[] = [
 				name: 'retentionDays',
 				type: 'number',
 				typeOptions: range(LIMITS.retentionDays),
-				default: 30,
+				default: 90,
 				description:
-					'How long a settled key is remembered (at least a day): longer than any sender retries or replays. A key in progress or with an unknown outcome is never forgotten.',
+					'How long a settled key is remembered (at least a day): longer than any sender retries or replays, and at least as long as the dead letters replayed through this write are kept (90 days unless their park says otherwise). A key in progress or with an unknown outcome is never forgotten.',
 			},
 			{
 				displayName: 'Saved Body Limit (KB)',
