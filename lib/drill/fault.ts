@@ -1,5 +1,5 @@
 import type { Store } from '../store';
-import type { WriteDeps } from '../idempotency/types';
+import type { WriteDeps, WriteRequest } from '../idempotency/types';
 import { fireForcedTimeout } from './mode';
 
 /**
@@ -22,7 +22,7 @@ export function withForcedTimeout(
 	return async (request, attempt, wire) => {
 		const result = await send(request, attempt, wire);
 		if (result.kind !== 'response') return result;
-		if (!request.key.includes(at.event) && request.businessId !== at.event) return result;
+		if (!carriesEvent(request, at.event)) return result;
 		const status = result.answer.status;
 		if (status < 200 || status > 299) return result;
 		const fired = await fireForcedTimeout(store, {
@@ -40,6 +40,10 @@ export function withForcedTimeout(
 		};
 	};
 }
+
+/** Whether a write belongs to a drill's event: its key or business ID carries the event's value. */
+export const carriesEvent = (request: WriteRequest, event: string): boolean =>
+	request.key.includes(event) || request.businessId === event;
 
 /** The warning a run in a drilled integration shows in its output. */
 export function drillNotice(integration: string, until: Date, armed: boolean): string {

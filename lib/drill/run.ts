@@ -103,6 +103,10 @@ type LetterRow = {
 };
 
 const TERMINAL_WRITES = ['succeeded', 'failed', 'unknown', 'compensated'];
+/** An event is settled once each of its writes ended, or it was parked. */
+const writesEnded = (writes: WriteRow[], letters: LetterRow[]): boolean =>
+	(writes.length > 0 && writes.every((w) => TERMINAL_WRITES.includes(w.status))) ||
+	letters.length > 0;
 const REPLAY_PENDING = ['replay_requested', 'being_fixed'];
 /** How long what a test led to must stay unchanged before it is judged. */
 const QUIET_MS = 1500;
@@ -241,6 +245,27 @@ class Drill {
 		return undefined;
 	}
 
+	private static parked(letter: LetterRow): string {
+		return `the event was parked (${letter.step}: ${letter.error_class}, ${letter.error_message ?? 'no message'})`;
+	}
+
+	private unsettled(timedOut: boolean): string | undefined {
+		return timedOut
+			? `the event's writes had not settled within ${this.plan.waitMs / 1000} s`
+			: undefined;
+	}
+
+	/** Why the destination's answer is wrong, when it holds other than one record of the event. */
+	private static notOne(
+		verified: { count?: number; problem?: string },
+		of: string,
+	): string | undefined {
+		if (verified.problem) return verified.problem;
+		return verified.count !== undefined && verified.count !== 1
+			? `the destination holds ${verified.count} records of ${of}: one is right`
+			: undefined;
+	}
+
 	private static unfinished(writes: WriteRow[]): string | undefined {
 		const bad = writes.find((w) => w.status !== 'succeeded');
 		if (!bad) return undefined;
@@ -285,20 +310,15 @@ class Drill {
 		const problem =
 			refused ??
 			(letters.length > 0
-				? `the event was parked (${letters[0].step}: ${letters[0].error_class}, ${letters[0].error_message ?? 'no message'}); the drill needs a payload the workflow completes`
+				? `${Drill.parked(letters[0])}; the drill needs a payload the workflow completes`
 				: undefined) ??
 			(writes.length === 0
 				? `no write of the event reached the reliability store within ${this.plan.waitMs / 1000} s: the workflow's writes go around Idempotent HTTP Write, or their keys do not carry the event's ID (build them from the business operation)`
 				: undefined) ??
-			(timedOut
-				? `the event's writes had not settled within ${this.plan.waitMs / 1000} s`
-				: undefined) ??
+			this.unsettled(timedOut) ??
 			Drill.unfinished(writes) ??
 			Drill.twice(writes) ??
-			verified.problem ??
-			(verified.count !== undefined && verified.count !== 1
-				? `the destination holds ${verified.count} records of the event after two deliveries: one is right`
-				: undefined);
+			Drill.notOne(verified, 'the event after two deliveries');
 		return this.result(
 			DrillTest.duplicateDelivery,
 			value,
@@ -334,12 +354,7 @@ class Drill {
 		try {
 			const since = await this.storeNow();
 			const refused = await this.deliver(this.payloadFor(value), 'the delivery');
-			const { writes, letters, timedOut } = await this.settled(
-				value,
-				since,
-				(w, l) =>
-					(w.length > 0 && w.every((r) => TERMINAL_WRITES.includes(r.status))) || l.length > 0,
-			);
+			const { writes, letters, timedOut } = await this.settled(value, since, writesEnded);
 			const drill = await getDrill(this.store, integration);
 			const fired =
 				drill?.firedAt && drill.firedAt >= since && drill.firedKey?.includes(value)
@@ -362,18 +377,11 @@ class Drill {
 				(record && record.status !== 'succeeded'
 					? `the write of key ${record.key} ended ${record.status}${record.last_error ? ` (${record.last_error})` : ''} after its answer was lost: set its On Unknown Outcome to Retry With the Same Key (when the target honours Idempotency-Key) or Reconcile by Lookup, so a timeout after commit completes without a person`
 					: undefined) ??
-				(letters.length > 0
-					? `the event was parked (${letters[0].step}: ${letters[0].error_class}, ${letters[0].error_message ?? 'no message'})`
-					: undefined) ??
-				(timedOut
-					? `the event's writes had not settled within ${this.plan.waitMs / 1000} s`
-					: undefined) ??
+				(letters.length > 0 ? Drill.parked(letters[0]) : undefined) ??
+				this.unsettled(timedOut) ??
 				Drill.unfinished(writes) ??
 				Drill.twice(writes) ??
-				verified.problem ??
-				(verified.count !== undefined && verified.count !== 1
-					? `the destination holds ${verified.count} records of the event after the lost answer: one is right`
-					: undefined);
+				Drill.notOne(verified, 'the event after the lost answer');
 			return this.result(
 				DrillTest.timeoutAfterCommit,
 				value,
@@ -499,10 +507,7 @@ class Drill {
 				: undefined) ??
 			Drill.unfinished(afterFirst) ??
 			Drill.twice(afterFirst) ??
-			verifiedFirst.problem ??
-			(verifiedFirst.count !== undefined && verifiedFirst.count !== 1
-				? `the destination holds ${verifiedFirst.count} records of the replayed event: one is right`
-				: undefined);
+			Drill.notOne(verifiedFirst, 'the replayed event');
 		if (firstProblem)
 			return fail(firstProblem, { deadLetterId: letter.id, writes: this.writesSeen(afterFirst) });
 
@@ -536,10 +541,7 @@ class Drill {
 			(added
 				? `the second replay sent the write of key ${added.key} again (now ${added.status}, ${added.attempts} attempts): a replay of done work must be answered from the saved response`
 				: undefined) ??
-			verifiedSecond.problem ??
-			(verifiedSecond.count !== undefined && verifiedSecond.count !== 1
-				? `the destination holds ${verifiedSecond.count} records of the event after a second replay: one is right`
-				: undefined);
+			Drill.notOne(verifiedSecond, 'the event after a second replay');
 		return this.result(
 			DrillTest.replay,
 			value,

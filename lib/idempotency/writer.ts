@@ -6,7 +6,7 @@ import type { Store } from '../store';
 import { ItemWrite } from './attempts';
 import { BreakerStreak, recordBreaker } from './breaker';
 import { claimKeys, type GateState } from './claim';
-import { drillNotice, withForcedTimeout } from '../drill/fault';
+import { carriesEvent, drillNotice, withForcedTimeout } from '../drill/fault';
 import { gate } from './gate';
 import { unsentFailure } from './outcomes';
 import type { KeyRow } from './keyRow';
@@ -227,7 +227,7 @@ class Run implements RunState {
 		const integration = this.context.integration;
 		if (!integration || !seen.drill_until) return;
 		const event = seen.drill_armed_for;
-		const hit = !!event && requests.some((r) => r.key.includes(event) || r.businessId === event);
+		const hit = !!event && requests.some((r) => carriesEvent(r, event));
 		this.deps.notice?.(drillNotice(integration, seen.drill_until, hit));
 		if (!hit) return;
 		this.deps = {
