@@ -119,8 +119,8 @@ export async function runAction(
 				);
 			if (result.result === 'failed')
 				throw new ActionRefusedError(
-					`Compensating dead letter ${id} stopped: ${result.failure!.message}`,
-					`The failed compensation is parked${result.failure!.deadLetterId ? ` as dead letter ${result.failure!.deadLetterId}` : ''}; fix it, then press Compensate again (what was reversed is not sent again).`,
+					`Compensating dead letter ${id} stopped: ${result.failure.message}`,
+					`The failed compensation is parked${result.failure.deadLetterId ? ` as dead letter ${result.failure.deadLetterId}` : ''}; fix it, then press Compensate again (what was reversed is not sent again).`,
 				);
 			return {
 				message: `Dead letter ${id} compensated (by ${operator}).`,

@@ -52,17 +52,23 @@ interface CompensatedStep {
 	replayed: boolean;
 }
 
-export interface CompensateResult {
+/** What Compensate did for each step of a record. */
+interface CompensationReport {
 	id: string;
-	/** compensated: done now; already: it was compensated before (nothing sent); failed: see failure. */
-	result: 'compensated' | 'already' | 'failed';
 	sent: CompensatedStep[];
 	/** Repair plans of steps that cannot be reversed by a request: a checklist for a person. */
 	manual: Array<{ step: string | null; key: string; plan: string }>;
 	/** Steps without a compensation: nothing was done for them. */
 	none: Array<{ step: string | null; key: string }>;
-	failure?: { step: string | null; key: string; message: string; deadLetterId?: string };
 }
+
+/** compensated: done now; already: it was compensated before (nothing sent); failed: see failure. */
+export type CompensateResult =
+	| (CompensationReport & { result: 'compensated' | 'already'; failure?: undefined })
+	| (CompensationReport & {
+			result: 'failed';
+			failure: { step: string | null; key: string; message: string; deadLetterId?: string };
+	  });
 
 /**
  * A sender with Node's fetch, for callers outside n8n's HTTP helpers (the console): the derived
@@ -115,9 +121,8 @@ export async function compensateDeadLetter(
 		);
 	const steps = (Array.isArray(record.steps) ? record.steps : []) as ItemStep[];
 	const newestFirst = [...steps].reverse();
-	const result: CompensateResult = {
+	const result: CompensationReport = {
 		id: record.id,
-		result: 'compensated',
 		sent: [],
 		manual: [],
 		none: [],
@@ -199,7 +204,7 @@ export async function compensateDeadLetter(
 					.length > 0;
 			const stillFenced =
 				!undone && (await statusOf(store, step.scope, step.key)) === 'compensated';
-			const message = `${line} failed: ${outcome.failure!.message}${
+			const message = `${line} failed: ${outcome.failure.message}${
 				stillFenced
 					? `; the reversal may have taken effect, so ${step.step ?? step.key} stays compensated (a later run with its key is refused): check the target`
 					: ''
@@ -213,14 +218,14 @@ export async function compensateDeadLetter(
 					step: step.step,
 					key,
 					message: maskText(message),
-					deadLetterId: outcome.failure!.deadLetterId,
+					deadLetterId: outcome.failure.deadLetterId,
 				},
 			};
 		}
 		// Answered from the reversal's saved response (sent by an earlier press), nothing was sent
 		// now: the step is fenced here all the same.
 		await fence();
-		const answer = outcome.answer!;
+		const answer = outcome.answer;
 		await appendEvidence(
 			store,
 			record.id,
@@ -270,13 +275,13 @@ export async function compensateDeadLetter(
 					reason,
 					expectedGeneration: again,
 				});
-			return result;
+			return { ...result, result: 'compensated' };
 		}
 		// Pressed twice at once: the other press closed it; its compensations were the same ones.
 		if (now?.status !== 'compensated') throw error;
 		return { ...result, result: 'already' };
 	}
-	return result;
+	return { ...result, result: 'compensated' };
 }
 
 /**

@@ -10,7 +10,8 @@ import {
 	FailureClass,
 	type HttpAnswer,
 	type WriteContext,
-	type WriteOutcome,
+	type WriteFailure,
+	type WriteSuccess,
 	type WriteRequest,
 } from './types';
 
@@ -52,8 +53,8 @@ export class ItemOutcomes {
 		return this.started + this.context.policy.deadlineMs;
 	}
 
-	succeed(owned: Owned, answer: HttpAnswer): WriteOutcome {
-		const outcome: WriteOutcome = {
+	succeed(owned: Owned, answer: HttpAnswer): WriteSuccess {
+		const outcome: WriteSuccess = {
 			index: this.request.index,
 			key: this.request.key,
 			ok: true,
@@ -76,7 +77,7 @@ export class ItemOutcomes {
 	 * A failure of a record this run owns. A definite failure after an attempt whose response was
 	 * lost is not definite: the effect may exist, so the record ends unknown.
 	 */
-	definiteFail(owned: Owned, failure: Failure): WriteOutcome {
+	definiteFail(owned: Owned, failure: Failure): WriteFailure {
 		if (!owned.lostEarlier) return this.settleFail(owned, 'failed', failure);
 		return this.settleFail(owned, 'unknown', {
 			...failure,
@@ -85,7 +86,7 @@ export class ItemOutcomes {
 		});
 	}
 
-	settleFail(owned: Owned, settle: 'failed' | 'unknown', failure: Failure): WriteOutcome {
+	settleFail(owned: Owned, settle: 'failed' | 'unknown', failure: Failure): WriteFailure {
 		const outcome = this.fail(owned.attempt, failure);
 		this.run.settle(
 			{
@@ -122,7 +123,7 @@ export class ItemOutcomes {
 	}
 
 	/** Every failure's message is masked: it reaches the Failed output, the store and alerts. */
-	fail(attempts: number, failure: Failure): WriteOutcome {
+	fail(attempts: number, failure: Failure): WriteFailure {
 		failure.message = maskText(failure.message, this.context.maskFields);
 		return {
 			index: this.request.index,
@@ -198,7 +199,7 @@ export function compensatedKey(
 }
 
 /** An item that ends before anything was sent for it: no attempt, no time, its failure. */
-export function unsentFailure(request: WriteRequest, failure: Failure): WriteOutcome {
+export function unsentFailure(request: WriteRequest, failure: Failure): WriteFailure {
 	return {
 		index: request.index,
 		key: request.key,

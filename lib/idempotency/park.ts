@@ -5,7 +5,7 @@ import { storableValue } from '../store/storable';
 import type { Compensation } from './compensation';
 import { itemRefOf } from './runState';
 import { stepsOfItemsSql } from './sql';
-import { FailureClass, type WriteContext, type WriteOutcome, type WriteRequest } from './types';
+import { FailureClass, type WriteContext, type WriteFailure, type WriteRequest } from './types';
 
 /**
  * Parks a run's failed items (or holds them, for a pause or an open breaker) with the earlier
@@ -14,7 +14,7 @@ import { FailureClass, type WriteContext, type WriteOutcome, type WriteRequest }
 export async function parkFailed(
 	store: Store,
 	context: WriteContext,
-	failed: Array<{ outcome: WriteOutcome; request: WriteRequest }>,
+	failed: Array<{ outcome: WriteFailure; request: WriteRequest }>,
 	hold?: 'pause' | 'breaker',
 ): Promise<void> {
 	const steps = await stepsOf(
@@ -36,14 +36,14 @@ export async function parkFailed(
 		businessId: request.businessId,
 		runLink: context.runLink,
 		integration: context.integration,
-		errorClass: outcome.failure!.class,
-		errorMessage: outcome.failure!.message,
-		errorStatus: outcome.failure!.status,
+		errorClass: outcome.failure.class,
+		errorMessage: outcome.failure.message,
+		errorStatus: outcome.failure.status,
 		attempts: outcome.attempts,
 		// The configured text says what the steps before this one did; when this step's own
 		// outcome is unknown, the record must not read as if its write certainly did not happen.
 		alreadyHappened:
-			outcome.failure!.class === FailureClass.unknownOutcome
+			outcome.failure.class === FailureClass.unknownOutcome
 				? [
 						context.alreadyHappened,
 						`${context.node} may have taken effect (its response was lost): check before replaying`,
@@ -56,7 +56,7 @@ export async function parkFailed(
 		status: hold ? 'held' : 'new',
 		holdReason: hold,
 		payload: request.payload,
-		retryAfter: outcome.failure!.retryAt,
+		retryAfter: outcome.failure.retryAt,
 		retentionDays: 90,
 		attemptHistory: outcome.history,
 		sourceVersion: context.sourceVersion,
@@ -67,7 +67,7 @@ export async function parkFailed(
 	const results = parkedOrThrow(
 		await parkItems(store, requests, { maskFields: context.maskFields }),
 	);
-	results.forEach((result, i) => (failed[i].outcome.failure!.deadLetterId = result.id));
+	results.forEach((result, i) => (failed[i].outcome.failure.deadLetterId = result.id));
 }
 
 /** The earlier steps of each failed item (by its position), from the keys its steps recorded. */

@@ -176,15 +176,13 @@ export interface Failure {
 	deadLetterId?: string;
 }
 
-export interface WriteOutcome {
+/** What every item's outcome says, whether it succeeded or failed. */
+interface OutcomeBase {
 	index: number;
 	key: string;
-	ok: boolean;
 	replayed: boolean;
 	attempts: number;
 	durationMs: number;
-	answer?: HttpAnswer;
-	failure?: Failure;
 	/** This execution was superseded by another owner of the key while it wrote. */
 	superseded?: boolean;
 	/** Held, not failed: the integration is paused or its breaker open; parked as held for it. */
@@ -198,6 +196,23 @@ export interface WriteOutcome {
 	/** What this item's attempts saw, oldest first: parked with a failure. */
 	history?: AttemptEntry[];
 }
+
+/** The target's answer to the write, or the saved one a later delivery of its key returns. */
+export interface WriteSuccess extends OutcomeBase {
+	ok: true;
+	answer: HttpAnswer;
+	failure?: undefined;
+}
+
+/** Why the item did not take effect (or may have, for an unknown outcome). */
+export interface WriteFailure extends OutcomeBase {
+	ok: false;
+	failure: Failure;
+	answer?: undefined;
+}
+
+/** One item's outcome: `ok` says which of the two it is. */
+export type WriteOutcome = WriteSuccess | WriteFailure;
 
 /** One line of a key's attempt history, kept with the record and parked with a failure. */
 export interface AttemptEntry {

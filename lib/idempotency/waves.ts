@@ -5,17 +5,13 @@ import { heldId, type RunLeases } from './lease';
 import { parkFailed } from './park';
 import { keyIdOf, type Settlement } from './runState';
 import { abandonKeySql, readKeySql, settleKeysSql } from './sql';
-import { FailureClass, type WriteContext, type WriteOutcome, type WriteRequest } from './types';
-
-/** The outcome a settle-only wave reports into: the item's own outcome is already decided. */
-const SETTLE_ONLY: WriteOutcome = {
-	index: -1,
-	key: '',
-	ok: true,
-	replayed: false,
-	attempts: 0,
-	durationMs: 0,
-};
+import {
+	FailureClass,
+	type WriteContext,
+	type WriteFailure,
+	type WriteOutcome,
+	type WriteRequest,
+} from './types';
 
 /**
  * A run's waves. What finishes (settlements, items to park, successes) waits for the next wave,
@@ -26,7 +22,7 @@ export class Waves {
 	/** The first store failure: it ends the run, so no wave and no lane goes on after it. */
 	fatal: unknown;
 	private settlements: Array<{ settlement: Settlement; outcome: WriteOutcome }> = [];
-	private toPark: Array<{ outcome: WriteOutcome; request: WriteRequest; always?: boolean }> = [];
+	private toPark: Array<{ outcome: WriteFailure; request: WriteRequest; always?: boolean }> = [];
 	private succeededKeys = new Map<string, { scope: string; key: string }>();
 	/** Keys (scope and key) whose settle found another owner: their success is not this run's to report. */
 	private readonly supersededKeys = new Set<string>();
@@ -58,12 +54,12 @@ export class Waves {
 	}
 
 	/** Parks a failed item in the next wave (unless the run only routes its failures). */
-	park(outcome: WriteOutcome, request: WriteRequest): void {
+	park(outcome: WriteFailure, request: WriteRequest): void {
 		this.toPark.push({ outcome, request });
 	}
 
 	/** Parks a failed item in the next wave, though the run only routes: its route will not run. */
-	parkUnrouted(outcome: WriteOutcome, request: WriteRequest): void {
+	parkUnrouted(outcome: WriteFailure, request: WriteRequest): void {
 		this.toPark.push({ outcome, request, always: true });
 	}
 
@@ -153,8 +149,12 @@ export class Waves {
 		return this.flushing;
 	}
 
+	/**
+	 * Writes a wave's settlements. An item's outcome (absent for a proven success settled after
+	 * its item already ended) is marked superseded where another owner took its key over.
+	 */
 	private async settleWave(
-		wave: Array<{ settlement: Settlement; outcome: WriteOutcome }>,
+		wave: Array<{ settlement: Settlement; outcome?: WriteOutcome }>,
 	): Promise<void> {
 		if (wave.length === 0) return;
 		for (const { settlement } of wave) this.leases.release(settlement.scope, settlement.key);
@@ -179,8 +179,9 @@ export class Waves {
 			}
 			// Superseded: recorded as an observation; the new owner's result decides the item.
 			if (settlement.outcome === 'succeeded') this.proven.push(settlement);
-			outcome.superseded = true;
 			this.supersededKeys.add(heldId(settlement.scope, settlement.key));
+			if (!outcome) continue;
+			outcome.superseded = true;
 			if (!outcome.ok) {
 				outcome.failure = {
 					class: FailureClass.superseded,
@@ -220,7 +221,7 @@ export class Waves {
 				}>(readKeySql(this.store), [settlement.scope, settlement.key]);
 				if (!row || (row.status !== 'in_progress' && row.status !== 'unknown')) break;
 				if (row.status === 'unknown') {
-					await this.settleWave([{ settlement, outcome: { ...SETTLE_ONLY } }]);
+					await this.settleWave([{ settlement }]);
 					break;
 				}
 				if (row.lease_expired) {

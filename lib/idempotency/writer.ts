@@ -18,6 +18,7 @@ import {
 	FailureClass,
 	type WriteContext,
 	type WriteDeps,
+	type WriteFailure,
 	type WriteOutcome,
 	type WriteRequest,
 } from './types';
@@ -154,7 +155,7 @@ class Run implements RunState {
 					outcome: invalid.get(request.index) ?? byIndex.get(request.index),
 				}))
 				.filter(
-					(f): f is { request: WriteRequest; outcome: WriteOutcome } =>
+					(f): f is { request: WriteRequest; outcome: WriteFailure } =>
 						!!f.outcome && !f.outcome.ok,
 				);
 			if (!this.context.park && this.context.parkIfStopped) {
@@ -163,7 +164,7 @@ class Run implements RunState {
 				if (this.waves.fatal) throw this.waves.fatal;
 			}
 			const parked = failed
-				.map(({ outcome }) => outcome.failure?.deadLetterId)
+				.map(({ outcome }) => outcome.failure.deadLetterId)
 				.filter((id): id is string => id !== undefined);
 			if (parked.length > 0)
 				await markAlertDue(this.store, { executionId: this.context.executionId, ids: parked });
@@ -295,7 +296,7 @@ class Run implements RunState {
 			return {
 				...outcome,
 				index: request.index,
-				failure: { ...outcome.failure!, deadLetterId: undefined },
+				failure: { ...outcome.failure, deadLetterId: undefined },
 			};
 		}
 		return { ...outcome, index: request.index, replayed: true, durationMs: 0 };
