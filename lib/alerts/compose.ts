@@ -1,3 +1,4 @@
+import { plainText } from '../describe';
 import { maskText } from '../masking';
 
 /**
@@ -18,18 +19,10 @@ export interface Alert {
 	text: string;
 }
 
+/** A field of the failure as text: a date as its ISO time, anything else as plain text. */
 const textOf = (value: unknown): string => {
-	if (value === undefined || value === null) return '';
-	if (typeof value === 'string') return value;
 	if (value instanceof Date) return value.toISOString();
-	if (typeof value === 'object') {
-		try {
-			return JSON.stringify(value) ?? '';
-		} catch {
-			return String(value);
-		}
-	}
-	return String(value);
+	return plainText(value);
 };
 
 /** The first of the fields that has text. */

@@ -1,3 +1,4 @@
+import { plainText } from '../describe';
 import type { AuditNode, StepKind } from './types';
 
 /**
@@ -13,13 +14,6 @@ const ours = (node: AuditNode, name: string): boolean =>
 	node.type.endsWith(`.${name}`) && !node.type.startsWith('n8n-nodes-base.');
 
 const param = (node: AuditNode, name: string): unknown => node.parameters?.[name];
-
-const text = (value: unknown): string =>
-	typeof value === 'string'
-		? value
-		: value === undefined || value === null
-			? ''
-			: JSON.stringify(value);
 
 /** Triggers a person starts by hand: n8n runs no error workflow for their executions. */
 const MANUAL = new Set(['manualTrigger', 'start', 'manualChatTrigger', 'evaluationTrigger']);
@@ -58,7 +52,7 @@ export const isErrorTrigger = (node: AuditNode): boolean => shortType(node) === 
 export const isIdempotentWrite = (node: AuditNode): boolean => ours(node, 'idempotentHttpWrite');
 
 const isOutboxWrite = (node: AuditNode): boolean =>
-	ours(node, 'transactionalOutbox') && (text(param(node, 'operation')) || 'write') === 'write';
+	ours(node, 'transactionalOutbox') && (plainText(param(node, 'operation')) || 'write') === 'write';
 
 export const isHttpRequest = (node: AuditNode): boolean =>
 	node.type === 'n8n-nodes-base.httpRequest';
@@ -69,7 +63,8 @@ const REPEATING_METHODS = new Set(['POST', 'PATCH']);
 
 /** The HTTP method; an expression (decided per item) counts as POST, the method that repeats. */
 export const httpMethod = (node: AuditNode): string => {
-	const method = text(param(node, 'method')) || text(param(node, 'requestMethod')) || 'GET';
+	const method =
+		plainText(param(node, 'method')) || plainText(param(node, 'requestMethod')) || 'GET';
 	return method.startsWith('=') ? 'POST' : method.toUpperCase();
 };
 
@@ -89,7 +84,7 @@ const READ_OPERATION = /^(get|getall|getmany|search|list|lookup|select|read|down
  * the parameters that differ from their defaults), for the common app nodes; '' when unknown.
  */
 function operationOf(node: AuditNode): string {
-	const given = text(param(node, 'operation'));
+	const given = plainText(param(node, 'operation'));
 	if (given) return given;
 	return DEFAULT_OPERATIONS[shortType(node)] ?? '';
 }
@@ -119,7 +114,8 @@ const DEFAULT_OPERATIONS: Record<string, string> = {
 };
 
 /** A database query is read by its text: a SELECT reads, INSERT … ON CONFLICT or MERGE upserts. */
-const queryOf = (node: AuditNode): string => text(param(node, 'query')).trim().replace(/^=/, '');
+const queryOf = (node: AuditNode): string =>
+	plainText(param(node, 'query')).trim().replace(/^=/, '');
 const READ_QUERY =
 	/^\s*(with\b[\s\S]*?\bselect\b(?![\s\S]*\b(insert|update|delete)\b)|select\b|show\b|explain\b)/i;
 const UPSERT_QUERY = /\bon\s+conflict\b|^\s*merge\b|\bon\s+duplicate\s+key\b/i;
@@ -199,7 +195,7 @@ const CORE_LOGIC = new Set([
 
 /** This package's nodes: the operation given, else the node's default. */
 const ourOperation = (node: AuditNode, fallback: string): string =>
-	text(param(node, 'operation')) || fallback;
+	plainText(param(node, 'operation')) || fallback;
 
 const isClaim = (node: AuditNode): boolean =>
 	ours(node, 'eventDedupe') && ourOperation(node, 'claim') === 'claim';
@@ -217,7 +213,7 @@ export const isDedupe = (node: AuditNode): boolean =>
 	isClaim(node) ||
 	isStoreTake(node) ||
 	(shortType(node) === 'removeDuplicates' &&
-		text(param(node, 'operation')) === 'removeItemsSeenInPreviousExecutions');
+		plainText(param(node, 'operation')) === 'removeItemsSeenInPreviousExecutions');
 
 /** Parks items for a person: Dead Letter Park's Park, or the outbox's Fail (it parks the last try). */
 export const isPark = (node: AuditNode): boolean =>
@@ -226,12 +222,12 @@ export const isPark = (node: AuditNode): boolean =>
 
 /** The write parks its failed items (with an owner a person reads) rather than only routing them. */
 export const writeParks = (node: AuditNode): boolean =>
-	(text(param(node, 'onFailure')) || 'parkAndRoute') !== 'route';
+	(plainText(param(node, 'onFailure')) || 'parkAndRoute') !== 'route';
 
 export const isHeartbeat = (node: AuditNode): boolean =>
 	ours(node, 'reliabilityControl') &&
-	text(param(node, 'resource')) === 'heartbeat' &&
-	(text(param(node, 'operation')) || 'beat') === 'beat';
+	plainText(param(node, 'resource')) === 'heartbeat' &&
+	(plainText(param(node, 'operation')) || 'beat') === 'beat';
 
 /** A step that can refuse bad input before anything is written. */
 export const isValidation = (node: AuditNode): boolean =>
@@ -244,7 +240,7 @@ export const isValidation = (node: AuditNode): boolean =>
 /** Event Dedupe's Claim: the output its invalid items leave by, if they leave by one. */
 export function invalidOutput(node: AuditNode): number | undefined {
 	if (!isClaim(node)) return undefined;
-	if (param(node, 'validate') === true && text(param(node, 'onInvalid')) === 'fail')
+	if (param(node, 'validate') === true && plainText(param(node, 'onInvalid')) === 'fail')
 		return undefined;
 	return param(node, 'checkOrder') === true ? 3 : 2;
 }
@@ -266,7 +262,7 @@ export function regularOutputs(node: AuditNode): number {
 		// Before version 3 a Switch has four outputs; from 3 on, one per rule (one rule by
 		// default), the fallback output when it is an extra one, or numberOutputs by expression.
 		if ((node.typeVersion ?? 1) < 3) return 4;
-		if (text(param(node, 'mode')) === 'expression')
+		if (plainText(param(node, 'mode')) === 'expression')
 			return Math.max(1, Number(param(node, 'numberOutputs') ?? 4) || 4);
 		const rules = (param(node, 'rules') as { values?: unknown[] } | undefined)?.values;
 		const options = param(node, 'options') as { fallbackOutput?: unknown } | undefined;
@@ -291,22 +287,23 @@ export function httpKeyHeader(node: AuditNode): string | undefined {
 	for (const list of [v3, v1])
 		if (Array.isArray(list))
 			candidates.push(...(list as Array<{ name?: unknown; value?: unknown }>));
-	const found = candidates.find((h) => /idempotency[-_ ]?key/i.test(text(h.name)));
-	if (found) return text(found.value);
-	const json = text(param(node, 'jsonHeaders')) + text(param(node, 'headerParametersJson'));
+	const found = candidates.find((h) => /idempotency[-_ ]?key/i.test(plainText(h.name)));
+	if (found) return plainText(found.value);
+	const json =
+		plainText(param(node, 'jsonHeaders')) + plainText(param(node, 'headerParametersJson'));
 	const inJson = /"[^"]*idempotency[-_ ]?key[^"]*"\s*:\s*("(?:[^"\\]|\\.)*"|[^,}]+)/i.exec(json);
 	if (inJson) return inJson[1];
 	// APIs that take the key in the body: PagerDuty's dedup_key, an idempotency_key field.
-	const body = text(param(node, 'jsonBody')) + text(param(node, 'bodyParameters'));
+	const body = plainText(param(node, 'jsonBody')) + plainText(param(node, 'bodyParameters'));
 	const inBody = /\b(?:dedup_key|idempotency_?key)\b["']?\s*[:,]\s*([^,}\]]+)/i.exec(body);
 	return inBody ? inBody[1] : undefined;
 }
 
 /** The key expressions of an Idempotent HTTP Write, as written (custom key, or the business identity). */
 export function writeKeyExpressions(node: AuditNode): string[] {
-	if (text(param(node, 'keyMode')) === 'custom') return [text(param(node, 'customKey'))];
+	if (plainText(param(node, 'keyMode')) === 'custom') return [plainText(param(node, 'customKey'))];
 	return ['keySource', 'keyRecordId', 'keyAction', 'keyVersion'].map((name) =>
-		text(param(node, name)),
+		plainText(param(node, name)),
 	);
 }
 
@@ -335,5 +332,5 @@ export const numberParam = (node: AuditNode, path: string[], fallback: number): 
 export const textParam = (node: AuditNode, path: string[]): string => {
 	let value: unknown = node.parameters;
 	for (const part of path) value = (value as Record<string, unknown> | undefined)?.[part];
-	return text(value).trim();
+	return plainText(value).trim();
 };

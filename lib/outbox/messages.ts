@@ -1,3 +1,4 @@
+import { plainText } from '../describe';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonicalJson';
 import { ItemError } from '../errors';
@@ -31,12 +32,8 @@ export interface OutboxMessage extends OutboxMessageInput {
 	createdAt: Date;
 }
 
-const text = (value: unknown): string =>
-	value === undefined || value === null
-		? ''
-		: typeof value === 'object'
-			? JSON.stringify(value)
-			: String(value).trim();
+/** A message field as text, trimmed (objects as JSON). */
+const text = (value: unknown): string => plainText(value).trim();
 
 /** Parses a JSON text when given one; objects and other values pass as they are. */
 export function jsonValue(value: unknown, what: string, itemIndex: number): unknown {
