@@ -10,19 +10,26 @@ import {
 } from './policy';
 import { targetMessage } from './responses';
 import { inFlightGraceOf, leaseOf, timeoutOf } from './runState';
-import { FailureClass, UnknownOutcomeStrategy, type WriteOutcome } from './types';
+import {
+	FailureClass,
+	type HttpAnswer,
+	type SendResult,
+	UnknownOutcomeStrategy,
+	type WriteOutcome,
+} from './types';
 
 /**
  * The send loop of a record this run owns: retries transient failures inside the deadline.
  * `fromRecord` decides the item again from its record as it now reads, once another execution
- * took the key over.
+ * took the key over. Each attempt's result goes to the handler of its kind, which ends the item
+ * or says to send again (after its own wait).
  */
 export async function sendLoop(
 	item: ItemOutcomes,
 	owned: Owned,
 	fromRecord: () => Promise<WriteOutcome>,
 ): Promise<WriteOutcome> {
-	const { run, request, context } = item;
+	const { run, request } = item;
 	for (;;) {
 		if (run.deps.signal?.aborted) return stopped(item, owned);
 		const start = await startAttempt(item, owned);
@@ -34,130 +41,149 @@ export async function sendLoop(
 		item.sent++;
 		run.progress.sent++;
 		const result = await run.deps.send(request, owned.attempt, { notAfter: start.validUntil });
-		const policy = context.policy;
-
-		if (result.kind === 'response') {
-			const status = result.answer.status;
-			const answerClass = classifyStatus(status, policy);
-			if (answerClass === 'success') {
-				item.note({ kind: 'response', status, class: 'success', attempt: owned.attempt });
-				run.streak.success();
-				return item.succeed(owned, result.answer);
-			}
-			const message = targetMessage(result.answer, context.maskFields);
-			if (answerClass === 'conflict') {
-				item.note({ kind: 'response', status, class: 'conflict', message, attempt: owned.attempt });
-				return item.definiteFail(owned, {
-					class: FailureClass.conflict,
-					status,
-					message: conflictMessage(request, result.answer, message),
-				});
-			}
-			if (answerClass === 'permanent') {
-				item.note({
-					kind: 'response',
-					status,
-					class: 'permanent',
-					message,
-					attempt: owned.attempt,
-				});
-				return item.definiteFail(owned, { class: FailureClass.permanent, status, message });
-			}
-			run.streak.failure();
-			const retryAfter = readRetryAfter(result.answer.headers['retry-after'], run.now());
-			if (
-				context.onUnknown !== UnknownOutcomeStrategy.retry &&
-				!provesNothingDone(status, retryAfter.delayMs)
-			) {
-				// A 5xx or 408 may come after the target committed: without a key the target
-				// honours, a resend could be a second effect.
-				item.note({
-					kind: 'response',
-					status,
-					class: 'unknown_outcome',
-					message,
-					attempt: owned.attempt,
-				});
-				const next = await unknownOutcome(
-					item,
-					owned,
-					start,
-					`the target answered ${status} (${message}), which does not prove nothing was done`,
-					status,
-				);
-				if (next === RESEND) continue;
-				return next;
-			}
-			const decision = decide(item, owned, retryAfter.delayMs);
-			item.note({
-				kind: 'response',
-				status,
-				class: 'transient',
-				message: retryAfter.invalid
-					? `${message} (Retry-After "${retryAfter.invalid}" is not a delay or an HTTP date; backoff used)`
-					: message,
-				delayMs: decision.kind === 'retry' ? decision.delayMs : undefined,
-				attempt: owned.attempt,
-			});
-			if (decision.kind === 'retry') {
-				await run.sleep(decision.delayMs);
-				continue;
-			}
-			if (decision.kind === 'rate_limited') {
-				return item.definiteFail(owned, {
-					class: FailureClass.rateLimited,
-					status,
-					message: `${message}; the target asks to retry at ${decision.retryAt.toISOString()}`,
-					retryAt: decision.retryAt,
-				});
-			}
-			return item.definiteFail(owned, {
-				class: FailureClass.exhausted,
-				status,
-				message: `${message} (${decision.reason})`,
-			});
-		}
-
-		if (result.kind === 'lost') owned.lostEarlier = true;
-		if (result.kind === 'lost' && context.onUnknown !== UnknownOutcomeStrategy.retry) {
-			item.note({
-				kind: 'lost',
-				class: 'unknown_outcome',
-				message: result.message,
-				attempt: owned.attempt,
-			});
-			const next = await unknownOutcome(
-				item,
-				owned,
-				start,
-				`response lost after the request was sent (${result.code})`,
-			);
-			if (next === RESEND) continue;
-			return next;
-		}
-		// Not sent (safe), or lost with "retry with the same key" (the target dedupes by key).
-		run.streak.failure();
-		const decision = decide(item, owned);
-		item.note({
-			kind: result.kind,
-			class: 'transient',
-			message: result.message,
-			delayMs: decision.kind === 'retry' ? decision.delayMs : undefined,
-			attempt: owned.attempt,
-		});
-		if (decision.kind === 'retry') {
-			await run.sleep(decision.delayMs);
-			continue;
-		}
-		const reason = decision.kind === 'exhausted' ? decision.reason : 'deadline';
-		return item.definiteFail(owned, {
-			class: FailureClass.exhausted,
-			message: `${result.message} (${reason})`,
-		});
+		const next =
+			result.kind === 'response'
+				? await onResponse(item, owned, start, result.answer)
+				: await onNoAnswer(item, owned, start, result);
+		if (next !== RESEND) return next;
 	}
 }
 
 const RESEND = 'resend';
+
+/** What an attempt leads to: the item's outcome, or another attempt. */
+type Next = WriteOutcome | typeof RESEND;
+
+/**
+ * The target answered. A success or a definite refusal (conflict, permanent) ends the item; a
+ * 5xx or 408 that does not prove nothing was done is an unknown outcome unless the target
+ * dedupes by key; anything else is retried as the policy allows.
+ */
+async function onResponse(
+	item: ItemOutcomes,
+	owned: Owned,
+	start: { validUntil: number },
+	answer: HttpAnswer,
+): Promise<Next> {
+	const { run, request, context } = item;
+	const status = answer.status;
+	const answerClass = classifyStatus(status, context.policy);
+	if (answerClass === 'success') {
+		item.note({ kind: 'response', status, class: 'success', attempt: owned.attempt });
+		run.streak.success();
+		return item.succeed(owned, answer);
+	}
+	const message = targetMessage(answer, context.maskFields);
+	if (answerClass === 'conflict') {
+		item.note({ kind: 'response', status, class: 'conflict', message, attempt: owned.attempt });
+		return item.definiteFail(owned, {
+			class: FailureClass.conflict,
+			status,
+			message: conflictMessage(request, answer, message),
+		});
+	}
+	if (answerClass === 'permanent') {
+		item.note({ kind: 'response', status, class: 'permanent', message, attempt: owned.attempt });
+		return item.definiteFail(owned, { class: FailureClass.permanent, status, message });
+	}
+	run.streak.failure();
+	const retryAfter = readRetryAfter(answer.headers['retry-after'], run.now());
+	if (
+		context.onUnknown !== UnknownOutcomeStrategy.retry &&
+		!provesNothingDone(status, retryAfter.delayMs)
+	) {
+		// A 5xx or 408 may come after the target committed: without a key the target
+		// honours, a resend could be a second effect.
+		item.note({
+			kind: 'response',
+			status,
+			class: 'unknown_outcome',
+			message,
+			attempt: owned.attempt,
+		});
+		return await unknownOutcome(
+			item,
+			owned,
+			start,
+			`the target answered ${status} (${message}), which does not prove nothing was done`,
+			status,
+		);
+	}
+	const decision = decide(item, owned, retryAfter.delayMs);
+	item.note({
+		kind: 'response',
+		status,
+		class: 'transient',
+		message: retryAfter.invalid
+			? `${message} (Retry-After "${retryAfter.invalid}" is not a delay or an HTTP date; backoff used)`
+			: message,
+		delayMs: decision.kind === 'retry' ? decision.delayMs : undefined,
+		attempt: owned.attempt,
+	});
+	if (decision.kind === 'retry') {
+		await run.sleep(decision.delayMs);
+		return RESEND;
+	}
+	if (decision.kind === 'rate_limited') {
+		return item.definiteFail(owned, {
+			class: FailureClass.rateLimited,
+			status,
+			message: `${message}; the target asks to retry at ${decision.retryAt.toISOString()}`,
+			retryAt: decision.retryAt,
+		});
+	}
+	return item.definiteFail(owned, {
+		class: FailureClass.exhausted,
+		status,
+		message: `${message} (${decision.reason})`,
+	});
+}
+
+/**
+ * No answer. Not sent is safe to retry; a response lost after the request was sent is an
+ * unknown outcome, unless the strategy is to retry with the same key (the target dedupes by it).
+ */
+async function onNoAnswer(
+	item: ItemOutcomes,
+	owned: Owned,
+	start: { validUntil: number },
+	result: Extract<SendResult, { kind: 'not_sent' | 'lost' }>,
+): Promise<Next> {
+	const { run, context } = item;
+	if (result.kind === 'lost') owned.lostEarlier = true;
+	if (result.kind === 'lost' && context.onUnknown !== UnknownOutcomeStrategy.retry) {
+		item.note({
+			kind: 'lost',
+			class: 'unknown_outcome',
+			message: result.message,
+			attempt: owned.attempt,
+		});
+		return await unknownOutcome(
+			item,
+			owned,
+			start,
+			`response lost after the request was sent (${result.code})`,
+		);
+	}
+	run.streak.failure();
+	const decision = decide(item, owned);
+	item.note({
+		kind: result.kind,
+		class: 'transient',
+		message: result.message,
+		delayMs: decision.kind === 'retry' ? decision.delayMs : undefined,
+		attempt: owned.attempt,
+	});
+	if (decision.kind === 'retry') {
+		await run.sleep(decision.delayMs);
+		return RESEND;
+	}
+	const reason = decision.kind === 'exhausted' ? decision.reason : 'deadline';
+	return item.definiteFail(owned, {
+		class: FailureClass.exhausted,
+		message: `${result.message} (${reason})`,
+	});
+}
 
 /**
  * The attempt that just ended may have taken effect (`cause` says why). *Reconcile by lookup*
@@ -170,7 +196,7 @@ async function unknownOutcome(
 	start: { validUntil: number },
 	cause: string,
 	status?: number,
-): Promise<WriteOutcome | typeof RESEND> {
+): Promise<Next> {
 	const run = item.run;
 	owned.lostEarlier = true;
 	if (item.context.onUnknown === UnknownOutcomeStrategy.lookup && run.deps.lookup) {
