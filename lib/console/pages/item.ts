@@ -41,7 +41,7 @@ ${r.history.map((e) => html`<tr><td>${e.at}</td><td class="actor">${e.actor}</td
 	const attemptTable = attempts.length
 		? html`<table class="attempts"><thead><tr><th>When</th><th>Attempt</th><th>Kind</th><th>HTTP</th><th>Class</th><th>Next after</th><th>Message</th></tr></thead><tbody>
 ${attempts.map((a) => html`<tr class="attempt"><td>${str(a.at)}</td><td class="num">${str(a.attempt)}</td><td>${str(a.kind)}</td><td class="status">${str(a.status)}</td><td>${str(a.class)}</td><td class="delay">${a.delayMs === undefined || a.delayMs === null ? '–' : `${(Number(a.delayMs) / 1000).toFixed(1)} s`}</td><td class="reason">${str(a.message)}</td></tr>`)}</tbody></table>`
-		: html`<p class="muted">No attempts recorded (parked by Dead Letter Park, or by an older version).</p>`;
+		: html`<p class="muted">No attempts recorded (parked by Dead Letter Park, or written without an attempt history).</p>`;
 	const steps = Array.isArray(r.steps) ? (r.steps as ItemStep[]) : [];
 	const compensationOf = (s: ItemStep) =>
 		s.compensation?.kind === 'request'

@@ -25,7 +25,8 @@ export async function listPage(filters: Filters, context: PageContext): Promise<
 	)
 		filters.status = 'open';
 	const filter = listFilter(filters, LIST_LIMIT);
-	// Records are masked when parked; masked again here for rows parked by older versions.
+	// Records are masked when parked; masked again here, so a row written by any other path (SQL
+	// by hand, a restore) shows no secret either.
 	const [rows, matching, stats] = await Promise.all([
 		listDeadLetters(store, filter).then((list) => maskValue(list)),
 		countDeadLetters(store, filter),
