@@ -11,3 +11,12 @@ export function runLink(
 	if (!workflowId || !executionId) return undefined;
 	return `${baseUrl.replace(/\/+$/, '')}/workflow/${encodeURIComponent(workflowId)}/executions/${encodeURIComponent(executionId)}`;
 }
+
+/** The workflow's page in n8n's editor: `<instance base URL>/workflow/<workflow ID>`, encoded. */
+export function workflowLink(
+	baseUrl: string,
+	workflowId: string | null | undefined,
+): string | undefined {
+	if (!workflowId) return undefined;
+	return `${baseUrl.replace(/\/+$/, '')}/workflow/${encodeURIComponent(workflowId)}`;
+}

@@ -1,5 +1,6 @@
 import { listAudits, type SavedAudit } from '../../audit';
 import { maskValue } from '../../masking';
+import { workflowLink } from '../../runLink';
 import { duration, type Html, html, query } from '../html';
 import { ageOf, layout } from '../layout';
 import type { Page, PageContext } from '../types';
@@ -37,9 +38,10 @@ export async function auditPage(workflowId: string, context: PageContext): Promi
 }
 
 const editorLink = (audit: SavedAudit, context: PageContext): Html | string => {
-	const base = (context.options.baseUrl ?? '').replace(/\/+$/, '');
-	return audit.workflowId && /^https?:\/\//i.test(base)
-		? html`<a class="editor-link" href="${`${base}/workflow/${encodeURIComponent(audit.workflowId)}`}" target="_blank" rel="noopener noreferrer">open in the editor</a>`
+	const base = context.options.baseUrl ?? '';
+	const link = /^https?:\/\//i.test(base) ? workflowLink(base, audit.workflowId) : undefined;
+	return link
+		? html`<a class="editor-link" href="${link}" target="_blank" rel="noopener noreferrer">open in the editor</a>`
 		: '';
 };
 
