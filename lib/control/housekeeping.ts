@@ -1,5 +1,6 @@
 import { purgeDeadLetters, purgeDeadLetterStats } from '../deadletter';
 import { purgeEntityVersions, purgeExecutionReports, purgeExpiredEvents } from '../dedupe';
+import { purgeDrillHistory } from '../drill/mode';
 import { purgeExpiredKeys } from '../idempotency/purge';
 import { inRange, LIMITS } from '../limits';
 import { purgeMessages } from '../outbox/purge';
@@ -15,7 +16,7 @@ import { purgePauseHistory } from './pauses';
 export interface HousekeepingOptions {
 	/** Entity versions untouched and outbox messages settled for longer than this go. */
 	retentionDays: number;
-	/** Pause and resume history older than this goes. */
+	/** Pause, resume and fire drill history older than this goes. */
 	historyRetentionDays: number;
 	/** Daily dead letter stats older than this go. */
 	statsRetentionDays: number;
@@ -38,6 +39,7 @@ export interface HousekeepingResult {
 	deadLetters: number;
 	deadLetterDaily: number;
 	pauseEvents: number;
+	drillEvents: number;
 	outboxMessages: number;
 	/** Settled failed, crashed and stopped executions (repeated reports are told by them). */
 	executionReports: number;
@@ -70,6 +72,7 @@ export async function purgeExpired(
 		deadLetters: await purgeDeadLetters(store, sliceSize),
 		deadLetterDaily: await purgeDeadLetterStats(store, statsRetentionDays, sliceSize),
 		pauseEvents: await purgePauseHistory(store, historyRetentionDays, sliceSize),
+		drillEvents: await purgeDrillHistory(store, historyRetentionDays, sliceSize),
 		outboxMessages: await purgeMessages(store, retentionDays, sliceSize),
 		executionReports: await purgeExecutionReports(store, retentionDays, sliceSize),
 	};

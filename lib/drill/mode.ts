@@ -3,6 +3,7 @@ import { ReliabilityError } from '../errors';
 import { lengthProblem, TEXT_LIMITS } from '../limits';
 import { maskText } from '../masking';
 import type { Store } from '../store';
+import { deleteInSlices } from '../store/slices';
 import { storableText } from '../store/storable';
 import {
 	armTimeoutSql,
@@ -10,6 +11,7 @@ import {
 	drillSql,
 	drillsSql,
 	fireTimeoutSql,
+	purgeDrillHistorySql,
 	startDrillSql,
 	stopDrillSql,
 } from './sql';
@@ -214,4 +216,13 @@ export async function drillEvents(
 		integration ?? null,
 		limit,
 	]);
+}
+
+/** Deletes the drill trail older than `olderThanDays`, in slices; returns how many rows went. */
+export async function purgeDrillHistory(
+	store: Store,
+	olderThanDays: number,
+	sliceSize = 10_000,
+): Promise<number> {
+	return await deleteInSlices(store, purgeDrillHistorySql(store), [olderThanDays], sliceSize);
 }

@@ -71,6 +71,10 @@ async function seed(prefix: string): Promise<void> {
 		SELECT 'integration', '${prefix}crm', i % 2 = 0, 'maria', now() - interval '400 days' FROM generate_series(1, 25) i
 		UNION ALL SELECT 'integration', '${prefix}crm', true, 'maria', now() FROM generate_series(1, 3) i;
 
+		INSERT INTO ${t('drill_events')} (integration, action, actor, at)
+		SELECT '${prefix}crm', 'start', 'maria', now() - interval '400 days' FROM generate_series(1, 25) i
+		UNION ALL SELECT '${prefix}crm', 'start', 'maria', now() FROM generate_series(1, 3) i;
+
 		INSERT INTO ${t('execution_reports')} (execution_id, ending, first_reported_at)
 		SELECT '${prefix}gone-' || i, 'failed', now() - interval '40 days' FROM generate_series(1, 25) i
 		UNION ALL SELECT '${prefix}live-' || i, 'crashed', now() FROM generate_series(1, 3) i;
@@ -104,6 +108,7 @@ describe('housekeeping', () => {
 			deadLetters: 25,
 			deadLetterDaily: 25,
 			pauseEvents: 25,
+			drillEvents: 25,
 			outboxMessages: 25,
 			executionReports: 25,
 		});
@@ -131,6 +136,7 @@ describe('housekeeping', () => {
 		// The rollup rows the park triggers wrote for today stay.
 		expect(await count('dead_letter_daily', `day >= current_date - 1`)).toBeGreaterThan(0);
 		expect(await count('pause_events', `name = 'a-crm'`)).toBe(3);
+		expect(await count('drill_events', `integration = 'a-crm'`)).toBe(3);
 		expect(await count('outbox_messages', prefixed('a-', 'gone-', 'idempotency_key'))).toBe(0);
 		expect(
 			await adminQuery<{ status: string }>(
@@ -140,7 +146,7 @@ describe('housekeeping', () => {
 		expect(await count('outbox_messages', prefixed('a-', 'live-', 'idempotency_key'))).toBe(3);
 
 		// Nothing left to do: a second run deletes nothing.
-		expect(Object.values(await purgeExpired(store, { sliceSize: 10 }))).toEqual(Array(8).fill(0));
+		expect(Object.values(await purgeExpired(store, { sliceSize: 10 }))).toEqual(Array(9).fill(0));
 	});
 
 	it('a row a claim holds is skipped, not waited on, and goes with the next purge', async () => {
