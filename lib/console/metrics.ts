@@ -3,6 +3,7 @@ import { listHeartbeats, listPauses } from '../control';
 import { heldByIntegration } from '../deadletter';
 import { maskText } from '../masking';
 import type { Store } from '../store';
+import { openDeadLettersSql, parkedTotalsSql } from './sql';
 
 /**
  * The store's state in Prometheus text exposition format (version 0.0.4), for a scrape of the
@@ -15,18 +16,6 @@ import type { Store } from '../store';
  * time.
  */
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-
-const openSql = (store: Store): string => `
-SELECT workflow_id, coalesce(workflow_name, '') AS workflow_name, step, error_class, status, count(*)::int AS n,
-       extract(epoch FROM now() - min(parked_at))::float8 AS oldest_seconds
-FROM ${store.table('dead_letters')} WHERE is_open
-GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 3, 4, 5`;
-
-// The daily rollup keeps purged records counted and moves a record between days or reasons
-// without changing its workflow and step, so these sums never go down: a counter.
-const parkedSql = (store: Store): string => `
-SELECT workflow_id, step, sum(parked)::bigint AS n FROM ${store.table('dead_letter_daily')}
-GROUP BY 1, 2 HAVING sum(parked) > 0 ORDER BY 1, 2`;
 
 /** A label value escaped as the format requires: backslash, double quote and newline. */
 export const escapeLabel = (value: string): string =>
@@ -69,9 +58,9 @@ export async function prometheusMetrics(store: Store): Promise<string> {
 			status: string;
 			n: number;
 			oldest_seconds: number;
-		}>(openSql(store)),
+		}>(openDeadLettersSql(store)),
 		heldByIntegration(store),
-		store.query<{ workflow_id: string; step: string; n: string }>(parkedSql(store)),
+		store.query<{ workflow_id: string; step: string; n: string }>(parkedTotalsSql(store)),
 		listPauses(store),
 		listHeartbeats(store),
 		auditFindingCounts(store),

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../store';
+import { consoleSecretSql, insertConsoleSecretSql } from './sql';
 
 /**
  * The console's form tokens: an HMAC-SHA256 with a random secret the store generates once per
@@ -10,13 +11,6 @@ import type { Store } from '../store';
  */
 const HOUR_MS = 3_600_000;
 
-const insertSecretSql = (store: Store): string => `
-INSERT INTO ${store.table('console_secret')} (secret) VALUES ($1) ON CONFLICT (id) DO NOTHING`;
-
-// A statement of its own, after the insert: it sees the row whichever process won the race.
-const readSecretSql = (store: Store): string => `
-SELECT secret FROM ${store.table('console_secret')} WHERE id`;
-
 const secrets = new WeakMap<Store, Promise<Buffer>>();
 
 /** The store's console secret: created by the first process that asks, then read once per process. */
@@ -24,8 +18,8 @@ export function consoleSecret(store: Store): Promise<Buffer> {
 	let secret = secrets.get(store);
 	if (!secret) {
 		secret = (async () => {
-			await store.query(insertSecretSql(store), [randomBytes(32)]);
-			const [row] = await store.query<{ secret: Buffer }>(readSecretSql(store));
+			await store.query(insertConsoleSecretSql(store), [randomBytes(32)]);
+			const [row] = await store.query<{ secret: Buffer }>(consoleSecretSql(store));
 			return row.secret;
 		})();
 		// A failure (store down) is not remembered: the next request tries again.

@@ -4,6 +4,7 @@ import { checkLength, inRange, LIMITS, TEXT_LIMITS } from '../limits';
 import { storableText } from '../store/storable';
 import type { Store } from '../store';
 import { nextCronTime, parseCron } from './cron';
+import { beatSql, heartbeatsSql, reportHeartbeatSql } from './sql';
 
 /**
  * Heartbeats with Healthchecks.io semantics: a beat is due one period (or the next cron time)
@@ -40,21 +41,6 @@ export interface HeartbeatChange extends HeartbeatStatus {
 	event: 'late' | 'down' | 'recovered' | 'invalid';
 	previousState: HeartbeatState;
 }
-
-const beatSql = (store: Store): string => `
-INSERT INTO ${store.table('heartbeats')} AS h (name, period_seconds, cron, grace_seconds, last_beat_at)
-VALUES ($1, $2, $3, $4, now())
-ON CONFLICT (name) DO UPDATE SET period_seconds = EXCLUDED.period_seconds, cron = EXCLUDED.cron,
-	grace_seconds = EXCLUDED.grace_seconds, last_beat_at = now(), beats = h.beats + 1
-RETURNING name, period_seconds, cron, grace_seconds, last_beat_at, now() AS db_now`;
-
-const allSql = (store: Store): string => `
-SELECT name, period_seconds, cron, grace_seconds, last_beat_at, reported_state, now() AS db_now
-FROM ${store.table('heartbeats')} WHERE ($1::text[] IS NULL OR name = ANY($1)) ORDER BY name`;
-
-const reportSql = (store: Store): string => `
-UPDATE ${store.table('heartbeats')} SET reported_state = $2, reported_at = now()
-WHERE name = $1 AND reported_state = $3 RETURNING name`;
 
 type HeartbeatRow = {
 	name: string;
@@ -168,7 +154,7 @@ export async function beat(store: Store, request: BeatRequest): Promise<Heartbea
 
 /** Every heartbeat's current state, read only (nothing is marked as reported). */
 export async function listHeartbeats(store: Store): Promise<HeartbeatStatus[]> {
-	const rows = await store.query<HeartbeatRow>(allSql(store), [null]);
+	const rows = await store.query<HeartbeatRow>(heartbeatsSql(store), [null]);
 	return rows.map(heartbeatStatus);
 }
 
@@ -179,7 +165,7 @@ export async function checkHeartbeats(
 ): Promise<{ heartbeats: HeartbeatStatus[]; changes: HeartbeatChange[] }> {
 	const wanted =
 		Array.isArray(names) && names.length ? names.map((n) => storableText(plainText(n))) : null;
-	const rows = await store.query<HeartbeatRow>(allSql(store), [wanted]);
+	const rows = await store.query<HeartbeatRow>(heartbeatsSql(store), [wanted]);
 	const heartbeats = rows.map(heartbeatStatus);
 	const changes: HeartbeatChange[] = [];
 	for (const [index, status] of heartbeats.entries()) {
@@ -188,7 +174,7 @@ export async function checkHeartbeats(
 		// whether it runs. A beat with a valid schedule brings it back (a recovery).
 		const reported = status.state === 'invalid' ? 'down' : status.state;
 		if (reported === previous) continue;
-		const won = await store.query(reportSql(store), [status.name, reported, previous]);
+		const won = await store.query(reportHeartbeatSql(store), [status.name, reported, previous]);
 		if (won.length === 0) continue;
 		changes.push({
 			...status,

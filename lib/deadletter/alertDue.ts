@@ -1,4 +1,5 @@
 import type { Store } from '../store';
+import { markAlertDueSql, takeDueAlertsSql, unalertedLettersSql } from './sql';
 
 /**
  * Alerts that no workflow sends at the park: a stopped execution's items, parked by Event Dedupe's
@@ -19,14 +20,7 @@ export async function markAlertDue(
 	store: Store,
 	letters: { executionId: string; ids: string[] },
 ): Promise<number> {
-	const result = await store.execute(
-		`UPDATE ${store.table('dead_letters')} SET alert_due = coalesce(alert_due, now())
-		 WHERE id = ANY($2::bigint[]) AND status = 'new'
-		   AND NOT EXISTS (SELECT 1 FROM ${store.table('processed_events')} p
-		                   WHERE p.execution_id = $1 AND p.status IN ('in_progress', 'failed')
-		                     AND (p.payload IS NOT NULL OR p.payload_bytes IS NOT NULL))`,
-		[letters.executionId, letters.ids],
-	);
+	const result = await store.execute(markAlertDueSql(store), [letters.executionId, letters.ids]);
 	return result.rowCount;
 }
 
@@ -61,22 +55,7 @@ export async function takeDueAlerts(
 	limit: number,
 	workflowId?: string,
 ): Promise<DueAlert[]> {
-	return await store.query<DueAlert>(
-		`WITH due AS (
-			SELECT id FROM ${store.table('dead_letters')}
-			WHERE alert_due IS NOT NULL AND ($2::text IS NULL OR workflow_id = $2)
-			ORDER BY alert_due, id LIMIT $1 FOR UPDATE SKIP LOCKED
-		), cleared AS (
-			UPDATE ${store.table('dead_letters')} d SET alert_due = NULL FROM due WHERE d.id = due.id
-			RETURNING d.id, d.workflow_id, d.workflow_name, d.execution_id, d.step, d.item_index,
-			          d.idempotency_key, d.run_link, d.error_class, d.error_message, d.already_happened,
-			          d.impact, d.owner, d.severity, d.status, d.attempt_history
-		)
-		SELECT id, workflow_id, workflow_name, execution_id, step, item_index, idempotency_key, run_link,
-		       error_class, error_message, already_happened, impact, owner, severity, status, attempt_history
-		FROM cleared WHERE status = 'new' ORDER BY id`,
-		[limit, workflowId ?? null],
-	);
+	return await store.query<DueAlert>(takeDueAlertsSql(store), [limit, workflowId ?? null]);
 }
 
 /**
@@ -94,20 +73,9 @@ export async function unalertedLetters(
 	store: Store,
 	options: { limit: number; graceSeconds?: number; workflowId?: string },
 ): Promise<DueAlert[]> {
-	return await store.query<DueAlert>(
-		`SELECT d.id, d.workflow_id, d.workflow_name, d.execution_id, d.step, d.item_index, d.idempotency_key,
-		        d.run_link, d.error_class, d.error_message, d.already_happened, d.impact, d.owner, d.severity,
-		        d.status, d.attempt_history
-		 FROM ${store.table('dead_letters')} d
-		 WHERE d.status = 'new' AND d.parked_at > now() - interval '1 day'
-		   AND d.issue_id IS NULL AND d.alert_due IS NULL
-		   AND d.updated_at < now() - make_interval(secs => $2)
-		   AND ($3::text IS NULL OR d.workflow_id = $3)
-		   AND (d.execution_id IS NULL OR d.idempotency_key LIKE 'event:%' OR NOT EXISTS (
-		       SELECT 1 FROM ${store.table('processed_events')} p
-		       WHERE (p.execution_id = d.execution_id OR p.origin_execution_id = d.execution_id)
-		         AND (p.payload IS NOT NULL OR p.payload_bytes IS NOT NULL)))
-		 ORDER BY d.parked_at, d.id LIMIT $1`,
-		[options.limit, options.graceSeconds ?? 120, options.workflowId ?? null],
-	);
+	return await store.query<DueAlert>(unalertedLettersSql(store), [
+		options.limit,
+		options.graceSeconds ?? 120,
+		options.workflowId ?? null,
+	]);
 }

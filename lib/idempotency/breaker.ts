@@ -1,4 +1,5 @@
 import type { Store } from '../store';
+import { recordBreakerSql } from './sql';
 
 /**
  * The circuit breaker of an integration, shared by every worker through one row: a streak of
@@ -32,23 +33,6 @@ export class BreakerStreak {
 		return { reset: this.sawSuccess, failures: this.failures };
 	}
 }
-
-/**
- * Folds a run's streak into the integration's row: reset to the failures after the run's last
- * success, or add to the stored streak; open for the cool-down once the streak reaches the
- * threshold, close on a success.
- */
-const recordBreakerSql = (store: Store): string => `
-INSERT INTO ${store.table('breakers')} AS b (integration, consecutive_failures, open_until, updated_at)
-VALUES ($1, $3::int, CASE WHEN $3::int >= $4 THEN now() + make_interval(secs => $5) END, now())
-ON CONFLICT (integration) DO UPDATE SET
-	consecutive_failures = CASE WHEN $2 THEN $3::int ELSE b.consecutive_failures + $3::int END,
-	open_until = CASE
-		WHEN (CASE WHEN $2 THEN $3::int ELSE b.consecutive_failures + $3::int END) >= $4 THEN now() + make_interval(secs => $5)
-		WHEN $2 THEN NULL
-		ELSE b.open_until END,
-	updated_at = now()
-RETURNING open_until`;
 
 /**
  * Records a run's streak at its end. When a settle of the run recorded a success, that statement

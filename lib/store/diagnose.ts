@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { isReliabilityError } from '../errors';
 import { type StoreConfig, toPoolConfig, toStoreConfig } from './config';
 import { appliedMigrationId, latestMigrationId } from './migrations';
+import { storeAccessSql } from './sql';
 import { SqlState, sqlStateOf } from './sqlstate';
 
 export interface DiagnosisResult {
@@ -40,16 +41,7 @@ export async function diagnoseStore(data: Record<string, unknown>): Promise<Diag
 			schema_exists: boolean;
 			can_create_schema: boolean;
 			can_create_in_schema: boolean | null;
-		}>(
-			`SELECT current_setting('server_version') AS version,
-			        current_user AS user,
-			        current_database() AS database,
-			        EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema_exists,
-			        has_database_privilege(current_database(), 'CREATE') AS can_create_schema,
-			        CASE WHEN EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)
-			             THEN has_schema_privilege($1, 'CREATE') END AS can_create_in_schema`,
-			[config.schema],
-		);
+		}>(storeAccessSql(), [config.schema]);
 		const found = rows[0];
 		const server = `PostgreSQL ${found.version.split(' ')[0]}`;
 		const latest = latestMigrationId();

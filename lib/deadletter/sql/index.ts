@@ -7,3 +7,4 @@ export * from './read';
 export * from './status';
 export * from './purge';
 export * from './stats';
+export * from './alertDue';

@@ -1,8 +1,8 @@
 /**
  * The SQL of the idempotency record, one named builder per statement, in a file per job: the
- * owner's statements (claim.ts), the settle (settle.ts), and the records' ends and reads of
- * other records (records.ts). Every value is bound; the only identifier spliced in is the
- * validated, quoted schema name.
+ * owner's statements (claim.ts), the settle (settle.ts), the records' ends and reads of
+ * other records (records.ts), and the integration's breaker (breaker.ts). Every value is bound;
+ * the only identifier spliced in is the validated, quoted schema name.
  *
  * Ownership is fenced: a claim or takeover gives its owner a generation, and every later
  * statement of that owner (attempt start, lease renewal, settle) is conditional on it, so an
@@ -11,3 +11,4 @@
 export * from './claim';
 export * from './settle';
 export * from './records';
+export * from './breaker';

@@ -1,0 +1,53 @@
+import type { Store } from '../../store';
+
+/**
+ * Pauses or resumes ($3) the integration or workflow ($1 scope, $2 name), by $4 for reason $5,
+ * and writes the change's event in the same statement, so the trail never misses one.
+ */
+export const setPauseSql = (store: Store): string => `
+WITH changed AS (
+	INSERT INTO ${store.table('pauses')} (scope, name, paused, changed_by, reason, changed_at)
+	VALUES ($1, $2, $3, $4, $5, now())
+	ON CONFLICT (scope, name) DO UPDATE SET paused = EXCLUDED.paused, changed_by = EXCLUDED.changed_by, reason = EXCLUDED.reason, changed_at = now()
+	RETURNING scope, name, paused, changed_by, reason, changed_at
+), logged AS (
+	INSERT INTO ${store.table('pause_events')} (scope, name, paused, actor, reason) SELECT scope, name, paused, changed_by, reason FROM changed
+)
+SELECT * FROM changed`;
+
+/**
+ * Held items of a resumed integration ($1) go to replay_requested, with their audit events
+ * (actor $2, reason $3). Returns how many were released.
+ */
+export const releaseHeldSql = (store: Store): string => `
+WITH target AS (
+	-- Locked in the park's order (its identity), so a resume and a park or a settle never deadlock.
+	SELECT id FROM ${store.table('dead_letters')} WHERE integration = $1 AND status = 'held'
+	ORDER BY workflow_id, step, item_key, id FOR UPDATE
+), released AS (
+	UPDATE ${store.table('dead_letters')} d SET status = 'replay_requested', updated_at = now()
+	FROM target t WHERE d.id = t.id AND d.status = 'held'
+	RETURNING d.id
+), audited AS (
+	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
+	SELECT id, $2, 'held', 'replay_requested', $3 FROM released
+)
+SELECT count(*)::int AS released FROM released`;
+
+/**
+ * Removes pause and resume history older than $1 days, one slice of $2. The current state of
+ * each pause (the pauses table) is never purged: only the trail of earlier changes goes.
+ */
+export const purgePauseHistorySql = (store: Store): string => `
+WITH doomed AS (
+	SELECT id FROM ${store.table('pause_events')} WHERE at < now() - make_interval(days => $1)
+	LIMIT $2
+	FOR UPDATE SKIP LOCKED
+)
+DELETE FROM ${store.table('pause_events')} e USING doomed d WHERE e.id = d.id`;
+
+/** The pauses, each filter applied when given: $1 scope, $2 name, $3 paused or resumed. */
+export const pausesSql = (store: Store): string => `
+SELECT scope, name, paused, changed_by, reason, changed_at FROM ${store.table('pauses')}
+WHERE ($1::text IS NULL OR scope = $1) AND ($2::text IS NULL OR name = $2) AND ($3::boolean IS NULL OR paused = $3)
+ORDER BY scope, name`;

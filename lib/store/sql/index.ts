@@ -1,0 +1,5 @@
+/**
+ * The SQL the store runs on a bare connection, before or without a Store: the credential's test.
+ * Every value is bound.
+ */
+export * from './diagnose';
