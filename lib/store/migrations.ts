@@ -1,6 +1,14 @@
 import type { Client, Pool, PoolClient } from 'pg';
 import { quoteIdent } from './identifiers';
 import { migrationFiles } from './migrationFiles';
+import {
+	appliedMigrationSql,
+	bootstrapSql,
+	migrationLockSql,
+	migrationsTableExistsSql,
+	recordMigrationScriptSql,
+	recordMigrationSql,
+} from './sql/migrations';
 
 /**
  * Numbered SQL migrations (`000001_name.sql`), the pending ones applied in one transaction under
@@ -38,17 +46,6 @@ export const latestMigrationId = (): number => loadMigrations().length;
 const renderMigration = (migration: Migration, schema: string): string =>
 	migration.sql.replace(/:SCHEMA\b/g, quoteIdent(schema));
 
-/** One lock key per schema, so stores in different schemas of one database migrate independently. */
-const lockKeySql = `hashtext('n8n_reliability.migrate:' || $1::text)`;
-
-const bootstrapSql = (schema: string): string => `
-CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)};
-CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.migrations (
-	id integer PRIMARY KEY,
-	name text NOT NULL,
-	applied_at timestamptz NOT NULL DEFAULT now()
-);`;
-
 /**
  * The migration level of a schema: 0 when the schema or its migrations table does not exist.
  *
@@ -63,17 +60,9 @@ export async function appliedMigrationId(
 	db: Pool | PoolClient | Client,
 	schema: string,
 ): Promise<number> {
-	const { rows } = await db.query<{ exists: boolean }>(
-		`SELECT EXISTS (
-			SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-			WHERE n.nspname = $1 AND c.relname = 'migrations' AND c.relkind IN ('r', 'p')
-		) AS exists`,
-		[schema],
-	);
+	const { rows } = await db.query<{ exists: boolean }>(migrationsTableExistsSql, [schema]);
 	if (!rows[0].exists) return 0;
-	const result = await db.query<{ id: number | null }>(
-		`SELECT max(id) AS id FROM ${quoteIdent(schema)}.migrations`,
-	);
+	const result = await db.query<{ id: number | null }>(appliedMigrationSql(schema));
 	return result.rows[0].id ?? 0;
 }
 
@@ -99,17 +88,14 @@ export async function migrate(pool: Pool, schema: string): Promise<number[]> {
 	try {
 		await client.query('BEGIN');
 		try {
-			await client.query(`SELECT pg_advisory_xact_lock(${lockKeySql})`, [schema]);
+			await client.query(migrationLockSql, [schema]);
 			// Read again under the lock: the worker that held it before may have migrated everything.
 			const current = await appliedMigrationId(client, schema);
 			const pending = migrations.filter((m) => m.id > current);
 			if (pending.length > 0) await client.query(bootstrapSql(schema));
 			for (const migration of pending) {
 				await client.query(renderMigration(migration, schema));
-				await client.query(
-					`INSERT INTO ${quoteIdent(schema)}.migrations (id, name) VALUES ($1, $2)`,
-					[migration.id, migration.name],
-				);
+				await client.query(recordMigrationSql(schema), [migration.id, migration.name]);
 			}
 			await client.query('COMMIT');
 			return pending.map((m) => m.id);
@@ -135,7 +121,7 @@ export function migrationScript(schema: string): string {
 			`-- ${String(migration.id).padStart(6, '0')}_${migration.name}`,
 			'BEGIN;',
 			renderMigration(migration, schema).trim(),
-			`INSERT INTO ${quoteIdent(schema)}.migrations (id, name) VALUES (${migration.id}, '${migration.name}') ON CONFLICT (id) DO NOTHING;`,
+			recordMigrationScriptSql(schema, migration.id, migration.name),
 			'COMMIT;',
 		);
 	}

@@ -1,4 +1,4 @@
-import type { Store } from '../store';
+import type { Store } from '../../store';
 
 /**
  * The SQL of the Transactional Outbox, one named builder per statement. Values are bound; the

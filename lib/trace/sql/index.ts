@@ -1,4 +1,4 @@
-import type { Store } from '../store';
+import type { Store } from '../../store';
 
 /**
  * The SQL of Trace, one named builder per statement. Every value is bound; the only identifier
