@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { runLink, runWrites, type WriteRequest } from '../../lib';
+import { forEachItem } from '../shared/router';
 import { sourceVersionOf } from '../shared/sourceVersion';
 import { storeFor, toNodeError } from '../shared/store';
 import { toOutputs } from './outputs';
@@ -31,22 +32,23 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 	}
 	const build = await requestBuilder(this, items, settings);
 	const requests: Array<PreparedRequest | WriteRequest> = [];
-	for (let index = 0; index < items.length; index++) {
-		try {
+	await forEachItem(
+		this,
+		items,
+		(index) => {
 			requests.push(build(index));
-		} catch (error) {
-			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			const message = error instanceof Error ? error.message : String(error);
+		},
+		(errorOutput, index) => {
 			requests.push({
 				index,
 				scope: settings.scope,
 				key: '',
 				fingerprint: '',
 				payload: items[index].json,
-				invalid: message,
+				invalid: String(errorOutput.json.error),
 			});
-		}
-	}
+		},
+	);
 
 	const store = await storeFor(this);
 	const workflow = this.getWorkflow();

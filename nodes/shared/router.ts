@@ -53,20 +53,47 @@ export const shownError = (context: IExecuteFunctions, error: unknown): Executio
 /**
  * Runs `run` for each item in turn. When it throws, the execution fails with the error mapped to
  * that item's index; with Continue On Fail, `onError` gets the item's error output instead
- * (`{ json: { error, description, itemIndex }, pairedItem }`) and the next item runs.
+ * (`{ json: { error, description, itemIndex }, pairedItem }`) and the next item runs. Without
+ * `onError` every item must pass, Continue On Fail or not: the check before a batch that runs
+ * one statement for all items.
  */
 export async function forEachItem(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	run: (itemIndex: number) => void | Promise<void>,
-	onError: (errorOutput: INodeExecutionData, itemIndex: number) => void,
+	onError?: (errorOutput: INodeExecutionData, itemIndex: number) => void,
 ): Promise<void> {
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		try {
 			await run(itemIndex);
 		} catch (error) {
-			if (!context.continueOnFail()) throw toNodeError(context, error, itemIndex);
+			if (!onError || !context.continueOnFail()) throw toNodeError(context, error, itemIndex);
 			onError(errorItem(error, itemIndex), itemIndex);
 		}
 	}
+}
+
+/** What one item gives the output: an item, several (in order), or none. */
+type ItemOutput = INodeExecutionData | INodeExecutionData[] | undefined;
+
+/**
+ * The output of running `run` for each item in turn, as {@link forEachItem}: each item's output
+ * items in item order, and with Continue On Fail a failed item's error output in its place.
+ */
+export async function outputOfEachItem(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	run: (itemIndex: number) => ItemOutput | Promise<ItemOutput>,
+): Promise<INodeExecutionData[]> {
+	const out: INodeExecutionData[] = [];
+	await forEachItem(
+		context,
+		items,
+		async (itemIndex) => {
+			const output = await run(itemIndex);
+			if (output) out.push(...(Array.isArray(output) ? output : [output]));
+		},
+		(errorOutput) => out.push(errorOutput),
+	);
+	return out;
 }

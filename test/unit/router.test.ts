@@ -1,6 +1,6 @@
 import { type IExecuteFunctions, type INodeExecutionData, NodeOperationError } from 'n8n-workflow';
 import { ItemError } from '../../lib';
-import { forEachItem } from '../../nodes/shared/router';
+import { forEachItem, outputOfEachItem } from '../../nodes/shared/router';
 
 /** The per-item helper every operation uses for Continue On Fail, with a stand-in for n8n. */
 function context(continueOnFail: boolean): IExecuteFunctions {
@@ -78,5 +78,53 @@ describe('each item in turn', () => {
 			() => undefined,
 		);
 		expect(order).toEqual([0, 1, 2]);
+	});
+});
+
+describe("each item's output", () => {
+	const outputOf = (index: number) =>
+		index === 1
+			? (() => {
+					throw new ItemError(`Item ${index} has no message ID`, index, 'Map Message ID.');
+				})()
+			: index === 2
+				? [
+						{ json: { n: 2, part: 'a' }, pairedItem: { item: 2 } },
+						{ json: { n: 2, part: 'b' }, pairedItem: { item: 2 } },
+					]
+				: { json: { n: index }, pairedItem: { item: index } };
+
+	it('with Continue On Fail, a failed item has its error output in its place, in item order', async () => {
+		expect(await outputOfEachItem(context(true), items, outputOf)).toEqual([
+			{ json: { n: 0 }, pairedItem: { item: 0 } },
+			{
+				json: { error: 'Item 1 has no message ID', description: 'Map Message ID.', itemIndex: 1 },
+				pairedItem: { item: 1 },
+			},
+			{ json: { n: 2, part: 'a' }, pairedItem: { item: 2 } },
+			{ json: { n: 2, part: 'b' }, pairedItem: { item: 2 } },
+		]);
+	});
+
+	it('without Continue On Fail, the failed item ends the run with its index', async () => {
+		await expect(outputOfEachItem(context(false), items, outputOf)).rejects.toMatchObject({
+			message: 'Item 1 has no message ID',
+			context: { itemIndex: 1 },
+		});
+	});
+
+	it('an item that gives nothing adds nothing', async () => {
+		expect(await outputOfEachItem(context(false), items, () => undefined)).toEqual([]);
+	});
+});
+
+describe('every item must pass', () => {
+	it('without an error output, a failing item ends the run even with Continue On Fail', async () => {
+		const done: number[] = [];
+		await expect(forEachItem(context(true), items, failSecond(done))).rejects.toMatchObject({
+			message: 'Item 1 has no message ID',
+			context: { itemIndex: 1 },
+		});
+		expect(done).toEqual([0]);
 	});
 });

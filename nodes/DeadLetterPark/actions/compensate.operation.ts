@@ -12,8 +12,7 @@ import {
 	type Store,
 } from '../../../lib';
 import { itemValueReader } from '../../shared/itemValues';
-import { toNodeError } from '../../shared/store';
-import { errorItem } from '../../shared/errorItem';
+import { outputOfEachItem } from '../../shared/router';
 
 /** Compensate reads Dead Letter ID, Actor and Reason, which Update Status declares for it too. */
 export const description: INodeProperties[] = [];
@@ -71,9 +70,8 @@ export async function execute(
 			}
 		},
 	};
-	const out: INodeExecutionData[] = [];
-	for (let index = 0; index < items.length; index++) {
-		try {
+	return [
+		await outputOfEachItem(this, items, async (index) => {
 			const result = await compensateDeadLetter(
 				store,
 				{
@@ -84,11 +82,7 @@ export async function execute(
 				},
 				deps,
 			);
-			out.push({ json: result as unknown as IDataObject, pairedItem: { item: index } });
-		} catch (error) {
-			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			out.push(errorItem(error, index));
-		}
-	}
-	return [out];
+			return { json: result as unknown as IDataObject, pairedItem: { item: index } };
+		}),
+	];
 }

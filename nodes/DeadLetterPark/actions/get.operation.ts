@@ -15,8 +15,7 @@ import {
 	toDeadLetter,
 } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
-import { toNodeError } from '../../shared/store';
-import { errorItem } from '../../shared/errorItem';
+import { forEachItem, outputOfEachItem } from '../../shared/router';
 
 /** Which record: by its ID or by the idempotency key it was parked with. */
 const properties: INodeProperties[] = [
@@ -57,53 +56,44 @@ export async function execute(
 	const byKey = this.getNodeParameter('findBy', 0, 'id') === 'idempotencyKey';
 	const read = itemValueReader(this, items, byKey ? 'lookupKey' : 'deadLetterId');
 	const label = byKey ? 'idempotency key' : 'dead letter ID';
+	// Every item names a record before the one lookup: an unreadable ID fails the run.
 	const wanted: string[] = [];
-	for (let index = 0; index < items.length; index++) {
-		try {
-			const value = requiredText(
-				read,
-				label,
-				index,
-				`Set ${byKey ? 'Idempotency Key' : 'Dead Letter ID'} to the record to get.`,
-			);
-			if (!byKey && !/^\d+$/.test(value))
-				throw new ItemError(
-					`Item ${index}: dead letter ID "${value}" is not a number`,
-					index,
-					'Dead letter IDs are the numbers Park and List output as id.',
-				);
-			wanted.push(value);
-		} catch (error) {
-			throw toNodeError(this, error, index);
-		}
-	}
-	const records = await (
-		byKey ? getDeadLettersByKey(store, wanted) : getDeadLetters(store, wanted)
-	).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
-	const out: INodeExecutionData[] = [];
-	wanted.forEach((value, index) => {
-		const found = records.filter((r: DeadLetterRecord) =>
-			byKey ? r.idempotency_key === value : r.id === value,
+	await forEachItem(this, items, (index) => {
+		const value = requiredText(
+			read,
+			label,
+			index,
+			`Set ${byKey ? 'Idempotency Key' : 'Dead Letter ID'} to the record to get.`,
 		);
-		if (found.length === 0) {
-			const error = new ItemError(
-				`Item ${index}: no dead letter with ${label} "${value}"`,
+		if (!byKey && !/^\d+$/.test(value))
+			throw new ItemError(
+				`Item ${index}: dead letter ID "${value}" is not a number`,
 				index,
-				'List shows the records that exist; purged records are gone.',
+				'Dead letter IDs are the numbers Park and List output as id.',
 			);
-			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			out.push(errorItem(error, index));
-			return;
-		}
-		// Records are masked when parked; masking again on the way out covers rows parked by
-		// older versions and audit reasons.
-		for (const record of found)
-			out.push({
+		wanted.push(value);
+	});
+	const records = await (byKey
+		? getDeadLettersByKey(store, wanted)
+		: getDeadLetters(store, wanted));
+	return [
+		await outputOfEachItem(this, items, (index) => {
+			const value = wanted[index];
+			const found = records.filter((r: DeadLetterRecord) =>
+				byKey ? r.idempotency_key === value : r.id === value,
+			);
+			if (found.length === 0)
+				throw new ItemError(
+					`Item ${index}: no dead letter with ${label} "${value}"`,
+					index,
+					'List shows the records that exist; purged records are gone.',
+				);
+			// Records are masked when parked; masking again on the way out covers rows parked by
+			// older versions and audit reasons.
+			return found.map((record) => ({
 				json: maskValue(toDeadLetter(record)) as IDataObject,
 				pairedItem: { item: index },
-			});
-	});
-	return [out];
+			}));
+		}),
+	];
 }

@@ -7,7 +7,6 @@ import {
 } from 'n8n-workflow';
 import { LIMITS, maskValue, parkedSummary, parkItems, type Store } from '../../../lib';
 import { range } from '../../shared/range';
-import { toNodeError } from '../../shared/store';
 import { parkRequestsOf } from './parkRequests';
 import { errorItem } from '../../shared/errorItem';
 import {
@@ -156,14 +155,12 @@ export async function execute(
 	store: Store,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[][]> {
-	const { requests, requestOf, refused, maskFields } = parkRequestsOf(this, items);
-	const results = await parkItems(store, requests, { maskFields }).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
+	const { requests, requestOf, refused, maskFields } = await parkRequestsOf(this, items);
+	const results = await parkItems(store, requests, { maskFields });
 	return [
 		items.map((_item, index) => {
 			const at = requestOf.get(index);
-			if (at === undefined) return errorItem(refused.get(index) ?? 'not parked', index);
+			if (at === undefined) return refused.get(index) ?? errorItem('not parked', index);
 			const request = requests[at];
 			const result = results[at];
 			// Checked per item above, so the engine refuses none; if it does, that item alone.

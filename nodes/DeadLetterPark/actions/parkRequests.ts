@@ -8,6 +8,7 @@ import {
 	runLink,
 } from '../../../lib';
 import { itemValueReader } from '../../shared/itemValues';
+import { forEachItem } from '../../shared/router';
 import { sourceVersionOf } from '../../shared/sourceVersion';
 import { toNodeError } from '../../shared/store';
 import { classifyStatus, splitErrorItem } from './errorInput';
@@ -17,8 +18,8 @@ export interface ParkRequests {
 	requests: ParkRequest[];
 	/** Input item index to its request's index in `requests`. */
 	requestOf: Map<number, number>;
-	/** Input item index to why it was not parked (Continue On Fail only). */
-	refused: Map<number, unknown>;
+	/** Input item index to its error output, why it was not parked (Continue On Fail only). */
+	refused: Map<number, INodeExecutionData>;
 	maskFields: string[];
 }
 
@@ -28,10 +29,10 @@ export interface ParkRequests {
  * item with a bad parameter is an error naming it, or with Continue On Fail a refused item, and
  * the others are parked.
  */
-export function parkRequestsOf(
+export async function parkRequestsOf(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
-): ParkRequests {
+): Promise<ParkRequests> {
 	const workflow = context.getWorkflow();
 	const executionId = context.getExecutionId();
 	const baseUrl = context.getInstanceBaseUrl().replace(/\/+$/, '');
@@ -58,9 +59,11 @@ export function parkRequestsOf(
 
 	const requests: ParkRequest[] = [];
 	const requestOf = new Map<number, number>();
-	const refused = new Map<number, unknown>();
-	for (let index = 0; index < items.length; index++) {
-		try {
+	const refused = new Map<number, INodeExecutionData>();
+	await forEachItem(
+		context,
+		items,
+		(index) => {
 			const item = items[index];
 			const failed = splitErrorItem(item.json);
 			const chosenClass = String(classOf(index) ?? 'auto');
@@ -104,10 +107,10 @@ export function parkRequestsOf(
 			// Checked here, per item: one bad item must not fail the park of the others.
 			checkParkRequest(request, index);
 			requestOf.set(index, requests.push(request) - 1);
-		} catch (error) {
-			if (!context.continueOnFail()) throw toNodeError(context, error, index);
-			refused.set(index, error);
-		}
-	}
+		},
+		(errorOutput, index) => {
+			refused.set(index, errorOutput);
+		},
+	);
 	return { requests, requestOf, refused, maskFields };
 }

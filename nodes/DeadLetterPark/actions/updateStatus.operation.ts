@@ -1,9 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { type DeadLetterStatus, type Store, updateDeadLetterStatus } from '../../../lib';
 import { itemValueReader } from '../../shared/itemValues';
-import { toNodeError } from '../../shared/store';
+import { outputOfEachItem } from '../../shared/router';
 import { statusOptions } from './statusOptions';
-import { errorItem } from '../../shared/errorItem';
 
 /**
  * Which record, who and why: Replay and Compensate change a record the way Update Status does, so
@@ -82,27 +81,20 @@ export async function changeStatuses(
 	refuse?: (id: string) => Promise<void>,
 ): Promise<INodeExecutionData[]> {
 	const idOf = itemValueReader(this, items, 'targetId');
-	const out: INodeExecutionData[] = [];
-	for (let index = 0; index < items.length; index++) {
-		try {
-			const expected = String(this.getNodeParameter('expectedGeneration', index, '') ?? '').trim();
-			const id = String(idOf(index) ?? '').trim();
-			await refuse?.(id);
-			const change = await updateDeadLetterStatus(store, {
-				id,
-				to: statusOf(index),
-				actor: String(this.getNodeParameter('actor', index, '') ?? ''),
-				reason: String(this.getNodeParameter('reason', index, '') ?? ''),
-				expectedGeneration: expected || undefined,
-			});
-			out.push({
-				json: { id: change.id, from: change.from, to: change.to, generation: change.generation },
-				pairedItem: { item: index },
-			});
-		} catch (error) {
-			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			out.push(errorItem(error, index));
-		}
-	}
-	return out;
+	return await outputOfEachItem(this, items, async (index) => {
+		const expected = String(this.getNodeParameter('expectedGeneration', index, '') ?? '').trim();
+		const id = String(idOf(index) ?? '').trim();
+		await refuse?.(id);
+		const change = await updateDeadLetterStatus(store, {
+			id,
+			to: statusOf(index),
+			actor: String(this.getNodeParameter('actor', index, '') ?? ''),
+			reason: String(this.getNodeParameter('reason', index, '') ?? ''),
+			expectedGeneration: expected || undefined,
+		});
+		return {
+			json: { id: change.id, from: change.from, to: change.to, generation: change.generation },
+			pairedItem: { item: index },
+		};
+	});
 }

@@ -6,8 +6,7 @@ import {
 	updateDisplayOptions,
 } from 'n8n-workflow';
 import { composeAlert, isHeld, parseMaskFields } from '../../../../lib';
-import { toNodeError } from '../../../shared/store';
-import { errorItem } from '../../../shared/errorItem';
+import { outputOfEachItem } from '../../../shared/router';
 import { alertMaskFields } from '../../../shared/descriptions';
 
 const properties: INodeProperties[] = [alertMaskFields];
@@ -26,17 +25,12 @@ export async function execute(
 	_store: unknown,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[][]> {
-	const out: INodeExecutionData[] = [];
-	for (let index = 0; index < items.length; index++) {
-		try {
-			if (isHeld(items[index].json)) continue;
+	return [
+		await outputOfEachItem(this, items, (index) => {
+			if (isHeld(items[index].json)) return undefined;
 			const maskFields = parseMaskFields(this.getNodeParameter('alertMaskFields', index, ''));
 			const alert = composeAlert(items[index].json, { maskFields });
-			out.push({ json: alert as unknown as IDataObject, pairedItem: { item: index } });
-		} catch (error) {
-			if (!this.continueOnFail()) throw toNodeError(this, error, index);
-			out.push(errorItem(error, index));
-		}
-	}
-	return [out];
+			return { json: alert as unknown as IDataObject, pairedItem: { item: index } };
+		}),
+	];
 }

@@ -5,8 +5,7 @@ import {
 	resume as resumeScope,
 	type Store,
 } from '../../../../lib';
-import { toNodeError } from '../../../shared/store';
-import { errorItem } from '../../../shared/errorItem';
+import { outputOfEachItem } from '../../../shared/router';
 
 /** A text parameter of an item, trimmed. */
 export const textParameter = (context: IExecuteFunctions, name: string, index: number): string =>
@@ -19,9 +18,8 @@ export async function changePauses(
 	items: INodeExecutionData[],
 	paused: boolean,
 ): Promise<INodeExecutionData[][]> {
-	const out: INodeExecutionData[] = [];
-	for (let index = 0; index < items.length; index++) {
-		try {
+	return [
+		await outputOfEachItem(context, items, async (index) => {
 			const args = [
 				store,
 				textParameter(context, 'scope', index) as PauseScope,
@@ -30,11 +28,7 @@ export async function changePauses(
 				textParameter(context, 'reason', index),
 			] as const;
 			const state = paused ? await pauseScope(...args) : await resumeScope(...args);
-			out.push({ json: state as unknown as IDataObject, pairedItem: { item: index } });
-		} catch (error) {
-			if (!context.continueOnFail()) throw toNodeError(context, error, index);
-			out.push(errorItem(error, index));
-		}
-	}
-	return [out];
+			return { json: state as unknown as IDataObject, pairedItem: { item: index } };
+		}),
+	];
 }
