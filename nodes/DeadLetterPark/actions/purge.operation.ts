@@ -1,6 +1,5 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { purgeDeadLetters, type Store } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 
 /** Purge has no parameters: each record carries its own retention. */
 export const description: INodeProperties[] = [];
@@ -10,8 +9,6 @@ export async function execute(
 	this: IExecuteFunctions,
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
-	const purged = await purgeDeadLetters(store).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
+	const purged = await purgeDeadLetters(store);
 	return [[{ json: { purged }, pairedItem: { item: 0 } }]];
 }

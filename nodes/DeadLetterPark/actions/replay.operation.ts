@@ -11,7 +11,6 @@ import {
 	StatusChangeRefusedError,
 	type Store,
 } from '../../../lib';
-import { toNodeError } from '../../shared/store';
 import { changeStatuses } from './updateStatus.operation';
 
 /** Replay reads Dead Letter ID, Actor and Reason, which Update Status declares for both. */
@@ -45,9 +44,7 @@ export async function execute(
 		refuseCompensated,
 	);
 	const ids = changed.filter((item) => !item.json.error).map((item) => String(item.json.id));
-	const records = await getDeadLetters(store, ids).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
+	const records = await getDeadLetters(store, ids);
 	return [
 		changed.map((item) => {
 			if (item.json.error) return item;
