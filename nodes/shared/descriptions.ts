@@ -30,6 +30,35 @@ export const alertMaskFields: INodeProperties = {
 		'Comma-separated field names to mask in the alert text, besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
 };
 
+/**
+ * Mask Fields of what a node keeps or passes on, besides the secrets always masked: each node
+ * says where its masking applies.
+ */
+export const maskFieldsOption = (placeholder: string, description: string): INodeProperties => ({
+	displayName: 'Mask Fields',
+	name: 'maskFields',
+	type: 'string',
+	default: '',
+	placeholder,
+	description,
+});
+
+/** How long a node's records are kept, in days, within the range the engine checks. */
+export const retentionDays = (defaultDays: number, description: string): INodeProperties => ({
+	displayName: 'Retention (Days)',
+	name: 'retentionDays',
+	type: 'number',
+	typeOptions: range(LIMITS.retentionDays),
+	default: defaultDays,
+	description,
+});
+
+/** How long a handled event ID is remembered: Event Dedupe's Claim and the outbox's Handle Once. */
+export const eventIdRetention = retentionDays(
+	30,
+	'How long an event ID is remembered; keep it longer than any sender retries',
+);
+
 /** Who fixes what a park leaves: the letter's owner, where alerts route it. */
 export const parkOwner = (description = 'Who fixes items parked here'): INodeProperties => ({
 	displayName: 'Owner',

@@ -5,15 +5,16 @@ import {
 	type INodeProperties,
 	updateDisplayOptions,
 } from 'n8n-workflow';
-import { LIMITS, maskValue, parkedSummary, parkItems, type Store } from '../../../lib';
-import { range } from '../../shared/range';
+import { maskValue, parkedSummary, parkItems, type Store } from '../../../lib';
 import { parkRequestsOf } from './parkRequests';
 import { errorItem } from '../../shared/errorItem';
 import {
 	alreadyHappened,
 	businessImpact,
+	maskFieldsOption,
 	parkOwner,
 	parkSeverity,
+	retentionDays,
 } from '../../shared/descriptions';
 
 /** What failed, why, what it means, and how the record is kept. */
@@ -112,24 +113,12 @@ const properties: INodeProperties[] = [
 				placeholder: 'e.g. crm',
 				description: 'The system the step talks to. While it is paused, items are parked as held.',
 			},
-			{
-				displayName: 'Mask Fields',
-				name: 'maskFields',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. apiKey, ssn',
-				description:
-					'Comma-separated field names to mask, in any spelling (ssn matches SSN and s-s-n), besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
-			},
+			maskFieldsOption(
+				'e.g. apiKey, ssn',
+				'Comma-separated field names to mask, in any spelling (ssn matches SSN and s-s-n), besides the secrets always masked: authorization, cookies, API keys, passwords, secrets and tokens',
+			),
 			parkOwner(),
-			{
-				displayName: 'Retention (Days)',
-				name: 'retentionDays',
-				type: 'number',
-				typeOptions: range(LIMITS.retentionDays),
-				default: 90,
-				description: 'How long a closed record is kept after it was parked',
-			},
+			retentionDays(90, 'How long a closed record is kept after it was parked'),
 			parkSeverity,
 			{
 				displayName: 'Source Version',

@@ -12,6 +12,7 @@ import { claimOutputs, warnNoExecutionEnd, warnOverCap } from './claimOutputs';
 import { claimRequestsOf } from './claimRequests';
 import { claimSettingsOf } from './claimSettings';
 import { holdUntilExecutionEnds } from './executionEnd';
+import { eventIdRetention, maskFieldsOption } from '../../shared/descriptions';
 
 /** Claim Mode, with a default per node version (version 1 keeps "done at claim"). */
 const claimMode = (defaultMode: ClaimMode, displayOptions: IDisplayOptions): INodeProperties => ({
@@ -72,15 +73,10 @@ const properties: INodeProperties[] = [
 				description:
 					'Items over this size are not kept with their claim (the execution says so in a hint); a crash then parks the event without its item',
 			},
-			{
-				displayName: 'Mask Fields',
-				name: 'maskFields',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. iban, birthDate',
-				description:
-					'Field names masked in the kept item, besides the usual secret names (authorization, cookie, password, token, API key and their spellings)',
-			},
+			maskFieldsOption(
+				'e.g. iban, birthDate',
+				'Field names masked in the kept item, besides the usual secret names (authorization, cookie, password, token, API key and their spellings)',
+			),
 		],
 	},
 	{
@@ -92,14 +88,7 @@ const properties: INodeProperties[] = [
 		description: 'How long a claim is held before another execution may take it over',
 		displayOptions: { show: { claimMode: ['leaseUntilComplete'] } },
 	},
-	{
-		displayName: 'Retention (Days)',
-		name: 'retentionDays',
-		type: 'number',
-		typeOptions: range(LIMITS.retentionDays),
-		default: 30,
-		description: 'How long an event ID is remembered; keep it longer than any sender retries',
-	},
+	eventIdRetention,
 	{
 		displayName: 'Check Order',
 		name: 'checkOrder',

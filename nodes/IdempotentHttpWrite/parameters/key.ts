@@ -1,6 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 import { LIMITS } from '../../../lib';
 import { range } from '../../shared/range';
+import { maskFieldsOption, retentionDays } from '../../shared/descriptions';
 
 /** The idempotency key: the integration it belongs to and how the key is built. */
 export const keyProperties: INodeProperties[] = [
@@ -105,24 +106,14 @@ export const keyProperties: INodeProperties[] = [
 				description:
 					"What the writes of one business item share, so a later step that parks the item lists this step (and its compensation) in the dead letter. Empty: this execution's item index.",
 			},
-			{
-				displayName: 'Mask Fields',
-				name: 'maskFields',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. iban, birthDate',
-				description:
-					'Field names masked in everything the write keeps or passes on (saved responses, errors, parked items), besides the usual secret names',
-			},
-			{
-				displayName: 'Retention (Days)',
-				name: 'retentionDays',
-				type: 'number',
-				typeOptions: range(LIMITS.retentionDays),
-				default: 90,
-				description:
-					'How long a settled key is remembered (at least a day): longer than any sender retries or replays, and at least as long as the dead letters replayed through this write are kept (90 days unless their park says otherwise). A key in progress or with an unknown outcome is never forgotten.',
-			},
+			maskFieldsOption(
+				'e.g. iban, birthDate',
+				'Field names masked in everything the write keeps or passes on (saved responses, errors, parked items), besides the usual secret names',
+			),
+			retentionDays(
+				90,
+				'How long a settled key is remembered (at least a day): longer than any sender retries or replays, and at least as long as the dead letters replayed through this write are kept (90 days unless their park says otherwise). A key in progress or with an unknown outcome is never forgotten.',
+			),
 			{
 				displayName: 'Saved Body Limit (KB)',
 				name: 'maxSavedBodyKb',

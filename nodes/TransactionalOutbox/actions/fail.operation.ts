@@ -19,7 +19,12 @@ import {
 import { range } from '../../shared/range';
 import { outboxStoreFor } from './outboxStore';
 import { settleItems, settleRequestOf } from './settleOutput';
-import { businessImpact, parkOwner, parkSeverity } from '../../shared/descriptions';
+import {
+	businessImpact,
+	maskFieldsOption,
+	parkOwner,
+	parkSeverity,
+} from '../../shared/descriptions';
 
 const text = (value: unknown): string =>
 	value === undefined || value === null ? '' : String(value).trim();
@@ -98,15 +103,10 @@ const properties: INodeProperties[] = [
 				'e.g. order not in ERP',
 				'Shown with the dead letter; default: "message to crm not delivered" for destination crm',
 			),
-			{
-				displayName: 'Mask Fields',
-				name: 'maskFields',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. apiKey, ssn',
-				description:
-					'Comma-separated field names to mask in the dead letter, besides the usual secret names',
-			},
+			maskFieldsOption(
+				'e.g. apiKey, ssn',
+				'Comma-separated field names to mask in the dead letter, besides the usual secret names',
+			),
 			{
 				displayName: 'Max Attempts',
 				name: 'maxAttempts',

@@ -5,19 +5,14 @@ import {
 	updateDisplayOptions,
 } from 'n8n-workflow';
 import { inRange, LIMITS, purgeMessages, type Store } from '../../../lib';
-import { range } from '../../shared/range';
 import { outboxStoreFor } from './outboxStore';
+import { retentionDays } from '../../shared/descriptions';
 
 const properties: INodeProperties[] = [
-	{
-		displayName: 'Retention (Days)',
-		name: 'retentionDays',
-		type: 'number',
-		typeOptions: range(LIMITS.retentionDays),
-		default: 30,
-		description:
-			'Delete messages done or dead for longer than this. Keep it longer than anyone may write the same key again: a purged key is a new message.',
-	},
+	retentionDays(
+		30,
+		'Delete messages done or dead for longer than this. Keep it longer than anyone may write the same key again: a purged key is a new message.',
+	),
 ];
 
 export const description = updateDisplayOptions({ show: { operation: ['purge'] } }, properties);

@@ -5,11 +5,11 @@ import {
 	type INodeProperties,
 	updateDisplayOptions,
 } from 'n8n-workflow';
-import { LIMITS, type Store, writeWithMessages } from '../../../lib';
+import { type Store, writeWithMessages } from '../../../lib';
 import { errorItem } from '../../shared/errorItem';
-import { range } from '../../shared/range';
 import { outboxStoreFor } from './outboxStore';
 import { readWrites } from './writeItems';
+import { eventIdRetention } from '../../shared/descriptions';
 
 const methodOptions = [
 	{ name: 'DELETE', value: 'DELETE' },
@@ -182,15 +182,7 @@ const properties: INodeProperties[] = [
 			'Event IDs are unique per consumer, shared with Event Dedupe nodes of the same consumer. Empty means this workflow.',
 		displayOptions: { show: { handleOnce: [true] } },
 	},
-	{
-		displayName: 'Retention (Days)',
-		name: 'retentionDays',
-		type: 'number',
-		typeOptions: range(LIMITS.retentionDays),
-		default: 30,
-		description: 'How long an event ID is remembered; keep it longer than any sender retries',
-		displayOptions: { show: { handleOnce: [true] } },
-	},
+	{ ...eventIdRetention, displayOptions: { show: { handleOnce: [true] } } },
 ];
 
 export const description = updateDisplayOptions({ show: { operation: ['write'] } }, properties);

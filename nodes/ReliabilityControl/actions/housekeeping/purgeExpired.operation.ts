@@ -7,18 +7,14 @@ import {
 } from 'n8n-workflow';
 import { DEFAULT_HOUSEKEEPING, LIMITS, purgeExpired, type Store } from '../../../../lib';
 import { range } from '../../../shared/range';
+import { retentionDays } from '../../../shared/descriptions';
 
 /** How long each kind of row is kept, and the slice size. */
 const properties: INodeProperties[] = [
-	{
-		displayName: 'Retention (Days)',
-		name: 'retentionDays',
-		type: 'number',
-		typeOptions: range(LIMITS.retentionDays),
-		default: 30,
-		description:
-			'Delete entity versions untouched and outbox messages settled for longer than this. Key records, event IDs and dead letters keep the retention they were written with.',
-	},
+	retentionDays(
+		30,
+		'Delete entity versions untouched and outbox messages settled for longer than this. Key records, event IDs and dead letters keep the retention they were written with.',
+	),
 	{
 		displayName: 'History Retention (Days)',
 		name: 'historyRetentionDays',
