@@ -8,10 +8,8 @@ import {
 import {
 	completeEvents,
 	ErrorClass,
-	eventLetterKey,
 	inRange,
 	keeperFor,
-	keptPayload,
 	KeyStatus,
 	LIMITS,
 	parkedOrThrow,
@@ -27,6 +25,7 @@ import {
 	unalertedLetters,
 } from '../../../lib';
 import { range } from '../../shared/range';
+import { keptItemLetter, UNFINISHED_IMPACT } from './keptItemLetter';
 import { listLimit } from '../../shared/descriptions';
 import { endedWithoutSuccess, whenRunEnds } from '../../shared/runEnd';
 
@@ -160,15 +159,13 @@ export async function execute(
 			workflowId: item.workflowId ?? 'unknown',
 			executionId: item.originExecutionId ?? undefined,
 			step: 'crashed',
-			idempotencyKey: eventLetterKey(item.consumer, item.eventId),
-			businessId: item.eventId,
+			...keptItemLetter(item),
 			runLink: linkOf(item),
 			errorClass: ErrorClass.crashed,
 			errorMessage: `${item.reason ?? 'its execution died'} (event ${item.eventId} of ${item.consumer})`,
 			attempts: item.attempt,
 			alreadyHappened: happened(item),
-			impact: 'the event was received but its work did not finish',
-			payload: keptPayload(item),
+			impact: UNFINISHED_IMPACT,
 		}));
 		const results = parkedOrThrow(await parkItems(store, requests));
 		parked = results.map((result, i) => ({
