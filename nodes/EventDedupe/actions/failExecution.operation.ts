@@ -6,11 +6,10 @@ import {
 	updateDisplayOptions,
 } from 'n8n-workflow';
 import {
-	eventLetterKey,
 	failedAfter,
 	failExecution,
+	type FailedExecution,
 	ItemError,
-	keptPayload,
 	KeyStatus,
 	parkedOrThrow,
 	parkedSummary,
@@ -20,9 +19,10 @@ import {
 	runLink,
 	type Store,
 } from '../../../lib';
-import { itemValueReader, requiredText } from '../../shared/itemValues';
+import { type ItemValueReader, itemValueReader, requiredText } from '../../shared/itemValues';
 import { forEachItem } from '../../shared/router';
 import { businessImpact, parkOwner, parkSeverity } from '../../shared/descriptions';
+import { keptItemLetter, UNFINISHED_IMPACT } from './keptItemLetter';
 
 const properties: INodeProperties[] = [
 	{
@@ -107,7 +107,6 @@ export async function execute(
 		message: itemValueReader(this, items, 'failureMessage', ''),
 	};
 	const options = this.getNodeParameter('failOptions', 0, {}) as IDataObject;
-	const text = (value: unknown) => String(value ?? '').trim() || undefined;
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
 	const parked: INodeExecutionData[] = [];
 	const notKept: INodeExecutionData[] = [];
@@ -119,38 +118,21 @@ export async function execute(
 			if (triggerFailure && !text(read.executionId(index))) {
 				// A trigger failed (a poll, a listener): n8n started no execution, so no claim or
 				// key is the run's; what a person needs is the trigger's error, parked by the caller.
-				notKept.push({
-					json: {
-						...items[index].json,
-						error: {
-							message:
-								text(read.message(index)) ?? text(triggerFailure.message) ?? 'the trigger failed',
-						},
-						_settled: { trigger: true },
-					},
-					pairedItem: { item: index },
-				});
+				const message =
+					text(read.message(index)) ?? text(triggerFailure.message) ?? 'the trigger failed';
+				notKept.push(notKeptItem(items[index], index, message, { trigger: true }));
 				return;
 			}
-			const executionId = requiredText(
-				read.executionId,
-				'failed execution ID',
-				index,
-				'Set Failed Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.',
-			);
-			const crashed = crashedOf(read.crashed(index), index);
-			const message =
-				text(read.message(index)) ?? (crashed ? 'the execution crashed' : 'the execution failed');
-			const settled = await failExecution(store, { executionId, crashed, message });
+			const failure = failureOf(read, index);
+			const settled = await failExecution(store, failure);
 			// n8n reported this execution before (a crash, again at a restart): settled then.
 			if (settled.repeated) return;
-			const ending = crashed ? 'crashed' : 'failed';
+			const ending = failure.crashed ? 'crashed' : 'failed';
 			const workflowId = text(read.workflowId(index));
 			const step = text(read.lastNode(index)) ?? 'unknown step';
-			const link = runLink(baseUrl, workflowId, executionId);
 			const summary: IDataObject = {
-				executionId,
-				crashed,
+				executionId: failure.executionId,
+				crashed: failure.crashed,
 				recovering: settled.recovering,
 				released: settled.released,
 				keys: settled.keys,
@@ -160,55 +142,20 @@ export async function execute(
 				// end already parked them): nothing execution-level to park or alert about.
 				// The error goes along as `error`, where Dead Letter Park reads why an item failed.
 				if (settled.kept === 0)
-					notKept.push({
-						json: { ...items[index].json, error: { message }, _settled: summary },
-						pairedItem: { item: index },
-					});
-				await recordExecutionReport(store, executionId, ending);
+					notKept.push(notKeptItem(items[index], index, failure.message, summary));
+				await recordExecutionReport(store, failure.executionId, ending);
 				return;
 			}
-			const unknownSteps = settled.keys.filter((k) => k.status === KeyStatus.unknown).length;
-			const workflowName = text(read.workflowName(index));
-			const requests: ParkRequest[] = settled.items.map((item) => ({
-				workflowId: workflowId ?? item.workflowId ?? 'unknown',
-				workflowName,
-				executionId,
+			const letters = await parkUnfinished(store, settled, summary, {
+				...failure,
+				workflowId,
+				workflowName: text(read.workflowName(index)),
 				step,
-				idempotencyKey: eventLetterKey(item.consumer, item.eventId),
-				businessId: item.eventId,
-				runLink: link,
-				errorClass: 'execution',
-				errorMessage: message,
-				alreadyHappened: failedAfter(step, unknownSteps),
-				impact: text(options.impact) ?? UNFINISHED,
-				owner: text(options.owner),
-				severity: text(options.severity),
-				payload: keptPayload(item),
-			}));
-			const results = parkedOrThrow(await parkItems(store, requests));
-			await recordExecutionReport(store, executionId, ending);
-			results.forEach((result, i) =>
-				parked.push({
-					json: {
-						deadLetterId: result.id,
-						status: result.status,
-						workflowId: workflowId ?? null,
-						workflowName: workflowName ?? null,
-						step,
-						idempotencyKey: requests[i].idempotencyKey,
-						eventId: settled.items[i].eventId,
-						message,
-						impact: requests[i].impact,
-						owner: requests[i].owner ?? null,
-						severity: requests[i].severity ?? null,
-						runLink: link ?? null,
-						_settled: summary,
-						// The record's summary, as Park outputs it: what an alert needs.
-						_deadLetter: parkedSummary(requests[i], result),
-					},
-					pairedItem: { item: index },
-				}),
-			);
+				runLink: runLink(baseUrl, workflowId, failure.executionId),
+				options,
+			});
+			await recordExecutionReport(store, failure.executionId, ending);
+			for (const json of letters) parked.push({ json, pairedItem: { item: index } });
 		},
 		(failed, index) =>
 			notKept.push({
@@ -219,8 +166,92 @@ export async function execute(
 	return [parked, notKept];
 }
 
-/** The impact a letter of an item the failed execution did not finish names, unless set. */
-const UNFINISHED = 'the event was received but its work did not finish';
+/** A parameter's text, trimmed; empty is none. */
+const text = (value: unknown) => String(value ?? '').trim() || undefined;
+
+/** The failed execution an item reports: which, whether it crashed, and its error. */
+function failureOf(
+	read: Record<'executionId' | 'crashed' | 'message', ItemValueReader>,
+	index: number,
+): { executionId: string; crashed: boolean; message: string } {
+	const executionId = requiredText(
+		read.executionId,
+		'failed execution ID',
+		index,
+		'Set Failed Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.',
+	);
+	const crashed = crashedOf(read.crashed(index), index);
+	const message =
+		text(read.message(index)) ?? (crashed ? 'the execution crashed' : 'the execution failed');
+	return { executionId, crashed, message };
+}
+
+/** An item for Not Kept: the input with the failure as its `error`, for the caller to park. */
+const notKeptItem = (
+	item: INodeExecutionData,
+	index: number,
+	message: string,
+	settled: IDataObject,
+): INodeExecutionData => ({
+	json: { ...item.json, error: { message }, _settled: settled },
+	pairedItem: { item: index },
+});
+
+/** Where an execution failed, as its dead letters say it, and the node's Park Options. */
+interface FailedAt {
+	executionId: string;
+	message: string;
+	workflowId?: string;
+	workflowName?: string;
+	step: string;
+	runLink?: string;
+	options: IDataObject;
+}
+
+/**
+ * Parks each item the failed execution's claims kept, one dead letter per item (all or none),
+ * and gives each letter's output for the alert, with the execution's `summary` as `_settled`.
+ */
+async function parkUnfinished(
+	store: Store,
+	settled: FailedExecution,
+	summary: IDataObject,
+	at: FailedAt,
+): Promise<IDataObject[]> {
+	const unknownSteps = settled.keys.filter((k) => k.status === KeyStatus.unknown).length;
+	const requests: ParkRequest[] = settled.items.map((item) => ({
+		...keptItemLetter(item),
+		workflowId: at.workflowId ?? item.workflowId ?? 'unknown',
+		workflowName: at.workflowName,
+		executionId: at.executionId,
+		step: at.step,
+		runLink: at.runLink,
+		errorClass: 'execution',
+		errorMessage: at.message,
+		alreadyHappened: failedAfter(at.step, unknownSteps),
+		impact: text(at.options.impact) ?? UNFINISHED_IMPACT,
+		owner: text(at.options.owner),
+		severity: text(at.options.severity),
+	}));
+	const results = parkedOrThrow(await parkItems(store, requests));
+	return results.map((result, i) => ({
+		deadLetterId: result.id,
+		status: result.status,
+		workflowId: at.workflowId ?? null,
+		workflowName: at.workflowName ?? null,
+		step: at.step,
+		idempotencyKey: requests[i].idempotencyKey,
+		eventId: settled.items[i].eventId,
+		message: at.message,
+		impact: requests[i].impact,
+		owner: requests[i].owner ?? null,
+		severity: requests[i].severity ?? null,
+		runLink: at.runLink ?? null,
+		_settled: summary,
+		// The record's summary, as Park outputs it: what an alert needs.
+		_deadLetter: parkedSummary(requests[i], result),
+	}));
+}
 
 /** Crashed, as a mapped expression gives it: a boolean, or its text. */
 function crashedOf(raw: unknown, index: number): boolean {
