@@ -38,6 +38,7 @@ export const LIMITS = {
 		integer: false,
 	},
 	statsDays: { label: 'Days', min: 1, max: 3650, integer: true },
+	drillWaitSeconds: { label: 'Wait Per Test (Seconds)', min: 5, max: 600, integer: false },
 	chartDays: { label: 'Chart Days', min: 1, max: 366, integer: true },
 	heartbeatPeriodMinutes: {
 		label: 'Period (Minutes)',

@@ -10,10 +10,13 @@ import {
 	DRILL_TOKEN,
 	DRILL_WARNING,
 	type DrillAnswer,
+	inRange,
+	LIMITS,
 	MAX_DRILL_MINUTES,
 	runFireDrill,
 	type Store,
 } from '../../../../lib';
+import { range } from '../../../shared/range';
 import { forEachItem } from '../../../shared/router';
 
 const properties: INodeProperties[] = [
@@ -81,7 +84,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Wait Per Test (Seconds)',
 		name: 'waitSeconds',
 		type: 'number',
-		typeOptions: { minValue: 5, maxValue: 600 },
+		typeOptions: range(LIMITS.drillWaitSeconds),
 		default: 60,
 		description:
 			'How long each test waits for the workflow to settle (its retries, a lookup after a lost answer)',
@@ -159,16 +162,11 @@ export async function execute(
 					description:
 						"Copy the Production URL from the workflow's Webhook node, or give its path.",
 				});
-			const waitSeconds = Number(this.getNodeParameter('waitSeconds', index, 60));
-			if (!Number.isFinite(waitSeconds) || waitSeconds < 5 || waitSeconds > 600)
-				throw new NodeOperationError(
-					this.getNode(),
-					`Item ${index}: Wait Per Test must be 5 to 600 seconds (got ${String(waitSeconds)})`,
-					{
-						itemIndex: index,
-						description: 'Set Wait Per Test to a number of seconds from 5 to 600.',
-					},
-				);
+			const waitSeconds = inRange(
+				this.getNodeParameter('waitSeconds', index, 60),
+				LIMITS.drillWaitSeconds,
+				index,
+			);
 			const results = await runFireDrill(
 				store,
 				{
