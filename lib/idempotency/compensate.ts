@@ -121,8 +121,10 @@ export async function compensateDeadLetter(
 		);
 	const steps = (Array.isArray(record.steps) ? record.steps : []) as ItemStep[];
 	const newestFirst = [...steps].reverse();
-	const result: CompensationReport = {
+	// `result` second, as every outcome lists it; a later outcome replaces it in place.
+	const result: CompensationReport & { result: 'compensated' } = {
 		id: record.id,
+		result: 'compensated',
 		sent: [],
 		manual: [],
 		none: [],
@@ -275,13 +277,13 @@ export async function compensateDeadLetter(
 					reason,
 					expectedGeneration: again,
 				});
-			return { ...result, result: 'compensated' };
+			return result;
 		}
 		// Pressed twice at once: the other press closed it; its compensations were the same ones.
 		if (now?.status !== 'compensated') throw error;
 		return { ...result, result: 'already' };
 	}
-	return { ...result, result: 'compensated' };
+	return result;
 }
 
 /**

@@ -99,8 +99,8 @@ async function find(
 /**
  * Traces one business ID: in each table, the records whose event ID, write key or dead letter's
  * idempotency key is the ID exactly; where none is, those that contain it (case-insensitive, at
- * least TRACE_MIN_PART characters). Values are masked again on the way out, so a record written by any other path (SQL by hand,
- * a restore) shows no secret either.
+ * least TRACE_MIN_PART characters). Values are masked again on the way out, so a record
+ * written by any other path (SQL by hand, a restore) shows no secret either.
  */
 export async function traceItem(
 	store: Store,

@@ -19,7 +19,7 @@ export function toOutputs(
 	for (const outcome of outcomes) {
 		const pairedItem = { item: outcome.index };
 		if (outcome.ok) {
-			const answer = outcome.answer!;
+			const answer = outcome.answer;
 			if (answer.truncated) truncated++;
 			const reliability: IDataObject = {
 				key: outcome.key,
@@ -45,7 +45,7 @@ export function toOutputs(
 						: body;
 			success.push({ json: { ...json, _reliability: reliability }, pairedItem });
 		} else {
-			const f = outcome.failure!;
+			const f = outcome.failure;
 			failed.push({
 				// Everything an alert needs, so a Failed output can feed the Alert workflow directly.
 				json: {

@@ -38,7 +38,7 @@ export async function auditPage(workflowId: string, context: PageContext): Promi
 }
 
 const editorLink = (audit: SavedAudit, context: PageContext): Html | string => {
-	const base = context.options.baseUrl ?? '';
+	const base = (context.options.baseUrl ?? '').replace(/\/+$/, '');
 	const link = /^https?:\/\//i.test(base) ? workflowLink(base, audit.workflowId) : undefined;
 	return link
 		? html`<a class="editor-link" href="${link}" target="_blank" rel="noopener noreferrer">open in the editor</a>`

@@ -88,8 +88,8 @@ export async function execute(
 					index,
 					'List shows the records that exist; purged records are gone.',
 				);
-			// Records are masked when parked; masking again on the way out covers rows parked by
-			// older versions and audit reasons.
+			// Records are masked when parked; masking again on the way out covers audit reasons
+			// and rows written any other way (SQL by hand, a restore).
 			return found.map((record) => ({
 				json: maskValue(toDeadLetter(record)) as IDataObject,
 				pairedItem: { item: index },

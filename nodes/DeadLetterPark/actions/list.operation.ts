@@ -74,7 +74,7 @@ export async function execute(
 		// The filters come from the first item; an error names it.
 		throw toNodeError(this, error, 0);
 	});
-	// Masked when parked; masked again on the way out for rows parked by older versions.
+	// Masked when parked; masked again on the way out for rows written any other way.
 	return [
 		rows.map((row) => ({
 			json: maskValue(toDeadLetter(row)) as IDataObject,

@@ -12,6 +12,7 @@ import {
 	saveAudits,
 	type Store,
 	type WorkflowAudit,
+	workflowLink,
 } from '../../../../lib';
 import { forEachItem } from '../../../shared/router';
 
@@ -52,7 +53,7 @@ export async function execute(
 	const out: INodeExecutionData[] = [];
 	const audits: WorkflowAudit[] = [];
 	let refused = 0;
-	const editor = this.getInstanceBaseUrl().replace(/\/+$/, '');
+	const editor = this.getInstanceBaseUrl();
 	await forEachItem(
 		this,
 		items,
@@ -74,9 +75,7 @@ export async function execute(
 				);
 			}
 			audits.push(audit);
-			const editorUrl = audit.workflowId
-				? `${editor}/workflow/${encodeURIComponent(audit.workflowId)}`
-				: null;
+			const editorUrl = workflowLink(editor, audit.workflowId) ?? null;
 			out.push({
 				json: { ...audit, editorUrl } as unknown as IDataObject,
 				pairedItem: { item: index },

@@ -21,7 +21,8 @@ const properties: INodeProperties[] = [
 		type: 'number',
 		typeOptions: range(LIMITS.historyRetentionDays),
 		default: 365,
-		description: 'Delete pause and resume history older than this (current pauses always stay)',
+		description:
+			'Delete pause, resume and fire drill history older than this (current pauses and drills always stay)',
 	},
 	{
 		displayName: 'Stats Retention (Days)',
