@@ -1,4 +1,5 @@
 export * from './errors';
+export { plainText } from './describe';
 export * from './masking';
 export * from './limits';
 export * from './store';

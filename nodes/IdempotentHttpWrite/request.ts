@@ -16,11 +16,11 @@ import {
 	TEXT_LIMITS,
 	type WriteRequest,
 } from '../../lib';
-import { itemValueReader } from '../shared/itemValues';
+import { itemValueReader, trimmedText } from '../shared/itemValues';
 import { encodeBody, pairs } from './requestBody';
 import { addCredentials, credentialsFor, preconditionOf } from './requestHeaders';
 import { idempotencyKeyOf } from './requestKey';
-import { text, type WriteSettings } from './settings';
+import type { WriteSettings } from './settings';
 
 /**
  * Request building: each item's URL, key, query, headers, body and authentication, as n8n's
@@ -67,7 +67,7 @@ export async function requestBuilder(
 	const compensationOf = (index: number): Compensation | undefined => {
 		if (settings.compensation === 'none') return undefined;
 		if (settings.compensation !== 'manual') return settings.compensation;
-		const plan = text(read.plan?.(index));
+		const plan = trimmedText(read.plan?.(index));
 		if (!plan)
 			throw new ItemError(
 				`Item ${index} has no repair plan`,
@@ -79,7 +79,7 @@ export async function requestBuilder(
 
 	/** The business item this write is a step of, checked: it is stored in an indexed column. */
 	const itemRefOf = (index: number): string | undefined => {
-		const ref = text((read.itemReference(index) as IDataObject)?.itemReference) || undefined;
+		const ref = trimmedText((read.itemReference(index) as IDataObject)?.itemReference) || undefined;
 		checkLength(
 			ref,
 			TEXT_LIMITS.itemReference,
@@ -91,7 +91,7 @@ export async function requestBuilder(
 
 	/** One item's request, or an ItemError saying what to fix. */
 	return (index: number): PreparedRequest => {
-		const url = text(read.url(index));
+		const url = trimmedText(read.url(index));
 		if (!/^https?:\/\/[^\s]+$/i.test(url))
 			throw new ItemError(
 				`Item ${index} has no usable URL (got ${JSON.stringify(url.slice(0, 200))})`,
@@ -134,12 +134,14 @@ export async function requestBuilder(
 			precondition,
 			payload: items[index].json,
 			options,
-			lookupUrl: read.lookupUrl ? text(read.lookupUrl(index)) || undefined : undefined,
+			lookupUrl: read.lookupUrl ? trimmedText(read.lookupUrl(index)) || undefined : undefined,
 			itemRef,
 			// What Trace finds the item by when its key is a hash of its business identity.
 			businessId:
 				itemRef ??
-				(read.keyMode(index) === 'custom' ? undefined : text(read.recordId(index)) || undefined),
+				(read.keyMode(index) === 'custom'
+					? undefined
+					: trimmedText(read.recordId(index)) || undefined),
 			compensation: compensationOf(index),
 		};
 	};

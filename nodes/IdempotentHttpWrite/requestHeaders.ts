@@ -2,8 +2,8 @@
 // built on) and the credentials of n8n's generic auth types.
 import type { IDataObject, IExecuteFunctions, IHttpRequestOptions } from 'n8n-workflow';
 import { ItemError, type WriteRequest } from '../../lib';
-import type { ItemValueReader } from '../shared/itemValues';
-import { text, type WriteSettings } from './settings';
+import { type ItemValueReader, trimmedText } from '../shared/itemValues';
+import type { WriteSettings } from './settings';
 
 /** The credentials of the chosen auth type, read once per run; none for no auth and for OAuth2. */
 export async function credentialsFor(
@@ -23,7 +23,7 @@ export function preconditionOf(
 ): WriteRequest['precondition'] {
 	if (!settings.preconditionHeader || !read) return undefined;
 	const raw = read(index);
-	let value = raw instanceof Date ? raw.toUTCString() : text(raw);
+	let value = raw instanceof Date ? raw.toUTCString() : trimmedText(raw);
 	if (!value)
 		throw new ItemError(
 			`Item ${index} has no expected version for its ${settings.preconditionHeader} precondition`,

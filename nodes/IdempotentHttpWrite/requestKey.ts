@@ -1,6 +1,5 @@
 import { businessKey, checkedKey, ItemError } from '../../lib';
-import type { ItemValueReader } from '../shared/itemValues';
-import { text } from './settings';
+import { type ItemValueReader, trimmedText } from '../shared/itemValues';
 
 /** The parameters a key is made of: a custom key, or the business key's four parts. */
 export interface KeyReaders {
@@ -31,7 +30,7 @@ export function idempotencyKeyOf(read: KeyReaders, sendKey: boolean, index: numb
 				'Map Key to text or a number that identifies the business operation. Nothing was sent.',
 			);
 		}
-		key = text(raw);
+		key = trimmedText(raw);
 		if (!key)
 			throw new ItemError(
 				`Item ${index} has no idempotency key`,
@@ -40,10 +39,10 @@ export function idempotencyKeyOf(read: KeyReaders, sendKey: boolean, index: numb
 			);
 	} else {
 		const parts = {
-			source: text(read.source(index)),
-			recordId: text(read.recordId(index)),
-			action: text(read.action(index)),
-			version: text(read.version(index)),
+			source: trimmedText(read.source(index)),
+			recordId: trimmedText(read.recordId(index)),
+			action: trimmedText(read.action(index)),
+			version: trimmedText(read.version(index)),
 		};
 		const missing = (Object.keys(parts) as Array<keyof typeof parts>)
 			.filter((part) => !parts[part])

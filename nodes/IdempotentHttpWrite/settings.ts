@@ -13,6 +13,7 @@ import {
 	UnknownOutcomeStrategy,
 	type Compensation,
 } from '../../lib';
+import { trimmedText } from '../shared/itemValues';
 
 /** The node-level settings of a run (parameters read once, at item 0), checked before anything is sent. */
 export interface WriteSettings {
@@ -55,9 +56,6 @@ const statusList = (text: unknown, fallback: number[]): number[] => {
 	return list.length > 0 ? list : fallback;
 };
 
-export const text = (value: unknown): string =>
-	value === undefined || value === null ? '' : String(value).trim();
-
 /** An HTTP header name: an RFC 9110 token. */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -66,7 +64,7 @@ function preconditionHeaderOf(context: IExecuteFunctions): string | undefined {
 	if (mode === 'ifMatch') return 'If-Match';
 	if (mode === 'ifUnmodifiedSince') return 'If-Unmodified-Since';
 	if (mode !== 'header') return undefined;
-	const name = text(context.getNodeParameter('preconditionHeader', 0, ''));
+	const name = trimmedText(context.getNodeParameter('preconditionHeader', 0, ''));
 	if (!TOKEN.test(name)) {
 		throw new ConfigurationError(
 			`Version Header "${name}" is not a valid HTTP header name`,
@@ -139,18 +137,18 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 	const idempotency = context.getNodeParameter('idempotency', 0, {}) as IDataObject;
 	const retries = context.getNodeParameter('retries', 0, {}) as IDataObject;
 	const sendKey = idempotency.sendKey !== false;
-	const headerName = text(idempotency.headerName) || 'Idempotency-Key';
+	const headerName = trimmedText(idempotency.headerName) || 'Idempotency-Key';
 	if (!TOKEN.test(headerName)) {
 		throw new ConfigurationError(
 			`Header Name "${headerName}" is not a valid HTTP header name`,
 			'Use letters, digits and - (for example Idempotency-Key).',
 		);
 	}
-	const integration = text(context.getNodeParameter('integration', 0, '')) || undefined;
+	const integration = trimmedText(context.getNodeParameter('integration', 0, '')) || undefined;
 	// Stored in indexed columns of every key record and dead letter: refused before anything runs.
 	checkLength(node.name, { ...TEXT_LIMITS.step, label: 'The node name' });
 	checkLength(integration, TEXT_LIMITS.integration);
-	checkLength(text(idempotency.scope), TEXT_LIMITS.scope);
+	checkLength(trimmedText(idempotency.scope), TEXT_LIMITS.scope);
 	const choice = context.getNodeParameter('onUnknown', 0, 'auto') as string;
 	const onUnknown: UnknownOutcomeStrategy =
 		choice === 'auto'
@@ -172,7 +170,7 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 	const threshold = inRange(retries.breakerThreshold ?? 0, LIMITS.breakerThreshold);
 	return {
 		integration,
-		...scopeOf(text(idempotency.scope) || integration, workflow.id, node),
+		...scopeOf(trimmedText(idempotency.scope) || integration, workflow.id, node),
 		sendKey,
 		headerName,
 		quoting: idempotency.quoting === 'quoted' ? 'quoted' : 'plain',
@@ -188,9 +186,9 @@ export function readSettings(context: IExecuteFunctions): WriteSettings {
 		parkIfStopped:
 			onFailure !== 'route' || context.getNodeParameter('parkIfStopped', 0, true) === true,
 		park: {
-			owner: checkedOwner(text(parkOptions.owner) || undefined),
-			impact: text(parkOptions.impact) || undefined,
-			alreadyHappened: text(parkOptions.alreadyHappened) || undefined,
+			owner: checkedOwner(trimmedText(parkOptions.owner) || undefined),
+			impact: trimmedText(parkOptions.impact) || undefined,
+			alreadyHappened: trimmedText(parkOptions.alreadyHappened) || undefined,
 		},
 		authentication: context.getNodeParameter('authentication', 0, 'none') as string,
 		policy: {

@@ -1,5 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { ItemError } from '../../lib';
+import { ItemError, plainText } from '../../lib';
+
+/** A parameter's value as trimmed text: nothing is '', an object its JSON. */
+export const trimmedText = (value: unknown): string => plainText(value).trim();
+
+/** `trimmedText`, or undefined when empty. */
+export const optionalText = (value: unknown): string | undefined => trimmedText(value) || undefined;
 
 /**
  * Reads a per-item parameter for every item of a run. n8n evaluates an expression per item, at
@@ -58,13 +64,7 @@ export function requiredText(
 	itemIndex: number,
 	hint: string,
 ): string {
-	const value = read(itemIndex);
-	const text =
-		value === undefined || value === null
-			? ''
-			: typeof value === 'object'
-				? JSON.stringify(value)
-				: String(value).trim();
+	const text = trimmedText(read(itemIndex));
 	if (!text) throw new ItemError(`Item ${itemIndex} has no ${label}`, itemIndex, hint);
 	return text;
 }

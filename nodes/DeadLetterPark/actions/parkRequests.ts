@@ -7,7 +7,7 @@ import {
 	parseMaskFields,
 	runLink,
 } from '../../../lib';
-import { itemValueReader } from '../../shared/itemValues';
+import { itemValueReader, optionalText } from '../../shared/itemValues';
 import { forEachItem } from '../../shared/router';
 import { sourceVersionOf } from '../../shared/sourceVersion';
 import { toNodeError } from '../../shared/store';
@@ -68,18 +68,14 @@ export async function parkRequestsOf(
 			const failed = splitErrorItem(item.json);
 			const chosenClass = String(classOf(index) ?? 'auto');
 			const itemOptions = (optionsOf(index) ?? {}) as IDataObject;
-			const text = (value: unknown): string | undefined =>
-				value === undefined || value === null || String(value).trim() === ''
-					? undefined
-					: String(value).trim();
-			const failedWorkflowId = text(itemOptions.workflowId);
-			const failedExecutionId = text(itemOptions.executionId);
+			const failedWorkflowId = optionalText(itemOptions.workflowId);
+			const failedExecutionId = optionalText(itemOptions.executionId);
 			const request: ParkRequest = {
 				workflowId: failedWorkflowId ?? workflow.id ?? 'unsaved',
 				workflowName:
-					text(itemOptions.workflowName) ?? (failedWorkflowId ? undefined : workflow.name),
+					optionalText(itemOptions.workflowName) ?? (failedWorkflowId ? undefined : workflow.name),
 				executionId: failedExecutionId ?? executionId,
-				step: text(stepOf(index)) ?? (sourceStep || context.getNode().name),
+				step: optionalText(stepOf(index)) ?? (sourceStep || context.getNode().name),
 				itemIndex:
 					item.pairedItem &&
 					typeof item.pairedItem === 'object' &&
@@ -87,21 +83,21 @@ export async function parkRequestsOf(
 					Number.isInteger(item.pairedItem.item)
 						? item.pairedItem.item
 						: index,
-				idempotencyKey: text(keyOf(index)),
+				idempotencyKey: optionalText(keyOf(index)),
 				runLink: runLink(baseUrl, failedWorkflowId, failedExecutionId) ?? ownRunLink,
-				integration: text(itemOptions.integration),
+				integration: optionalText(itemOptions.integration),
 				errorClass: chosenClass === 'auto' ? classifyStatus(failed.status) : chosenClass,
 				errorMessage: failed.message,
 				errorStatus: failed.status,
-				alreadyHappened: text(itemOptions.alreadyHappened),
-				impact: text(itemOptions.impact),
-				owner: text(itemOptions.owner),
-				severity: text(itemOptions.severity),
+				alreadyHappened: optionalText(itemOptions.alreadyHappened),
+				impact: optionalText(itemOptions.impact),
+				owner: optionalText(itemOptions.owner),
+				severity: optionalText(itemOptions.severity),
 				payload: failed.payload,
 				retentionDays:
 					optionalInRange(itemOptions.retentionDays, LIMITS.retentionDays, index) ?? 90,
 				sourceVersion:
-					text(itemOptions.sourceVersion) ??
+					optionalText(itemOptions.sourceVersion) ??
 					(failedWorkflowId && failedWorkflowId !== workflow.id ? undefined : fingerprint),
 			};
 			// Checked here, per item: one bad item must not fail the park of the others.

@@ -19,7 +19,12 @@ import {
 	runLink,
 	type Store,
 } from '../../../lib';
-import { type ItemValueReader, itemValueReader, requiredText } from '../../shared/itemValues';
+import {
+	type ItemValueReader,
+	itemValueReader,
+	optionalText,
+	requiredText,
+} from '../../shared/itemValues';
 import { forEachItem } from '../../shared/router';
 import { businessImpact, parkOwner, parkSeverity } from '../../shared/descriptions';
 import { keptItemLetter, UNFINISHED_IMPACT } from './keptItemLetter';
@@ -115,11 +120,13 @@ export async function execute(
 		items,
 		async (index) => {
 			const triggerFailure = triggerErrorOf(items[index].json);
-			if (triggerFailure && !text(read.executionId(index))) {
+			if (triggerFailure && !optionalText(read.executionId(index))) {
 				// A trigger failed (a poll, a listener): n8n started no execution, so no claim or
 				// key is the run's; what a person needs is the trigger's error, parked by the caller.
 				const message =
-					text(read.message(index)) ?? text(triggerFailure.message) ?? 'the trigger failed';
+					optionalText(read.message(index)) ??
+					optionalText(triggerFailure.message) ??
+					'the trigger failed';
 				notKept.push(notKeptItem(items[index], index, message, { trigger: true }));
 				return;
 			}
@@ -128,8 +135,8 @@ export async function execute(
 			// n8n reported this execution before (a crash, again at a restart): settled then.
 			if (settled.repeated) return;
 			const ending = failure.crashed ? 'crashed' : 'failed';
-			const workflowId = text(read.workflowId(index));
-			const step = text(read.lastNode(index)) ?? 'unknown step';
+			const workflowId = optionalText(read.workflowId(index));
+			const step = optionalText(read.lastNode(index)) ?? 'unknown step';
 			const summary: IDataObject = {
 				executionId: failure.executionId,
 				crashed: failure.crashed,
@@ -149,7 +156,7 @@ export async function execute(
 			const letters = await parkUnfinished(store, settled, summary, {
 				...failure,
 				workflowId,
-				workflowName: text(read.workflowName(index)),
+				workflowName: optionalText(read.workflowName(index)),
 				step,
 				runLink: runLink(baseUrl, workflowId, failure.executionId),
 				options,
@@ -166,9 +173,6 @@ export async function execute(
 	return [parked, notKept];
 }
 
-/** A parameter's text, trimmed; empty is none. */
-const text = (value: unknown) => String(value ?? '').trim() || undefined;
-
 /** The failed execution an item reports: which, whether it crashed, and its error. */
 function failureOf(
 	read: Record<'executionId' | 'crashed' | 'message', ItemValueReader>,
@@ -182,7 +186,8 @@ function failureOf(
 	);
 	const crashed = crashedOf(read.crashed(index), index);
 	const message =
-		text(read.message(index)) ?? (crashed ? 'the execution crashed' : 'the execution failed');
+		optionalText(read.message(index)) ??
+		(crashed ? 'the execution crashed' : 'the execution failed');
 	return { executionId, crashed, message };
 }
 
@@ -229,9 +234,9 @@ async function parkUnfinished(
 		errorClass: 'execution',
 		errorMessage: at.message,
 		alreadyHappened: failedAfter(at.step, unknownSteps),
-		impact: text(at.options.impact) ?? UNFINISHED_IMPACT,
-		owner: text(at.options.owner),
-		severity: text(at.options.severity),
+		impact: optionalText(at.options.impact) ?? UNFINISHED_IMPACT,
+		owner: optionalText(at.options.owner),
+		severity: optionalText(at.options.severity),
 	}));
 	const results = parkedOrThrow(await parkItems(store, requests));
 	return results.map((result, i) => ({

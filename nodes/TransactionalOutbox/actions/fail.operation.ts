@@ -25,14 +25,12 @@ import {
 	parkOwner,
 	parkSeverity,
 } from '../../shared/descriptions';
-
-const text = (value: unknown): string =>
-	value === undefined || value === null ? '' : String(value).trim();
+import { trimmedText } from '../../shared/itemValues';
 
 function failRequestOf(context: IExecuteFunctions, itemIndex: number): FailRequest {
 	const request = settleRequestOf(context, itemIndex);
-	const status = Number(text(context.getNodeParameter('errorStatus', itemIndex, '')));
-	const retryAtText = text(context.getNodeParameter('retryAt', itemIndex, ''));
+	const status = Number(trimmedText(context.getNodeParameter('errorStatus', itemIndex, '')));
+	const retryAtText = trimmedText(context.getNodeParameter('retryAt', itemIndex, ''));
 	const retryAt = retryAtText ? new Date(retryAtText) : undefined;
 	if (retryAt && Number.isNaN(retryAt.getTime()))
 		throw new ItemError(
@@ -43,15 +41,15 @@ function failRequestOf(context: IExecuteFunctions, itemIndex: number): FailReque
 	return {
 		...request,
 		// No class given: retried until the attempt cap, the safe side of "nothing is lost".
-		errorClass: text(context.getNodeParameter('errorClass', itemIndex, '')) || 'transient',
-		message: text(context.getNodeParameter('errorMessage', itemIndex, '')) || undefined,
+		errorClass: trimmedText(context.getNodeParameter('errorClass', itemIndex, '')) || 'transient',
+		message: trimmedText(context.getNodeParameter('errorMessage', itemIndex, '')) || undefined,
 		status: Number.isInteger(status) && status > 0 ? status : undefined,
 		retryAt,
 	};
 }
 
 const list = (value: unknown): string[] =>
-	text(value)
+	trimmedText(value)
 		.split(',')
 		.map((entry) => entry.trim())
 		.filter(Boolean);
@@ -192,9 +190,9 @@ export async function execute(
 					executionId,
 					step: step || this.getNode().name,
 					runLink: runLink(baseUrl, workflow.id, executionId),
-					owner: text(options.owner) || undefined,
-					impact: text(options.impact) || undefined,
-					severity: text(options.severity) || undefined,
+					owner: trimmedText(options.owner) || undefined,
+					impact: trimmedText(options.impact) || undefined,
+					severity: trimmedText(options.severity) || undefined,
 					maskFields: list(options.maskFields),
 				},
 				policy,

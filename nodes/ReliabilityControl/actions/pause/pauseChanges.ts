@@ -6,10 +6,11 @@ import {
 	type Store,
 } from '../../../../lib';
 import { outputOfEachItem } from '../../../shared/router';
+import { trimmedText } from '../../../shared/itemValues';
 
 /** A text parameter of an item, trimmed. */
 export const textParameter = (context: IExecuteFunctions, name: string, index: number): string =>
-	String(context.getNodeParameter(name, index, '') ?? '').trim();
+	trimmedText(context.getNodeParameter(name, index, ''));
 
 /** Pauses (or resumes) each item's scope and name, one change per item, each with who and why. */
 export async function changePauses(
