@@ -76,6 +76,10 @@ export interface ParkResult {
 	failureCount: number;
 	/** False when an open record of the same item was updated instead. */
 	created: boolean;
+	/** The payload as stored: masked, and {} for none. */
+	payload: unknown;
+	/** The error message as stored (masked), or null. */
+	message: string | null;
 	refused?: undefined;
 }
 
@@ -101,6 +105,18 @@ const itemKeyOf = (idempotencyKey: string | null, maskedPayload: unknown): strin
 	idempotencyKey
 		? `key:${idempotencyKey}`
 		: `payload:${createHash('sha256').update(canonicalJson(maskedPayload)).digest('hex')}`;
+
+/**
+ * Whether JSON has no value for `value` other than null (null, undefined, NaN, an object whose
+ * toJSON gives null): such a payload is stored as {}. Plain objects answer without serialising.
+ */
+function jsonIsNull(value: unknown): boolean {
+	if (value === null || value === undefined) return true;
+	if (typeof value === 'number') return !Number.isFinite(value);
+	if (typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function')
+		return JSON.stringify(value) === 'null';
+	return false;
+}
 
 /** A dead-letter ID: the bigint the store assigned, as decimal text. */
 export const isDeadLetterId = (id: unknown): boolean =>
@@ -145,15 +161,25 @@ async function parkValid(
 	options: ParkOptions,
 ): Promise<ParkResult[]> {
 	if (requests.length === 0) return [];
+	// A batch's items mostly share their texts (one error message, one impact): each distinct
+	// text is masked once.
+	const maskedTexts = new Map<string, string>();
+	const text = (value: string | undefined): string | null => {
+		if (value === undefined || value === null) return null;
+		let masked = maskedTexts.get(value);
+		if (masked === undefined) {
+			masked = maskText(value, options.maskFields);
+			maskedTexts.set(value, masked);
+		}
+		return masked;
+	};
 	const rows = requests.map((request, ord) => {
 		// Secrets never land in the store: the payload and every text that came from outside.
 		// Masked text is storable too; the other text columns are made storable (no NUL).
 		// A payload of null (or none, or one JSON has no value for, such as NaN) is stored as {}:
 		// the column holds JSON, and SQL NULL is not.
 		const masked = maskValue(request.payload ?? {}, options.maskFields);
-		const payload = JSON.stringify(masked ?? null) === 'null' ? {} : masked;
-		const text = (value: string | undefined): string | null =>
-			value === undefined || value === null ? null : maskText(value, options.maskFields);
+		const payload = jsonIsNull(masked) ? {} : masked;
 		const idempotencyKey = storable(request.idempotencyKey);
 		return {
 			ord,
@@ -208,6 +234,8 @@ async function parkValid(
 			status: r.status,
 			failureCount: r.failure_count,
 			created: r.inserted,
+			payload: row.payload,
+			message: row.error_message,
 		};
 	});
 }

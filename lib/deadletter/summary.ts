@@ -1,4 +1,3 @@
-import { maskText } from '../masking';
 import type { ParkRequest, ParkResult } from './park';
 import type { DeadLetterStatus } from './statuses';
 
@@ -28,11 +27,7 @@ export type ParkedSummary = {
 	severity: string | null;
 };
 
-export function parkedSummary(
-	request: ParkRequest,
-	result: ParkResult,
-	maskFields?: string[],
-): ParkedSummary {
+export function parkedSummary(request: ParkRequest, result: ParkResult): ParkedSummary {
 	return {
 		id: result.id,
 		status: result.status,
@@ -43,7 +38,7 @@ export function parkedSummary(
 		workflowName: request.workflowName ?? null,
 		step: request.step,
 		class: request.errorClass,
-		message: request.errorMessage === undefined ? null : maskText(request.errorMessage, maskFields),
+		message: result.message,
 		idempotencyKey: request.idempotencyKey ?? null,
 		itemIndex: request.itemIndex ?? null,
 		impact: request.impact ?? null,

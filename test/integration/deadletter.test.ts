@@ -134,7 +134,15 @@ describe('park and get', () => {
 				errorMessage: 'phone: still invalid',
 			}),
 		]);
-		expect(again).toEqual({ id: first.id, status: 'new', failureCount: 2, created: false });
+		expect(again).toEqual({
+			id: first.id,
+			status: 'new',
+			failureCount: 2,
+			created: false,
+			// What the record now holds, for the node's output.
+			payload: { lead: { email: 'ana@example.com', phone: '0151 2345' } },
+			message: 'phone: still invalid',
+		});
 		const [record] = await getDeadLetters(store, [first.id]);
 		expect(record).toMatchObject({
 			attempts: 5,

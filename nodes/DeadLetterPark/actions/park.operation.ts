@@ -5,7 +5,7 @@ import {
 	type INodeProperties,
 	updateDisplayOptions,
 } from 'n8n-workflow';
-import { maskValue, parkedSummary, parkItems, type Store } from '../../../lib';
+import { parkedSummary, parkItems, type Store } from '../../../lib';
 import { parkRequestsOf } from './parkRequests';
 import { errorItem } from '../../shared/errorItem';
 import {
@@ -156,10 +156,11 @@ export async function execute(
 			if (result.refused) return errorItem(result.refused, index);
 			return {
 				json: {
-					// What goes on to the next node (an alert, typically) is masked like the record.
-					...(maskValue(request.payload, maskFields) as IDataObject),
+					// What goes on to the next node (an alert, typically): the payload as the record
+					// holds it, masked.
+					...(result.payload as IDataObject),
 					// The record's summary: everything an alert needs to name the item and its impact.
-					_deadLetter: parkedSummary(request, result, maskFields),
+					_deadLetter: parkedSummary(request, result),
 				},
 				pairedItem: { item: index },
 			};
