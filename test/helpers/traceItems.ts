@@ -14,6 +14,7 @@ import {
 } from '../../lib/idempotency';
 import type { Store } from '../../lib/store';
 import { fetchSender } from './send';
+import { writeContext as engineWriteContext } from './writeContext';
 
 /**
  * Four invoices in the four places an operator asks about, made through the engine's own
@@ -39,20 +40,15 @@ export const claimContext = (executionId: string) => ({
 	retentionDays: 30,
 });
 
-export function writeContext(executionId: string, node: string): WriteContext {
-	return {
+export const writeContext = (executionId: string, node: string): WriteContext =>
+	engineWriteContext({
 		workflowId: WORKFLOW_ID,
 		executionId,
 		node,
-		retentionDays: 30,
 		policy: { ...DEFAULT_POLICY, baseDelayMs: 20, maxDelayMs: 50, maxAttempts: 1 },
-		onUnknown: 'retry',
 		concurrency: 1,
-		maxSavedBodyChars: 65_536,
-		park: true,
 		runLink: `https://n8n.example.com/workflow/${WORKFLOW_ID}/executions/${executionId}`,
-	};
-}
+	});
 
 /** One write of an invoice's step to the target, through the writer. */
 export async function writeStep(

@@ -1,6 +1,5 @@
 import { getDeadLetters } from '../../lib/deadletter';
 import {
-	DEFAULT_POLICY,
 	requestFingerprint,
 	runWrites,
 	type WriteContext,
@@ -8,6 +7,7 @@ import {
 } from '../../lib/idempotency';
 import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
+import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, testStore } from '../helpers/store';
 
 /**
@@ -23,19 +23,11 @@ afterAll(async () => {
 	await cleanup();
 });
 
-let execution = 0;
-const context = (overrides: Partial<WriteContext> = {}): WriteContext => ({
+const context = writeContexts({
 	workflowId: 'wf-once',
-	executionId: `exec-${++execution}`,
 	node: 'Post',
-	retentionDays: 30,
-	policy: { ...DEFAULT_POLICY, baseDelayMs: 20, maxDelayMs: 50, deadlineMs: 10_000 },
 	onUnknown: 'lookup',
-	concurrency: 4,
-	maxSavedBodyChars: 65_536,
-	park: true,
 	inFlightGraceMs: 20,
-	...overrides,
 });
 const TIMEOUT_MS = 300;
 const write = (key: string, body: unknown): WriteRequest => ({

@@ -12,6 +12,7 @@ import {
 	type WriteContext,
 } from '../../lib/idempotency';
 import { TestTarget } from '../../dev/target/server';
+import { writeContext } from '../helpers/writeContext';
 import { adminQuery, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('compensate');
@@ -22,18 +23,15 @@ afterAll(async () => {
 	await cleanup();
 });
 
-const context = (executionId: string, node: string): WriteContext => ({
-	workflowId: 'wf-signup',
-	workflowName: 'Signup',
-	executionId,
-	node,
-	retentionDays: 30,
-	policy: { ...DEFAULT_POLICY, maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 50 },
-	onUnknown: 'retry',
-	concurrency: 1,
-	maxSavedBodyChars: 65_536,
-	park: true,
-});
+const context = (executionId: string, node: string): WriteContext =>
+	writeContext({
+		workflowId: 'wf-signup',
+		workflowName: 'Signup',
+		executionId,
+		node,
+		policy: { ...DEFAULT_POLICY, maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 50 },
+		concurrency: 1,
+	});
 
 async function send(url: string, method: string, key: string, body: unknown): Promise<SendResult> {
 	const response = await fetch(url, {

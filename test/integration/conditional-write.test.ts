@@ -7,6 +7,7 @@ import {
 	type WriteRequest,
 } from '../../lib/idempotency';
 import { TestTarget } from '../../dev/target/server';
+import { writeContext } from '../helpers/writeContext';
 import { adminQuery, testStore } from '../helpers/store';
 
 /**
@@ -22,17 +23,15 @@ afterAll(async () => {
 	await cleanup();
 });
 
-const context = (executionId: string): WriteContext => ({
-	workflowId: 'wf-cond',
-	executionId,
-	node: 'Update Invoice',
-	retentionDays: 30,
-	policy: { ...DEFAULT_POLICY, maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
-	onUnknown: 'retry',
-	concurrency: 1,
-	maxSavedBodyChars: 10_000,
-	park: true,
-});
+const context = (executionId: string): WriteContext =>
+	writeContext({
+		workflowId: 'wf-cond',
+		executionId,
+		node: 'Update Invoice',
+		policy: { ...DEFAULT_POLICY, maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
+		concurrency: 1,
+		maxSavedBodyChars: 10_000,
+	});
 
 /** PUT the invoice with If-Match, as the node builds it. */
 function conditionalPut(url: string, body: unknown, etag: string) {

@@ -5,12 +5,12 @@ import {
 	DEFAULT_POLICY,
 	requestFingerprint,
 	runWrites,
-	type WriteContext,
 	type WriteRequest,
 } from '../../lib/idempotency';
 import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
 import { testStore } from '../helpers/store';
+import { writeContexts } from '../helpers/writeContext';
 
 const { store, cleanup } = testStore('dlrecord');
 const target = new TestTarget();
@@ -20,19 +20,12 @@ afterAll(async () => {
 	await cleanup();
 });
 
-let execution = 0;
-const context = (overrides: Partial<WriteContext> = {}): WriteContext => ({
+const context = writeContexts({
 	workflowId: 'wf-orders',
 	workflowName: 'Orders',
-	executionId: `exec-${++execution}`,
 	node: 'Create Invoice',
-	retentionDays: 30,
 	policy: { ...DEFAULT_POLICY, maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 200 },
-	onUnknown: 'retry',
 	concurrency: 2,
-	maxSavedBodyChars: 65_536,
-	park: true,
-	...overrides,
 });
 const write = (key: string, body: unknown): WriteRequest => ({
 	index: 0,

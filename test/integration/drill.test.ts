@@ -7,7 +7,6 @@ import {
 	stopDrill,
 } from '../../lib/drill';
 import {
-	DEFAULT_POLICY,
 	requestFingerprint,
 	runWrites,
 	type WriteContext,
@@ -15,6 +14,7 @@ import {
 } from '../../lib/idempotency';
 import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
+import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, testStore } from '../helpers/store';
 
 /**
@@ -32,20 +32,11 @@ afterAll(async () => {
 	await cleanup();
 });
 
-let execution = 0;
-const context = (overrides: Partial<WriteContext> = {}): WriteContext => ({
+const context = writeContexts({
 	workflowId: 'wf-drill',
-	executionId: `exec-${++execution}`,
 	node: 'Upsert Contact',
 	integration: 'crm',
-	retentionDays: 30,
-	policy: { ...DEFAULT_POLICY, baseDelayMs: 20, maxDelayMs: 50, deadlineMs: 10_000 },
-	onUnknown: 'retry',
-	concurrency: 4,
-	maxSavedBodyChars: 65_536,
-	park: true,
 	inFlightGraceMs: 20,
-	...overrides,
 });
 const TIMEOUT_MS = 500;
 const write = (key: string, body: unknown): WriteRequest => ({

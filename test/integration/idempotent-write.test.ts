@@ -11,6 +11,7 @@ import { Store } from '../../lib/store';
 import { clientConfig, pgSettingsFromEnv } from '../../dev/harness/postgres';
 import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
+import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('idem');
@@ -21,19 +22,11 @@ afterAll(async () => {
 	await cleanup();
 });
 
-let execution = 0;
-const context = (overrides: Partial<WriteContext> = {}): WriteContext => ({
+const context = writeContexts({
 	workflowId: 'wf-leads',
-	executionId: `exec-${++execution}`,
 	node: 'Create Contact',
 	integration: undefined,
-	retentionDays: 30,
 	policy: { ...DEFAULT_POLICY, baseDelayMs: 50, maxDelayMs: 200, deadlineMs: 10_000 },
-	onUnknown: 'retry',
-	concurrency: 4,
-	maxSavedBodyChars: 65_536,
-	park: true,
-	...overrides,
 });
 const write = (key: string, body: unknown, index = 0): WriteRequest & { body: unknown } => ({
 	index,

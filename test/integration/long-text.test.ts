@@ -13,6 +13,7 @@ import {
 import { execute as claim } from '../../nodes/EventDedupe/actions/claim.operation';
 import { execute as park } from '../../nodes/DeadLetterPark/actions/park.operation';
 import { adminQuery, credentialData, testStore } from '../helpers/store';
+import { writeContext } from '../helpers/writeContext';
 
 /**
  * Text that does not compress, longer than a btree index row can hold (2,704 bytes): one such
@@ -28,17 +29,13 @@ const incompressible = (chars: number): string =>
 
 describe('a write with one long text', () => {
 	let execution = 0;
-	const context = (): WriteContext => ({
-		workflowId: 'wf-long',
-		executionId: `exec-long-${++execution}`,
-		node: 'Create Order',
-		retentionDays: 30,
-		policy: { ...DEFAULT_POLICY, baseDelayMs: 10, maxDelayMs: 20, deadlineMs: 5_000 },
-		onUnknown: 'retry',
-		concurrency: 4,
-		maxSavedBodyChars: 65_536,
-		park: true,
-	});
+	const context = (): WriteContext =>
+		writeContext({
+			workflowId: 'wf-long',
+			executionId: `exec-long-${++execution}`,
+			node: 'Create Order',
+			policy: { ...DEFAULT_POLICY, baseDelayMs: 10, maxDelayMs: 20, deadlineMs: 5_000 },
+		});
 	const write = (key: string, index: number, itemRef?: string): WriteRequest => ({
 		index,
 		scope: 'shop',

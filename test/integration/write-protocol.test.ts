@@ -14,6 +14,7 @@ import { RunLeases } from '../../lib/idempotency/lease';
 import { getStore, Store, sweepIdleStores } from '../../lib/store';
 import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
+import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
 
@@ -31,19 +32,7 @@ afterAll(async () => {
 	await cleanup();
 });
 
-let execution = 0;
-const context = (overrides: Partial<WriteContext> = {}): WriteContext => ({
-	workflowId: 'wf-proto',
-	executionId: `exec-${++execution}`,
-	node: 'Post',
-	retentionDays: 30,
-	policy: { ...DEFAULT_POLICY, baseDelayMs: 20, maxDelayMs: 50, deadlineMs: 10_000 },
-	onUnknown: 'retry',
-	concurrency: 4,
-	maxSavedBodyChars: 65_536,
-	park: true,
-	...overrides,
-});
+const context = writeContexts({ workflowId: 'wf-proto', node: 'Post' });
 const write = (
 	key: string,
 	body: unknown,
@@ -554,7 +543,7 @@ describe('the circuit breaker', () => {
 			target.script('/healthy', { status: 503 });
 			const outcomes = await run(
 				'/healthy',
-				{ ...ctx, executionId: `exec-${++execution}`, concurrency: 1 },
+				{ ...ctx, executionId: context.nextExecutionId(), concurrency: 1 },
 				Array.from({ length: 3 }, (_, i) => write(`healthy-${round}-${i}`, { round, i }, i)),
 			);
 			expect(outcomes.every((o) => o.ok)).toBe(true);
@@ -581,7 +570,7 @@ describe('the circuit breaker', () => {
 		const slow = gated(send('/streak'));
 		const success = run(
 			'/streak',
-			{ ...ctx, executionId: `exec-${++execution}` },
+			{ ...ctx, executionId: context.nextExecutionId() },
 			[write('streak-ok', { n: 1 })],
 			{
 				send: slow.send,
@@ -590,7 +579,7 @@ describe('the circuit breaker', () => {
 		await slow.waiting;
 		// Another run fails three times (under the threshold of four) while the first one sends.
 		target.script('/streak', { status: 503 }, { status: 503 }, { status: 503 });
-		const [failed] = await run('/streak', { ...ctx, executionId: `exec-${++execution}` }, [
+		const [failed] = await run('/streak', { ...ctx, executionId: context.nextExecutionId() }, [
 			write('streak-fail-1', { n: 2 }),
 		]);
 		expect(failed.failure!.class).toBe('exhausted');
@@ -600,7 +589,7 @@ describe('the circuit breaker', () => {
 		expect(await breakerRow()).toEqual({ consecutive_failures: 0, open_until: null });
 		// Three more failures start a new streak: still under the threshold, the breaker stays closed.
 		target.script('/streak', { status: 503 }, { status: 503 }, { status: 503 });
-		await run('/streak', { ...ctx, executionId: `exec-${++execution}` }, [
+		await run('/streak', { ...ctx, executionId: context.nextExecutionId() }, [
 			write('streak-fail-2', { n: 3 }),
 		]);
 		expect(await breakerRow()).toEqual({ consecutive_failures: 3, open_until: null });
@@ -669,10 +658,11 @@ describe('the circuit breaker', () => {
 			[ctx.integration],
 		);
 		const sent = target.requestsTo('/held-done').length;
-		const [again, fresh] = await run('/held-done', { ...ctx, executionId: `exec-${++execution}` }, [
-			write('held-done', { n: 1 }, 0),
-			write('held-new', { n: 2 }, 1),
-		]);
+		const [again, fresh] = await run(
+			'/held-done',
+			{ ...ctx, executionId: context.nextExecutionId() },
+			[write('held-done', { n: 1 }, 0), write('held-new', { n: 2 }, 1)],
+		);
 		expect(again).toMatchObject({ ok: true, replayed: true });
 		expect(fresh.failure).toMatchObject({ class: 'paused' });
 		expect(target.requestsTo('/held-done')).toHaveLength(sent);
@@ -701,7 +691,7 @@ describe('the circuit breaker', () => {
 		const sent = target.requestsTo('/held-conflict').length;
 		const [conflict, renewal] = await run(
 			'/held-conflict',
-			{ ...ctx, executionId: `exec-${++execution}` },
+			{ ...ctx, executionId: context.nextExecutionId() },
 			[write('held-conflict', { n: 2 }, 0), write('held-renewable', { n: 2 }, 1)],
 		);
 		expect(conflict.failure).toMatchObject({
@@ -741,7 +731,7 @@ describe('the circuit breaker', () => {
 		]) {
 			const outcomes = await run(
 				'/held-twice',
-				{ ...ctx, executionId: `exec-${++execution}` },
+				{ ...ctx, executionId: context.nextExecutionId() },
 				order.map((n, i) => write('held-twice', { n }, i)),
 			);
 			expect(outcomes.map((o) => (o.ok ? 'replayed' : o.failure!.class))).toEqual(
@@ -750,7 +740,7 @@ describe('the circuit breaker', () => {
 		}
 		const [twiceNew, twiceNewAgain] = await run(
 			'/held-twice',
-			{ ...ctx, executionId: `exec-${++execution}` },
+			{ ...ctx, executionId: context.nextExecutionId() },
 			[write('held-twice-new', { n: 1 }, 0), write('held-twice-new', { n: 1 }, 1)],
 		);
 		expect([twiceNew.failure?.class, twiceNewAgain.failure?.class]).toEqual(['paused', 'paused']);
@@ -841,7 +831,7 @@ describe('the circuit breaker', () => {
 			await owner.waiting;
 			const waiter = run(
 				`/again-${hold}`,
-				{ ...ctx, integration, executionId: `exec-${++execution}` },
+				{ ...ctx, integration, executionId: context.nextExecutionId() },
 				[write(`again-${hold}`, { n: 1 })],
 			);
 			await new Promise((resolve) => setTimeout(resolve, 150));
