@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { INodeExecutionData } from 'n8n-workflow';
 import { parkItems } from '../../lib/deadletter';
 import { claimEvents, ClaimMode } from '../../lib/dedupe';
 import {
@@ -13,6 +13,7 @@ import {
 import { execute as claim } from '../../nodes/EventDedupe/actions/claim.operation';
 import { execute as park } from '../../nodes/DeadLetterPark/actions/park.operation';
 import { adminQuery, credentialData, testStore } from '../helpers/store';
+import { executeFunctions } from '../helpers/executeFunctions';
 import { writeContext } from '../helpers/writeContext';
 
 /**
@@ -112,26 +113,22 @@ describe('a write with one long text', () => {
 });
 
 /** n8n's IExecuteFunctions as far as these nodes use it. */
-function nodeContext(
+const nodeContext = (
 	name: string,
 	parameters: Record<string, unknown>,
 	items: INodeExecutionData[],
 	continueOnFail: boolean,
-): IExecuteFunctions {
-	const node = { id: 'n1', name, type: 'test', typeVersion: 1, position: [0, 0], parameters };
-	return {
-		getNode: () => node,
-		getInputData: () => items,
-		getWorkflow: () => ({ id: 'wf-long-node', name: 'Long text', active: false }),
-		getExecutionId: () => 'exec-long-node',
-		getInstanceBaseUrl: () => 'http://localhost:5678/',
-		getInputSourceData: () => ({ previousNode: 'Post Order' }),
-		getCredentials: async () => credentialData(schema),
-		continueOnFail: () => continueOnFail,
-		getNodeParameter: (key: string, _index: number, fallback?: unknown) =>
-			parameters[key] === undefined ? fallback : parameters[key],
-	} as unknown as IExecuteFunctions;
-}
+) =>
+	executeFunctions({
+		name,
+		parameters,
+		items,
+		continueOnFail,
+		workflow: { id: 'wf-long-node', name: 'Long text' },
+		executionId: 'exec-long-node',
+		previousNode: 'Post Order',
+		credentials: () => credentialData(schema),
+	});
 
 describe('a park with one long text', () => {
 	const letters = (workflowId: string) =>

@@ -9,6 +9,7 @@ import { execute as purgeMessages } from '../../nodes/TransactionalOutbox/action
 import { router as reliabilityControl } from '../../nodes/ReliabilityControl/actions/router';
 import { adminQuery, credentialData, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
+import { executeFunctions, type ExecuteFunctionsOptions } from '../helpers/executeFunctions';
 
 /**
  * The node layer with a stand-in for n8n's IExecuteFunctions (parameters, items, Continue On
@@ -17,37 +18,21 @@ import { parkAll } from '../helpers/park';
 const { store, schema, cleanup } = testStore('nodes');
 afterAll(cleanup);
 
-function context(
+const context = (
 	parameters: Record<string, unknown>,
 	items: INodeExecutionData[],
-	options: { continueOnFail?: boolean; executionId?: string } = {},
-): IExecuteFunctions {
-	const node = {
-		id: 'n1',
+	options: ExecuteFunctionsOptions = {},
+): IExecuteFunctions =>
+	executeFunctions({
 		name: 'Event Dedupe',
 		type: 'n8n-nodes-reliability.eventDedupe',
-		typeVersion: 1,
-		position: [0, 0],
+		workflow: { id: 'wf-node', name: 'Node layer' },
+		executionId: 'exec-node',
+		credentials: () => credentialData(schema),
+		...options,
 		parameters,
-	};
-	return {
-		getNode: () => node,
-		getInputData: () => items,
-		getWorkflow: () => ({ id: 'wf-node', name: 'Node layer', active: false }),
-		getExecutionId: () => options.executionId ?? 'exec-node',
-		getCredentials: async () => credentialData(schema),
-		continueOnFail: () => options.continueOnFail ?? false,
-		getNodeParameter: (name: string, _index: number, fallback?: unknown) => {
-			const value = name
-				.split('.')
-				.reduce<unknown>(
-					(v, part) => (v as Record<string, unknown> | undefined)?.[part],
-					parameters,
-				);
-			return value === undefined ? fallback : value;
-		},
-	} as unknown as IExecuteFunctions;
-}
+		items,
+	});
 
 describe('Event Dedupe Claim', () => {
 	const items: INodeExecutionData[] = [
@@ -129,12 +114,10 @@ describe('Event Dedupe Recover', () => {
 			`UPDATE "${schema}".processed_events SET recover_attempts = 3 WHERE consumer = 'node-recover'`,
 		);
 		const [rerun, parked] = await recover.call(
-			{
-				...context({ operation: 'recover', maxRecoveries: 3 }, [{ json: {} }], {
-					executionId: 'exec-recover',
-				}),
-				getInstanceBaseUrl: () => 'https://n8n.example/',
-			} as IExecuteFunctions,
+			context({ operation: 'recover', maxRecoveries: 3 }, [{ json: {} }], {
+				executionId: 'exec-recover',
+				instanceBaseUrl: 'https://n8n.example/',
+			}),
 			store,
 		);
 		expect(rerun).toEqual([]);
@@ -195,9 +178,8 @@ describe('Event Dedupe Recover holds what it takes only while it runs', () => {
 						recoverWorkflowId: 'wf-node',
 					},
 					[{ json: {} }],
-					{ executionId },
+					{ executionId, instanceBaseUrl: 'https://n8n.example/' },
 				),
-				getInstanceBaseUrl: () => 'https://n8n.example/',
 				executeWorkflow: async () => ({ executionId: `${executionId}-sub`, data: await rerun() }),
 				additionalData: {
 					hooks: {

@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { INodeExecutionData } from 'n8n-workflow';
 import { TestTarget } from '../../dev/target/server';
 import { handleConsoleRequest } from '../../lib/console';
 import { claimEvents, ClaimMode, ExecutionEnd, settleExecutionClaims } from '../../lib/dedupe';
@@ -25,6 +25,7 @@ import {
 import { fetchSender } from '../helpers/send';
 import { adminQuery, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
+import { executeFunctions } from '../helpers/executeFunctions';
 
 /**
  * Trace answers "where is item X?" from the records the nodes really write: claims, write keys
@@ -301,21 +302,15 @@ describe('matching', () => {
 
 describe('Reliability Control Item > Trace', () => {
 	/** A stand-in for n8n: each item's Business ID, Continue On Fail, the instance's base URL. */
-	const context = (continueOnFail: boolean, items: INodeExecutionData[]): IExecuteFunctions =>
-		({
-			getNode: () => ({
-				id: 'n1',
-				name: 'Trace',
-				type: 'n8n-nodes-reliability.reliabilityControl',
-				typeVersion: 1,
-				position: [0, 0],
-				parameters: {},
-			}),
-			getInstanceBaseUrl: () => `${BASE}/`,
-			continueOnFail: () => continueOnFail,
-			getNodeParameter: (name: string, index: number, fallback?: unknown) =>
+	const context = (continueOnFail: boolean, items: INodeExecutionData[]) =>
+		executeFunctions({
+			name: 'Trace',
+			type: 'n8n-nodes-reliability.reliabilityControl',
+			instanceBaseUrl: `${BASE}/`,
+			continueOnFail,
+			parameter: (name, index, fallback) =>
 				name === 'businessId' ? items[index].json.id : fallback,
-		}) as unknown as IExecuteFunctions;
+		});
 
 	it('one trace per item, paired with it; an empty ID is the error of that item under Continue On Fail', async () => {
 		const items = [{ json: { id: TRACED.parked } }, { json: { id: '' } }];

@@ -4,6 +4,7 @@ import { IdempotentHttpWrite } from '../../nodes/IdempotentHttpWrite/IdempotentH
 import { requestBuilder } from '../../nodes/IdempotentHttpWrite/request';
 import { readSettings } from '../../nodes/IdempotentHttpWrite/settings';
 import { transport } from '../../nodes/IdempotentHttpWrite/transport';
+import { executeFunctions } from '../helpers/executeFunctions';
 
 /**
  * Idempotent HTTP Write's node layer with a stand-in for n8n's IExecuteFunctions, as n8n's own
@@ -21,28 +22,14 @@ function context(
 	parameters: Parameters,
 	options: { credentials?: Record<string, IDataObject>; helpers?: Partial<IDataObject> } = {},
 ): IExecuteFunctions {
-	const node = {
-		id: 'n1',
+	return executeFunctions({
 		name: 'Create Invoice',
 		type: 'n8n-nodes-reliability.idempotentHttpWrite',
-		typeVersion: 1,
-		position: [0, 0],
 		parameters,
-	};
-	return {
-		getNode: () => node,
-		getWorkflow: () => ({ id: 'wf-billing', name: 'Billing', active: false }),
-		getNodeParameter: jest.fn((name: string, _itemIndex: number, fallback?: unknown) => {
-			const value = parameters[name];
-			return value === undefined ? fallback : value;
-		}),
-		getCredentials: jest.fn(async (type: string) => {
-			const credential = options.credentials?.[type];
-			if (!credential) throw new Error(`no ${type} credential in this test`);
-			return credential;
-		}),
-		helpers: options.helpers ?? {},
-	} as unknown as IExecuteFunctions;
+		workflow: { id: 'wf-billing', name: 'Billing' },
+		credentials: (type) => options.credentials?.[type],
+		helpers: options.helpers,
+	});
 }
 
 const invoice = (id: string, extra: IDataObject = {}): INodeExecutionData => ({

@@ -1,22 +1,15 @@
-import { type IExecuteFunctions, type INodeExecutionData, NodeOperationError } from 'n8n-workflow';
+import { type INodeExecutionData, NodeOperationError } from 'n8n-workflow';
 import { ItemError } from '../../lib';
 import { forEachItem, outputOfEachItem } from '../../nodes/shared/router';
+import { executeFunctions } from '../helpers/executeFunctions';
 
 /** The per-item helper every operation uses for Continue On Fail, with a stand-in for n8n. */
-function context(continueOnFail: boolean): IExecuteFunctions {
-	const node = {
-		id: 'n1',
+const context = (continueOnFail: boolean) =>
+	executeFunctions({
 		name: 'Outbox',
 		type: 'n8n-nodes-reliability.transactionalOutbox',
-		typeVersion: 1,
-		position: [0, 0],
-		parameters: {},
-	};
-	return {
-		getNode: () => node,
-		continueOnFail: () => continueOnFail,
-	} as unknown as IExecuteFunctions;
-}
+		continueOnFail,
+	});
 
 const items: INodeExecutionData[] = [{ json: { n: 0 } }, { json: { n: 1 } }, { json: { n: 2 } }];
 
