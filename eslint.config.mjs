@@ -10,6 +10,8 @@ import n8nNodesBase from 'eslint-plugin-n8n-nodes-base';
 import tseslint from 'typescript-eslint';
 
 const communityNodes = n8nCommunityNodesPlugin.configs.recommendedWithoutN8nCloudSupport;
+const engineFreeOfN8n =
+	'lib/ is the engine, free of n8n: take plain values, return outcomes, throw errors of lib/errors.ts.';
 
 export default tseslint.config(
 	{ ignores: ['dist/**', 'node_modules/**', 'test/artifacts/**', '**/*.js', '**/*.mjs'] },
@@ -35,11 +37,15 @@ export default tseslint.config(
 					paths: [
 						{
 							name: 'n8n-workflow',
-							message:
-								'lib/ is the engine, free of n8n: take plain values, return outcomes, throw errors of lib/errors.ts.',
+							message: engineFreeOfN8n,
 						},
 					],
 					patterns: [
+						{
+							// A deep import (n8n-workflow/dist/...) is still n8n.
+							group: ['n8n-workflow/*'],
+							message: engineFreeOfN8n,
+						},
 						{
 							group: ['**/nodes/**', '**/credentials/**'],
 							message: 'lib/ never imports the node layer.',
