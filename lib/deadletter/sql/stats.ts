@@ -5,15 +5,21 @@ import type { Store } from '../../store';
  * grouping sets), history from the daily rollup kept by triggers. Never loads closed rows.
  */
 export const statsSql = (store: Store): string => `
-WITH open_groups AS (
-	SELECT status, workflow_id, step, coalesce(owner, '(no owner)') AS owner, count(*)::int AS n,
-	       GROUPING(status, workflow_id, step, coalesce(owner, '(no owner)')) AS grouping_id
+WITH open_combos AS (
+	-- One hash aggregate over the open rows; the four breakdowns then add up its few combinations.
+	SELECT status, workflow_id, step, coalesce(owner, '(no owner)') AS owner, count(*)::int AS n
 	FROM ${store.table('dead_letters')}
 	WHERE is_open AND ($2::text IS NULL OR workflow_id = $2)
-	GROUP BY GROUPING SETS ((status), (workflow_id), (step), (coalesce(owner, '(no owner)')))
+	GROUP BY 1, 2, 3, 4
+), open_groups AS (
+	SELECT status, workflow_id, step, owner, sum(n)::int AS n,
+	       GROUPING(status, workflow_id, step, owner) AS grouping_id
+	FROM open_combos
+	GROUP BY GROUPING SETS ((status), (workflow_id), (step), (owner))
 ), waits AS (
+	-- date_part is float8, so the median sorts doubles rather than numerics (extract's type).
 	SELECT extract(epoch FROM now() - min(parked_at))::float8 AS oldest,
-	       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM now() - parked_at))::float8 AS median
+	       percentile_cont(0.5) WITHIN GROUP (ORDER BY date_part('epoch', now() - parked_at)) AS median
 	FROM ${store.table('dead_letters')}
 	WHERE is_open AND status <> 'held' AND ($2::text IS NULL OR workflow_id = $2)
 ), history AS (
