@@ -263,6 +263,9 @@ async function main(): Promise<void> {
 				// Against n8n's own node on the same work in this run (targets: park <= 1.2x).
 				park_vs_postgres_insert: Number((median(parkTimes) / median(insertTimes)).toFixed(2)),
 				get_vs_postgres_select: Number((Math.max(getId, getKey) / pgSelect).toFixed(2)),
+				// Stats reads the whole open queue and the rollup: against one row by key, the
+				// cheapest read n8n's node makes of the same table size.
+				stats_vs_postgres_select: Number((stats / pgSelect).toFixed(2)),
 			}),
 		);
 	} finally {

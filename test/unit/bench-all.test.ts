@@ -1,0 +1,62 @@
+import { judge, referenceFigures } from '../../scripts/bench-all';
+
+describe('bench:all against docs/benchmarks.md', () => {
+	it('takes the first JSON line of each benchmark in the page as its reference', () => {
+		const page = [
+			'Current: `{"bench":"deadletters","park_10k_s":0.8,"stats_ms":60}`.',
+			'Earlier: `{"bench":"deadletters","park_10k_s":2.5,"stats_ms":155}` and',
+			'`{"bench":"dedupe","speedup_vs_remove_duplicates":22.3}`; `{"bench": not json}`.',
+		].join('\n');
+		const figures = referenceFigures(page);
+		expect(figures.get('deadletters')).toEqual({
+			bench: 'deadletters',
+			park_10k_s: 0.8,
+			stats_ms: 60,
+		});
+		expect(figures.get('dedupe')).toEqual({ bench: 'dedupe', speedup_vs_remove_duplicates: 22.3 });
+		expect(figures.size).toBe(2);
+	});
+
+	it('flags a time that grew by more than 20% and a target missed, and passes the rest', () => {
+		const rows = judge(
+			'deadletters',
+			{ bench: 'deadletters', park_10k_s: 1.0, stats_ms: 130, park_vs_postgres_insert: 1.1 },
+			{ bench: 'deadletters', park_10k_s: 0.9, stats_ms: 60, park_vs_postgres_insert: 1.0 },
+		);
+		const verdict = (figure: string) => rows.find((r) => r.figure === figure)?.verdict;
+		expect(verdict('park_10k_s')).toBe('meets target <= 2');
+		expect(verdict('stats_ms')).toBe('MISSES target <= 100; SLIPPED more than 20%');
+		expect(verdict('park_vs_postgres_insert')).toBe('meets target <= 1.2');
+	});
+
+	it('reads a speedup or a throughput as better when higher', () => {
+		const rows = judge(
+			'dedupe',
+			{ bench: 'dedupe', speedup_vs_remove_duplicates: 17, cost_10m_vs_10k: 1.3 },
+			{ bench: 'dedupe', speedup_vs_remove_duplicates: 22.3, cost_10m_vs_10k: 1.3 },
+		);
+		expect(rows.find((r) => r.figure === 'speedup_vs_remove_duplicates')?.verdict).toBe(
+			'MISSES target >= 20; SLIPPED more than 20%',
+		);
+		expect(rows.find((r) => r.figure === 'cost_10m_vs_10k')?.verdict).toBe('');
+		const queue = judge(
+			'queue',
+			{ bench: 'queue', ratio_median: 1.3 },
+			{ bench: 'queue', ratio_median: 0.9 },
+		);
+		expect(queue[0].verdict).toBe('meets target >= 0.9');
+	});
+
+	it('says when a figure of the page was not measured this run', () => {
+		const rows = judge('write', { bench: 'write' }, { bench: 'write', live_vs_http_request: 1.16 });
+		expect(rows).toEqual([
+			{
+				bench: 'write',
+				figure: 'live_vs_http_request',
+				now: undefined,
+				reference: 1.16,
+				verdict: 'not measured this run',
+			},
+		]);
+	});
+});
