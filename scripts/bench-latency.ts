@@ -8,7 +8,8 @@
  * timed against HTTP Request with the same Header Auth credential (every real write carries one,
  * and reading it costs n8n about 1.6 ms), and the chain a user builds is timed end to end:
  * Webhook -> Event Dedupe -> Idempotent HTTP Write against Webhook -> Remove Duplicates -> HTTP
- * Request, both authenticated. BENCH_EXECUTIONS
+ * Request, both authenticated; each of these two pairs runs in turns of 100 executions, so the
+ * machine's drift falls on both sides alike. BENCH_EXECUTIONS
  * executions each (default 500), one at a time and BENCH_PARALLEL at once (default 8). Reports p50
  * and p99 of the node's own time (n8n's run data) and of the webhook's end-to-end time, the cost
  * each of our nodes adds to its built-in, and the floor: two durable statements' round trips.
@@ -39,6 +40,10 @@ import {
 const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 500);
 const PARALLEL = Number(process.env.BENCH_PARALLEL ?? 8);
 const LATENCY_MS = Number(process.env.BENCH_TARGET_LATENCY_MS ?? 5);
+/** Executions of each workflow before anything is timed: pools, credentials, n8n's JIT. */
+const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 50);
+/** A compared pair runs in turns of this many executions each, so drift falls on both. */
+const TURN = 100;
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 
 /** n8n's Header Auth credential, the same one for our write and the built-in. */
@@ -261,7 +266,7 @@ async function main(): Promise<void> {
 		// Warm both paths (pools, credentials, first-use checks) before anything is timed.
 		for (const [id, path] of flows.map((w) => [w.id, w.nodes[0]] as const)) {
 			const hook = (path as { parameters: { path: string } }).parameters.path;
-			await measure(n8n.api, id, hook, 5, 1, item(`warm-${id}-`));
+			await measure(n8n.api, id, hook, WARM_UP, 1, item(`warm-${id}-`));
 		}
 		for (const [mode, parallel] of [
 			['sequential', 1],
@@ -272,30 +277,59 @@ async function main(): Promise<void> {
 				rows.push({ name, mode, timing });
 				return timing;
 			};
+			/**
+			 * Two workflows in turns of TURN executions (the built-in first in even turns, ours in
+			 * odd ones), so the machine's drift over the minutes of a run falls on both alike.
+			 */
+			const pair = async (
+				a: { name: string; id: string; path: string; prefix: string },
+				b: { name: string; id: string; path: string; prefix: string },
+			): Promise<[Timing, Timing]> => {
+				const timings: [Timing, Timing] = [
+					{ node: [], endToEnd: [] },
+					{ node: [], endToEnd: [] },
+				];
+				for (let turn = 0; turn * TURN < EXECUTIONS; turn++) {
+					const count = Math.min(TURN, EXECUTIONS - turn * TURN);
+					for (const side of turn % 2 === 0 ? [0, 1] : [1, 0]) {
+						const { id, path, prefix } = side === 0 ? a : b;
+						const t = await measure(n8n.api, id, path, count, parallel, item(`${prefix}${turn}-`));
+						timings[side].node.push(...t.node);
+						timings[side].endToEnd.push(...t.endToEnd);
+					}
+				}
+				rows.push({ name: a.name, mode, timing: timings[0] });
+				rows.push({ name: b.name, mode, timing: timings[1] });
+				return timings;
+			};
 			const p = `${parallel}-`;
-			const httpAuth = await run(
-				'HTTP Request, Header Auth',
-				'benchLatHttpAuth',
-				'lat-http-auth',
-				`ha${p}`,
+			const [httpAuth, writeAuth] = await pair(
+				{
+					name: 'HTTP Request, Header Auth',
+					id: 'benchLatHttpAuth',
+					path: 'lat-http-auth',
+					prefix: `ha${p}`,
+				},
+				{
+					name: 'Idempotent HTTP Write, Header Auth, live',
+					id: 'benchLatWriteAuth',
+					path: 'lat-write-auth',
+					prefix: `wa${p}`,
+				},
 			);
-			const writeAuth = await run(
-				'Idempotent HTTP Write, Header Auth, live',
-				'benchLatWriteAuth',
-				'lat-write-auth',
-				`wa${p}`,
-			);
-			const chainBuiltin = await run(
-				'Chain: Remove Duplicates -> HTTP Request (Header Auth)',
-				'benchLatChainBuiltin',
-				'lat-chain-builtin',
-				`cb${p}`,
-			);
-			const chainOurs = await run(
-				'Chain: Event Dedupe -> Idempotent HTTP Write (Header Auth)',
-				'benchLatChainOurs',
-				'lat-chain-ours',
-				`co${p}`,
+			const [chainBuiltin, chainOurs] = await pair(
+				{
+					name: 'Chain: Remove Duplicates -> HTTP Request (Header Auth)',
+					id: 'benchLatChainBuiltin',
+					path: 'lat-chain-builtin',
+					prefix: `cb${p}`,
+				},
+				{
+					name: 'Chain: Event Dedupe -> Idempotent HTTP Write (Header Auth)',
+					id: 'benchLatChainOurs',
+					path: 'lat-chain-ours',
+					prefix: `co${p}`,
+				},
 			);
 			if (parallel === 1)
 				writeAdded = [
