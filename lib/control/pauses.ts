@@ -4,7 +4,8 @@ import { lengthProblem, TEXT_LIMITS } from '../limits';
 import { maskText } from '../masking';
 import { storableText } from '../store/storable';
 import { deleteInSlices, type Store } from '../store';
-import { pausesSql, purgePauseHistorySql, releaseHeldSql, setPauseSql } from './sql';
+import { purgeTrailSql } from '../store/sql/trails';
+import { pausesSql, releaseHeldSql, setPauseSql } from './sql';
 
 /**
  * Pause and resume of an integration or a workflow, with who and why. While an integration is
@@ -173,5 +174,10 @@ export async function purgePauseHistory(
 	olderThanDays: number,
 	sliceSize = 10_000,
 ): Promise<number> {
-	return await deleteInSlices(store, purgePauseHistorySql(store), [olderThanDays], sliceSize);
+	return await deleteInSlices(
+		store,
+		purgeTrailSql(store, 'pause_events'),
+		[olderThanDays],
+		sliceSize,
+	);
 }

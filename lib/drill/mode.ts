@@ -4,6 +4,7 @@ import { lengthProblem, TEXT_LIMITS } from '../limits';
 import { maskText } from '../masking';
 import type { Store } from '../store';
 import { deleteInSlices } from '../store/slices';
+import { purgeTrailSql } from '../store/sql/trails';
 import { storableText } from '../store/storable';
 import {
 	armTimeoutSql,
@@ -11,7 +12,6 @@ import {
 	drillSql,
 	drillsSql,
 	fireTimeoutSql,
-	purgeDrillHistorySql,
 	startDrillSql,
 	stopDrillSql,
 } from './sql';
@@ -224,5 +224,10 @@ export async function purgeDrillHistory(
 	olderThanDays: number,
 	sliceSize = 10_000,
 ): Promise<number> {
-	return await deleteInSlices(store, purgeDrillHistorySql(store), [olderThanDays], sliceSize);
+	return await deleteInSlices(
+		store,
+		purgeTrailSql(store, 'drill_events'),
+		[olderThanDays],
+		sliceSize,
+	);
 }

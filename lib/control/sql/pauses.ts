@@ -34,18 +34,6 @@ WITH target AS (
 )
 SELECT count(*)::int AS released FROM released`;
 
-/**
- * Removes pause and resume history older than $1 days, one slice of $2. The current state of
- * each pause (the pauses table) is never purged: only the trail of earlier changes goes.
- */
-export const purgePauseHistorySql = (store: Store): string => `
-WITH doomed AS (
-	SELECT id FROM ${store.table('pause_events')} WHERE at < now() - make_interval(days => $1)
-	LIMIT $2
-	FOR UPDATE SKIP LOCKED
-)
-DELETE FROM ${store.table('pause_events')} e USING doomed d WHERE e.id = d.id`;
-
 /** The pauses, each filter applied when given: $1 scope, $2 name, $3 paused or resumed. */
 export const pausesSql = (store: Store): string => `
 SELECT scope, name, paused, changed_by, reason, changed_at FROM ${store.table('pauses')}

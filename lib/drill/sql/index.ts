@@ -137,16 +137,4 @@ WITH disarmed AS (
 )
 SELECT integration FROM disarmed`;
 
-/**
- * A slice ($2 rows) of the drill trail older than $1 days, skipping rows another purge holds.
- * A drill lasts at most an hour, so only the trail of finished drills is ever this old.
- */
-export const purgeDrillHistorySql = (store: Store): string => `
-WITH doomed AS (
-	SELECT id FROM ${store.table('drill_events')} WHERE at < now() - make_interval(days => $1)
-	LIMIT $2
-	FOR UPDATE SKIP LOCKED
-)
-DELETE FROM ${store.table('drill_events')} e USING doomed d WHERE e.id = d.id`;
-
 export const storeNowSql = 'SELECT clock_timestamp() AS now';
