@@ -1,11 +1,10 @@
 import { purgeDeadLetters, purgeDeadLetterStats } from '../deadletter';
 import { purgeEntityVersions, purgeExecutionReports, purgeExpiredEvents } from '../dedupe';
-import { purgeDrillHistory } from '../drill/mode';
 import { purgeExpiredKeys } from '../idempotency/purge';
 import { inRange, LIMITS } from '../limits';
 import { purgeMessages } from '../outbox/purge';
 import type { Store } from '../store';
-import { purgePauseHistory } from './pauses';
+import { purgeTrail } from '../store/slices';
 
 /**
  * Housekeeping: every table of the store with a retention purged by it, so the store stays the
@@ -71,8 +70,8 @@ export async function purgeExpired(
 		entityVersions: await purgeEntityVersions(store, retentionDays, sliceSize),
 		deadLetters: await purgeDeadLetters(store, sliceSize),
 		deadLetterDaily: await purgeDeadLetterStats(store, statsRetentionDays, sliceSize),
-		pauseEvents: await purgePauseHistory(store, historyRetentionDays, sliceSize),
-		drillEvents: await purgeDrillHistory(store, historyRetentionDays, sliceSize),
+		pauseEvents: await purgeTrail(store, 'pause_events', historyRetentionDays, sliceSize),
+		drillEvents: await purgeTrail(store, 'drill_events', historyRetentionDays, sliceSize),
 		outboxMessages: await purgeMessages(store, retentionDays, sliceSize),
 		executionReports: await purgeExecutionReports(store, retentionDays, sliceSize),
 	};

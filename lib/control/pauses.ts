@@ -3,8 +3,7 @@ import { ReliabilityError } from '../errors';
 import { lengthProblem, TEXT_LIMITS } from '../limits';
 import { maskText } from '../masking';
 import { storableText } from '../store/storable';
-import { deleteInSlices, type Store } from '../store';
-import { purgeTrailSql } from '../store/sql/trails';
+import type { Store } from '../store';
 import { pausesSql, releaseHeldSql, setPauseSql } from './sql';
 
 /**
@@ -166,18 +165,4 @@ export async function isPaused(
 ): Promise<PauseState | undefined> {
 	const [state] = await listPauses(store, { scope, name, paused: true });
 	return state;
-}
-
-/** Deletes pause and resume history older than `olderThanDays`; says how many events went. */
-export async function purgePauseHistory(
-	store: Store,
-	olderThanDays: number,
-	sliceSize = 10_000,
-): Promise<number> {
-	return await deleteInSlices(
-		store,
-		purgeTrailSql(store, 'pause_events'),
-		[olderThanDays],
-		sliceSize,
-	);
 }

@@ -3,8 +3,6 @@ import { ReliabilityError } from '../errors';
 import { lengthProblem, TEXT_LIMITS } from '../limits';
 import { maskText } from '../masking';
 import type { Store } from '../store';
-import { deleteInSlices } from '../store/slices';
-import { purgeTrailSql } from '../store/sql/trails';
 import { storableText } from '../store/storable';
 import {
 	armTimeoutSql,
@@ -216,18 +214,4 @@ export async function drillEvents(
 		integration ?? null,
 		limit,
 	]);
-}
-
-/** Deletes the drill trail older than `olderThanDays`, in slices; returns how many rows went. */
-export async function purgeDrillHistory(
-	store: Store,
-	olderThanDays: number,
-	sliceSize = 10_000,
-): Promise<number> {
-	return await deleteInSlices(
-		store,
-		purgeTrailSql(store, 'drill_events'),
-		[olderThanDays],
-		sliceSize,
-	);
 }

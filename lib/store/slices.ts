@@ -1,4 +1,5 @@
 import type { Store } from './store';
+import { purgeTrailSql } from './sql/trails';
 
 /**
  * Runs a bounded DELETE (its last parameter the slice size) until a slice comes back short, and
@@ -17,4 +18,14 @@ export async function deleteInSlices(
 		total += rowCount;
 		if (rowCount < sliceSize) return total;
 	}
+}
+
+/** Deletes an audit trail's lines older than `olderThanDays`, in slices; says how many went. */
+export async function purgeTrail(
+	store: Store,
+	trail: 'pause_events' | 'drill_events',
+	olderThanDays: number,
+	sliceSize = 10_000,
+): Promise<number> {
+	return await deleteInSlices(store, purgeTrailSql(store, trail), [olderThanDays], sliceSize);
 }
