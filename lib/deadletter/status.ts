@@ -272,6 +272,31 @@ export async function returnUnsettledTakes(
 	return returned;
 }
 
+/** What the store says now of a record's failed step (see replayedStepsSql). */
+export interface FailedStepNow {
+	id: string;
+	status: DeadLetterStatus;
+	generation: string;
+	step: string;
+	/** The status of the write key the record is parked under; null when it names none. */
+	key_status: string | null;
+	/** The status of the event an event letter names; null for any other letter. */
+	event_status: string | null;
+}
+
+/** What the store says now of the failed step of records `ids`, by record id. */
+export async function failedStepsNow(
+	store: Store,
+	ids: string[],
+): Promise<Map<string, FailedStepNow>> {
+	const rows = await store.query<FailedStepNow>(replayedStepsSql(store), [ids]);
+	return new Map(rows.map((r) => [String(r.id), r]));
+}
+
+/** Whether a record's failed step has since finished: its write key succeeded, its event done. */
+export const stepDoneNow = (row: FailedStepNow): boolean =>
+	row.key_status === 'succeeded' || row.event_status === 'done';
+
 /**
  * Settles the records a replay run took and left unsettled when the run ended in success: its
  * re-run of a record ended with no result the run could read (the workflow ended on a path that
@@ -290,22 +315,17 @@ export async function settleUnsettledTakes(
 	actor: string,
 ): Promise<Array<{ id: string; to: DeadLetterStatus }>> {
 	if (taken.length === 0) return [];
-	const rows = await store.query<{
-		id: string;
-		status: DeadLetterStatus;
-		generation: string;
-		step: string;
-		key_status: string | null;
-		event_status: string | null;
-	}>(replayedStepsSql(store), [taken.map((t) => t.id)]);
-	const byId = new Map(rows.map((r) => [String(r.id), r]));
+	const byId = await failedStepsNow(
+		store,
+		taken.map((t) => t.id),
+	);
 	const settled: Array<{ id: string; to: DeadLetterStatus }> = [];
 	for (const record of taken) {
 		const row = byId.get(record.id);
 		if (!row || row.status !== 'being_fixed' || String(row.generation) !== record.generation)
 			continue;
 		const finished = row.key_status ?? row.event_status;
-		const done = row.key_status === 'succeeded' || row.event_status === 'done';
+		const done = stepDoneNow(row);
 		const to: DeadLetterStatus = finished === null || done ? 'replayed' : 'new';
 		const reason =
 			to === 'new'

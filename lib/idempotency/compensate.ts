@@ -1,10 +1,12 @@
 import {
 	appendEvidence,
 	type DeadLetterRecord,
+	failedStepsNow,
 	getDeadLetters,
 	isDeadLetterId,
 	type ItemStep,
 	StatusChangeRefusedError,
+	stepDoneNow,
 	updateDeadLetterStatus,
 } from '../deadletter';
 import { describeValue } from '../describe';
@@ -359,9 +361,18 @@ async function holdForCompensation(
 	);
 }
 
+/** How the audit event of a record Compensate gave back after a failed compensation begins. */
+export const COMPENSATION_FAILED_REASON = 'Compensate stopped at a failed compensation';
+
 /**
  * A compensation failed: the record goes back to new, for a person, never to replay (its newer
  * steps may be reversed already). Pressing Compensate again sends only what was not reversed.
+ *
+ * While Compensate held the record, a later delivery of the item may have finished its failed
+ * step: that success could not close a record a person held, and this one stays open too, since
+ * the person asked for the item to be reversed and what the failed compensation did is theirs to
+ * check. The reason says the step has since succeeded, so they know the choice is between the
+ * item standing (resolve) and its reversal (compensate again).
  */
 async function releaseHold(
 	store: Store,
@@ -369,12 +380,17 @@ async function releaseHold(
 	actor: string,
 	generation: string,
 ): Promise<void> {
+	const step = (await failedStepsNow(store, [id])).get(id);
+	const since =
+		step && stepDoneNow(step)
+			? `; meanwhile its failed step (${step.step}) succeeded on a later delivery: resolve the record if the item should stand, or compensate again to reverse its steps`
+			: '';
 	try {
 		await updateDeadLetterStatus(store, {
 			id,
 			to: 'new',
 			actor,
-			reason: 'Compensate stopped at a failed compensation; what was reversed is in the history',
+			reason: `${COMPENSATION_FAILED_REASON}; what was reversed is in the history${since}`,
 			expectedGeneration: generation,
 		});
 	} catch (error) {

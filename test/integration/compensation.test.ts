@@ -562,6 +562,57 @@ describe('Compensate', () => {
 		expect(target.effectsOf('/boxes')).toHaveLength(1);
 	});
 
+	it('a failed step that succeeds on a later delivery while Compensate holds its record: the record stays open for the person, saying so', async () => {
+		for (const path of ['/pallets', '/manifest', '/pallets-undo']) target.route(path);
+		target.script('/manifest', { status: 400 });
+		target.script('/pallets-undo', { status: 409, body: { message: 'pallet already shipped' } });
+		await step(
+			'exec-8',
+			'Pack Pallet',
+			'/pallets',
+			{ sku: 8 },
+			{
+				kind: 'request',
+				method: 'DELETE',
+				url: `${target.url('/pallets-undo')}?id={{ $json.id }}`,
+			},
+		);
+		const failed = await step('exec-8', 'Print Manifest', '/manifest', { sku: 8 });
+		const id = failed.failure!.deadLetterId!;
+		let later: Awaited<ReturnType<typeof step>> | undefined;
+		const result = await compensateDeadLetter(
+			store,
+			{ id, actor: 'ops', executionId: 'console-8' },
+			{
+				// The sender redelivers while the person reverses: its success finds the record held.
+				send: async (request, wire) => {
+					later ??= await step('exec-9', 'Print Manifest', '/manifest', { sku: 8 });
+					return await deps.send(request, wire);
+				},
+			},
+		);
+		expect(later?.ok).toBe(true);
+		expect(result.result).toBe('failed');
+		expect(target.effectsOf('/manifest')).toHaveLength(1);
+		expect(target.effectsOf('/pallets-undo')).toHaveLength(0);
+		// Nothing was reversed and the item's last step is done; the person asked for a reversal,
+		// so the record is theirs to resolve or compensate again, and its history says why.
+		expect(await keyStatuses('ana:/pallets', 'ana:/manifest')).toEqual({
+			'ana:/pallets': 'succeeded',
+			'ana:/manifest': 'succeeded',
+		});
+		const [record] = await getDeadLetters(store, [id]);
+		expect(record.status).toBe('new');
+		const [last] = await adminQuery<{ from_status: string; reason: string }>(
+			`SELECT from_status, reason FROM "${schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id DESC LIMIT 1`,
+			[id],
+		);
+		expect(last.from_status).toBe('being_fixed');
+		expect(last.reason).toContain(
+			'meanwhile its failed step (Print Manifest) succeeded on a later delivery: resolve the record if the item should stand, or compensate again',
+		);
+	});
+
 	it('two presses at once, the first refused by the target: the step that ends reversed reads compensated, the record closed', async () => {
 		for (const path of ['/crates', '/ship-crate', '/crates-undo']) target.route(path);
 		target.script('/ship-crate', { status: 400 });

@@ -17,6 +17,7 @@ import {
 import { StoreUnavailableError } from '../../lib/errors';
 import { abandonExecutionKeys } from '../../lib/idempotency/recovery';
 import {
+	COMPENSATION_FAILED_REASON,
 	compensateDeadLetter,
 	DEFAULT_POLICY,
 	derivedKey,
@@ -735,23 +736,32 @@ async function checkWrites(
 		generation: string;
 		execution_id: string;
 		lease_until: Date;
+		completed_at: Date | null;
 		history: unknown[];
 	}>(
-		`SELECT key, status, generation, execution_id, lease_until, history FROM ${admin.table('idempotency_keys')} WHERE scope = $1`,
+		`SELECT key, status, generation, execution_id, lease_until, completed_at, history FROM ${admin.table('idempotency_keys')} WHERE scope = $1`,
 		[run.scope],
 	);
 	const before = violations.length;
 	const records = new Map(rows.map((r) => [r.key, r.status]));
 	const generations = new Map(rows.map((r) => [r.key, Number(r.generation)]));
 	const histories = new Map(rows.map((r) => [r.key, Array.isArray(r.history) ? r.history : []]));
+	const completions = new Map(
+		rows.flatMap((r) => (r.completed_at ? [[r.key, r.completed_at.getTime()] as const] : [])),
+	);
 	const letters = await admin.query<{
 		idempotency_key: string;
 		status: string;
 		error_class: string;
 		closed_at: Date | null;
+		compensate_released_at: Date | null;
 	}>(
-		`SELECT idempotency_key, status, error_class, closed_at FROM ${admin.table('dead_letters')} WHERE workflow_id = $1`,
-		[run.workflowId],
+		`SELECT d.idempotency_key, d.status, d.error_class, d.closed_at,
+		        (SELECT max(e.at) FROM ${admin.table('dead_letter_events')} e
+		         WHERE e.dead_letter_id = d.id AND e.from_status = 'being_fixed' AND e.to_status = 'new'
+		           AND starts_with(e.reason, $2)) AS compensate_released_at
+		 FROM ${admin.table('dead_letters')} d WHERE d.workflow_id = $1`,
+		[run.workflowId, COMPENSATION_FAILED_REASON],
 	);
 	for (const key of run.keys) {
 		const expiry = run.expiries.get(key);
@@ -832,10 +842,22 @@ async function checkWrites(
 				`key ${key} has a dead letter closed as replayed while the record is ${status ?? 'missing'}`,
 			);
 		}
-		// No open dead letter waits for work that is done.
+		// No open dead letter waits for work that is done. But for one a person's Compensate held
+		// while the key succeeded, and gave back after its compensation failed: that success could
+		// not close it, and what the failed reversal did is the person's to check.
+		const completedAt = completions.get(key);
+		const heldThroughSuccess = (l: (typeof mine)[number]) =>
+			l.compensate_released_at !== null &&
+			completedAt !== undefined &&
+			completedAt <= l.compensate_released_at.getTime();
 		if (
 			status === 'succeeded' &&
-			mine.some((l) => (l.status === 'new' || l.status === 'held') && l.error_class !== 'conflict')
+			mine.some(
+				(l) =>
+					(l.status === 'new' || l.status === 'held') &&
+					l.error_class !== 'conflict' &&
+					!heldThroughSuccess(l),
+			)
 		) {
 			violations.push(`key ${key} is succeeded but a dead letter of it is still open for review`);
 		}
