@@ -29,6 +29,7 @@ import {
 	type WriteRequest,
 } from '../../lib/idempotency';
 import type { Store } from '../../lib/store';
+import { writeContext } from '../helpers/writeContext';
 import type { Command, Schedule } from './schedule';
 import { SimTarget } from './target';
 
@@ -157,21 +158,27 @@ export async function runSchedule(
 	const createRuns: Array<{ key: string; startedAt: number; ok: boolean; execution: string }> = [];
 	let compensations = 0;
 
-	const context = (execution: string, withIntegration: boolean, node = 'Write'): WriteContext => ({
-		workflowId,
-		executionId: execution,
-		node,
-		integration: withIntegration ? integration : undefined,
-		retentionDays: 30,
-		policy: { ...DEFAULT_POLICY, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, deadlineMs: 700 },
-		onUnknown: schedule.strategy,
-		concurrency: 2,
-		maxSavedBodyChars: 10_000,
-		park: true,
-		breaker: withIntegration ? BREAKER : undefined,
-		leaseMarginMs: LEASE_MARGIN_MS,
-		inFlightGraceMs: GRACE_MS,
-	});
+	// The tests' write context (retention 30 days, parking on), with the model's timings.
+	const context = (execution: string, withIntegration: boolean, node = 'Write'): WriteContext =>
+		writeContext({
+			workflowId,
+			executionId: execution,
+			node,
+			integration: withIntegration ? integration : undefined,
+			policy: {
+				...DEFAULT_POLICY,
+				maxAttempts: 3,
+				baseDelayMs: 5,
+				maxDelayMs: 20,
+				deadlineMs: 700,
+			},
+			onUnknown: schedule.strategy,
+			concurrency: 2,
+			maxSavedBodyChars: 10_000,
+			breaker: withIntegration ? BREAKER : undefined,
+			leaseMarginMs: LEASE_MARGIN_MS,
+			inFlightGraceMs: GRACE_MS,
+		});
 	const request = (
 		key: number,
 		variant: number,
