@@ -60,6 +60,14 @@ const CLAIM_LEASE_S = 0.15;
  */
 const STALL_MS = 450;
 const BREAKER = { threshold: 2, coolDownSeconds: 0.3 };
+/** The retry policy of every write and every Compensate the model runs (the engine only reads it). */
+const POLICY = {
+	...DEFAULT_POLICY,
+	maxAttempts: 3,
+	baseDelayMs: 5,
+	maxDelayMs: 20,
+	deadlineMs: 700,
+};
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -165,13 +173,7 @@ export async function runSchedule(
 			executionId: execution,
 			node,
 			integration: withIntegration ? integration : undefined,
-			policy: {
-				...DEFAULT_POLICY,
-				maxAttempts: 3,
-				baseDelayMs: 5,
-				maxDelayMs: 20,
-				deadlineMs: 700,
-			},
+			policy: POLICY,
 			onUnknown: schedule.strategy,
 			concurrency: 2,
 			maxSavedBodyChars: 10_000,
@@ -347,13 +349,7 @@ export async function runSchedule(
 					id: record.id,
 					actor: 'operator',
 					executionId: `${id}-c${compensations++}`,
-					policy: {
-						...DEFAULT_POLICY,
-						maxAttempts: 3,
-						baseDelayMs: 5,
-						maxDelayMs: 20,
-						deadlineMs: 700,
-					},
+					policy: POLICY,
 				},
 				{
 					send: (reversal, wire) =>
