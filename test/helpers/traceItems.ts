@@ -6,15 +6,11 @@ import {
 	settleExecutionClaims,
 	ExecutionEnd,
 } from '../../lib/dedupe';
-import {
-	DEFAULT_POLICY,
-	requestFingerprint,
-	runWrites,
-	type WriteContext,
-} from '../../lib/idempotency';
+import { DEFAULT_POLICY, runWrites, type WriteContext } from '../../lib/idempotency';
 import type { Store } from '../../lib/store';
 import { fetchSender } from './send';
 import { writeContext as engineWriteContext } from './writeContext';
+import { writeRequest } from './writeRequest';
 
 /**
  * Four invoices in the four places an operator asks about, made through the engine's own
@@ -63,15 +59,7 @@ export async function writeStep(
 	return await runWrites(
 		store,
 		writeContext(executionId, node),
-		[
-			{
-				index: 0,
-				scope: 'ledger',
-				key,
-				fingerprint: requestFingerprint({ method: 'POST', url: route, body }),
-				payload: body,
-			},
-		],
+		[writeRequest({ scope: 'ledger', key, url: route, body })],
 		{ send: fetchSender(target.url(route), () => body) },
 	);
 }

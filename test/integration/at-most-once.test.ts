@@ -1,14 +1,10 @@
 import { getDeadLetters } from '../../lib/deadletter';
-import {
-	requestFingerprint,
-	runWrites,
-	type WriteContext,
-	type WriteRequest,
-} from '../../lib/idempotency';
+import { runWrites, type WriteContext, type WriteRequest } from '../../lib/idempotency';
 import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
 import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, testStore } from '../helpers/store';
+import { writeRequest } from '../helpers/writeRequest';
 
 /**
  * At most one effect per key, against a real HTTP target that commits and then answers an error:
@@ -30,14 +26,8 @@ const context = writeContexts({
 	inFlightGraceMs: 20,
 });
 const TIMEOUT_MS = 300;
-const write = (key: string, body: unknown): WriteRequest => ({
-	index: 0,
-	scope: 'once',
-	key,
-	fingerprint: requestFingerprint({ method: 'POST', url: '/x', body }),
-	payload: body,
-	timeoutMs: TIMEOUT_MS,
-});
+const write = (key: string, body: unknown) =>
+	writeRequest({ scope: 'once', key, url: '/x', body, timeoutMs: TIMEOUT_MS });
 const keyStatus = async (key: string) =>
 	(
 		await adminQuery<{ status: string }>(

@@ -6,7 +6,6 @@ import {
 	type Compensation,
 	DEFAULT_POLICY,
 	fetchCompensationSender,
-	requestFingerprint,
 	runWrites,
 	type SendResult,
 	type WriteContext,
@@ -14,6 +13,7 @@ import {
 import { TestTarget } from '../../dev/target/server';
 import { writeContext } from '../helpers/writeContext';
 import { adminQuery, testStore } from '../helpers/store';
+import { writeRequest } from '../helpers/writeRequest';
 
 const { store, schema, cleanup } = testStore('compensate');
 const target = new TestTarget();
@@ -67,16 +67,7 @@ async function step(
 	const [outcome] = await runWrites(
 		store,
 		context(executionId, node),
-		[
-			{
-				index: 0,
-				scope: 'signup',
-				key: `ana:${path}`,
-				fingerprint: requestFingerprint({ method: 'POST', url: path, body }),
-				payload: body,
-				compensation,
-			},
-		],
+		[writeRequest({ scope: 'signup', key: `ana:${path}`, url: path, body, compensation })],
 		{ send: (request) => send(target.url(path), 'POST', request.key, body) },
 	);
 	return outcome;

@@ -1,16 +1,12 @@
 import { composeAlert } from '../../lib/alerts';
 import { handleConsoleRequest } from '../../lib/console';
 import { getDeadLetters, workflowFingerprint } from '../../lib/deadletter';
-import {
-	DEFAULT_POLICY,
-	requestFingerprint,
-	runWrites,
-	type WriteRequest,
-} from '../../lib/idempotency';
+import { DEFAULT_POLICY, runWrites } from '../../lib/idempotency';
 import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
 import { testStore } from '../helpers/store';
 import { writeContexts } from '../helpers/writeContext';
+import { writeRequest } from '../helpers/writeRequest';
 
 const { store, cleanup } = testStore('dlrecord');
 const target = new TestTarget();
@@ -27,13 +23,8 @@ const context = writeContexts({
 	policy: { ...DEFAULT_POLICY, maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 200 },
 	concurrency: 2,
 });
-const write = (key: string, body: unknown): WriteRequest => ({
-	index: 0,
-	scope: 'billing',
-	key,
-	fingerprint: requestFingerprint({ method: 'POST', url: '/invoices', body }),
-	payload: body,
-});
+const write = (key: string, body: unknown) =>
+	writeRequest({ scope: 'billing', key, url: '/invoices', body });
 
 describe('the complete dead-letter record', () => {
 	it('a write that fails 503, 503, 503 parks with its three attempts, delays and no secret', async () => {

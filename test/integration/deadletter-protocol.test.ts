@@ -14,10 +14,11 @@ import {
 	settleExecutionClaims,
 	ExecutionEnd,
 } from '../../lib/dedupe';
-import { DEFAULT_POLICY, requestFingerprint, runWrites } from '../../lib/idempotency';
+import { DEFAULT_POLICY, runWrites } from '../../lib/idempotency';
 import { Store } from '../../lib/store';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
+import { writeRequest } from '../helpers/writeRequest';
 
 /**
  * Dead-letter status changes are guarded: from-states that lead there, a take's generation, an
@@ -204,16 +205,7 @@ describe('take for replay', () => {
 					maxSavedBodyChars: 1000,
 					park: false,
 				},
-				[
-					{
-						index: 0,
-						scope: 'crm',
-						key,
-						fingerprint: requestFingerprint({ method: 'POST', url: '/x', body: { key } }),
-						payload: { key },
-						timeoutMs: 1000,
-					},
-				],
+				[writeRequest({ scope: 'crm', key, url: '/x', body: { key }, timeoutMs: 1000 })],
 				{
 					send: async () => ({
 						kind: 'response',

@@ -6,16 +6,12 @@ import {
 	startDrill,
 	stopDrill,
 } from '../../lib/drill';
-import {
-	requestFingerprint,
-	runWrites,
-	type WriteContext,
-	type WriteRequest,
-} from '../../lib/idempotency';
+import { runWrites, type WriteContext } from '../../lib/idempotency';
 import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
 import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, testStore } from '../helpers/store';
+import { writeRequest } from '../helpers/writeRequest';
 
 /**
  * Fire drill mode against a real HTTP target: switched on per integration for at most an hour,
@@ -39,14 +35,8 @@ const context = writeContexts({
 	inFlightGraceMs: 20,
 });
 const TIMEOUT_MS = 500;
-const write = (key: string, body: unknown): WriteRequest => ({
-	index: 0,
-	scope: 'drill',
-	key,
-	fingerprint: requestFingerprint({ method: 'POST', url: '/x', body }),
-	payload: body,
-	timeoutMs: TIMEOUT_MS,
-});
+const write = (key: string, body: unknown) =>
+	writeRequest({ scope: 'drill', key, url: '/x', body, timeoutMs: TIMEOUT_MS });
 const record = async (key: string) =>
 	(
 		await adminQuery<{ status: string; attempts: number }>(

@@ -13,6 +13,7 @@ import { TestTarget } from '../../dev/target/server';
 import { fetchSender } from '../helpers/send';
 import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
+import { writeRequest } from '../helpers/writeRequest';
 
 const { store, schema, cleanup } = testStore('idem');
 const target = new TestTarget();
@@ -29,11 +30,7 @@ const context = writeContexts({
 	policy: { ...DEFAULT_POLICY, baseDelayMs: 50, maxDelayMs: 200, deadlineMs: 10_000 },
 });
 const write = (key: string, body: unknown, index = 0): WriteRequest & { body: unknown } => ({
-	index,
-	scope: 'crm',
-	key,
-	fingerprint: requestFingerprint({ method: 'POST', url: '/contacts', body }),
-	payload: body,
+	...writeRequest({ index, scope: 'crm', key, url: '/contacts', body }),
 	body,
 });
 const bodies = new Map<string, unknown>();

@@ -10,8 +10,9 @@ import {
 	settleExecutionClaims,
 	takeCrashed,
 } from '../../lib/dedupe';
-import { DEFAULT_POLICY, requestFingerprint, runWrites } from '../../lib/idempotency';
+import { DEFAULT_POLICY, runWrites } from '../../lib/idempotency';
 import { adminQuery, testStore } from '../helpers/store';
+import { writeRequest } from '../helpers/writeRequest';
 
 /**
  * The durable inbox: a claim made until the execution ends keeps its item, is settled by how the
@@ -116,15 +117,7 @@ describe('an execution that died', () => {
 				maxSavedBodyChars: 1000,
 				park: true,
 			},
-			[
-				{
-					index: 0,
-					scope: 'ledger',
-					key: 'INV-9:post',
-					fingerprint: requestFingerprint({ method: 'POST', url: '/l', body: {} }),
-					payload: {},
-				},
-			],
+			[writeRequest({ scope: 'ledger', key: 'INV-9:post', url: '/l', body: {} })],
 			{
 				send: async () => ({
 					kind: 'response',

@@ -17,12 +17,13 @@ import {
 	stopExecution,
 	takeCrashed,
 } from '../../lib/dedupe';
-import { DEFAULT_POLICY, requestFingerprint, runWrites } from '../../lib/idempotency';
+import { DEFAULT_POLICY, runWrites } from '../../lib/idempotency';
 import { purgeExpired } from '../../lib/control/housekeeping';
 import { pause, resume } from '../../lib/control/pauses';
 
 import { fetchSender } from '../helpers/send';
 import { adminQuery, testStore } from '../helpers/store';
+import { writeRequest } from '../helpers/writeRequest';
 
 /**
  * Every delivered item ends done, in an open dead letter that names it, or dropped by a named
@@ -443,15 +444,7 @@ describe('the Idempotent HTTP Write stops when its execution is cancelled', () =
 				maxSavedBodyChars: 1000,
 				park: true,
 			},
-			[
-				{
-					index: 0,
-					scope: 'erp',
-					key: 'ORD-9:post',
-					fingerprint: requestFingerprint({ method: 'POST', url, body: { order: 'ORD-9' } }),
-					payload: { order: 'ORD-9' },
-				},
-			],
+			[writeRequest({ scope: 'erp', key: 'ORD-9:post', url, body: { order: 'ORD-9' } })],
 			{ send: fetchSender(url, () => ({ order: 'ORD-9' })), signal: cancel.signal },
 		);
 		expect(received).toEqual(['ORD-9:post']);
@@ -483,15 +476,7 @@ describe('the Idempotent HTTP Write stops when its execution is cancelled', () =
 				park: false,
 				parkIfStopped,
 			},
-			[
-				{
-					index: 0,
-					scope: 'erp',
-					key,
-					fingerprint: requestFingerprint({ method: 'POST', url, body: { order: key } }),
-					payload: { order: key },
-				},
-			],
+			[writeRequest({ scope: 'erp', key, url, body: { order: key } })],
 			{
 				send: async (request) => {
 					stopSoon();
@@ -590,15 +575,7 @@ describe('a run that only routes its failures (the Outbox relay)', () => {
 				maxSavedBodyChars: 1000,
 				park,
 			},
-			[
-				{
-					index: 0,
-					scope: 'crm-relay',
-					key,
-					fingerprint: requestFingerprint({ method: 'POST', url, body: { key } }),
-					payload: { key },
-				},
-			],
+			[writeRequest({ scope: 'crm-relay', key, url, body: { key } })],
 			{ send: fetchSender(url, () => ({ key })) },
 		);
 

@@ -4,7 +4,6 @@ import { parkItems } from '../../lib/deadletter';
 import { claimEvents, ClaimMode } from '../../lib/dedupe';
 import {
 	DEFAULT_POLICY,
-	requestFingerprint,
 	runWrites,
 	type SendResult,
 	type WriteContext,
@@ -15,6 +14,7 @@ import { execute as park } from '../../nodes/DeadLetterPark/actions/park.operati
 import { adminQuery, credentialData, testStore } from '../helpers/store';
 import { executeFunctions } from '../helpers/executeFunctions';
 import { writeContext } from '../helpers/writeContext';
+import { writeRequest } from '../helpers/writeRequest';
 
 /**
  * Text that does not compress, longer than a btree index row can hold (2,704 bytes): one such
@@ -37,14 +37,8 @@ describe('a write with one long text', () => {
 			node: 'Create Order',
 			policy: { ...DEFAULT_POLICY, baseDelayMs: 10, maxDelayMs: 20, deadlineMs: 5_000 },
 		});
-	const write = (key: string, index: number, itemRef?: string): WriteRequest => ({
-		index,
-		scope: 'shop',
-		key,
-		fingerprint: requestFingerprint({ method: 'POST', url: '/orders', body: { key } }),
-		payload: { key },
-		itemRef,
-	});
+	const write = (key: string, index: number, itemRef?: string) =>
+		writeRequest({ index, scope: 'shop', key, url: '/orders', body: { key }, itemRef });
 	const sender = () => {
 		const sent: string[] = [];
 		const send = async (request: WriteRequest): Promise<SendResult> => {

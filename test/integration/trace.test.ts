@@ -2,7 +2,7 @@ import type { INodeExecutionData } from 'n8n-workflow';
 import { TestTarget } from '../../dev/target/server';
 import { handleConsoleRequest } from '../../lib/console';
 import { claimEvents, ClaimMode, ExecutionEnd, settleExecutionClaims } from '../../lib/dedupe';
-import { businessKey, requestFingerprint, runWrites } from '../../lib/idempotency';
+import { businessKey, runWrites } from '../../lib/idempotency';
 import { updateDeadLetterStatus } from '../../lib/deadletter';
 import {
 	type ClaimEntry,
@@ -26,6 +26,7 @@ import { fetchSender } from '../helpers/send';
 import { adminQuery, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
 import { executeFunctions } from '../helpers/executeFunctions';
+import { writeRequest } from '../helpers/writeRequest';
 
 /**
  * Trace answers "where is item X?" from the records the nodes really write: claims, write keys
@@ -133,16 +134,7 @@ describe('an item in each place an operator asks about', () => {
 		const [outcome] = await runWrites(
 			store,
 			{ ...writeContext('exec-hash', 'Upsert Contact') },
-			[
-				{
-					index: 0,
-					scope: 'crm',
-					key,
-					fingerprint: requestFingerprint({ method: 'POST', url: '/crm-contacts', body }),
-					payload: body,
-					businessId: lead,
-				},
-			],
+			[writeRequest({ scope: 'crm', key, url: '/crm-contacts', body, businessId: lead })],
 			{ send: fetchSender(target.url('/crm-contacts'), () => body) },
 		);
 		expect(outcome.ok).toBe(false);

@@ -2,7 +2,6 @@ import { getDeadLetters, takeForReplay } from '../../lib/deadletter';
 import { resume } from '../../lib/control/pauses';
 import {
 	DEFAULT_POLICY,
-	requestFingerprint,
 	runWrites,
 	type SendResult,
 	type WriteContext,
@@ -17,6 +16,7 @@ import { fetchSender } from '../helpers/send';
 import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
+import { writeRequest } from '../helpers/writeRequest';
 
 /**
  * The write protocol's guarantees, each shown on the schedule that once broke it: bounded
@@ -39,13 +39,8 @@ const write = (
 	index = 0,
 	timeoutMs = 2_000,
 ): WriteRequest & { body: unknown } => ({
-	index,
-	scope: 'proto',
-	key,
-	fingerprint: requestFingerprint({ method: 'POST', url: '/x', body }),
-	payload: body,
+	...writeRequest({ index, scope: 'proto', key, url: '/x', body, timeoutMs }),
 	body,
-	timeoutMs,
 });
 const bodies = new Map<string, unknown>();
 const send = (route: string, timeoutMs = 2_000) =>
