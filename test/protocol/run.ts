@@ -21,7 +21,6 @@ import {
 	compensateDeadLetter,
 	DEFAULT_POLICY,
 	derivedKey,
-	requestFingerprint,
 	runWrites,
 	type WriteContext,
 	type WriteDeps,
@@ -30,6 +29,7 @@ import {
 } from '../../lib/idempotency';
 import type { Store } from '../../lib/store';
 import { writeContext } from '../helpers/writeContext';
+import { writeRequest } from '../helpers/writeRequest';
 import type { Command, Schedule } from './schedule';
 import { SimTarget } from './target';
 
@@ -189,13 +189,15 @@ export async function runSchedule(
 	): WriteRequest & { body: unknown } => {
 		const body = { key, v: variant };
 		return {
-			index,
-			scope: step === 'create' ? scopeA : scope,
-			key: step === 'create' ? keyNameA(key) : keyName(key),
-			fingerprint: requestFingerprint({ method: 'POST', url: `/sim/${step}`, body }),
-			payload: body,
+			...writeRequest({
+				index,
+				scope: step === 'create' ? scopeA : scope,
+				key: step === 'create' ? keyNameA(key) : keyName(key),
+				url: `/sim/${step}`,
+				body,
+				timeoutMs: TIMEOUT_MS,
+			}),
 			body,
-			timeoutMs: TIMEOUT_MS,
 			...(schedule.twoSteps
 				? {
 						itemRef: itemRef(key),
