@@ -1,6 +1,6 @@
 import { getDeadLetters } from '../../lib/deadletter';
 import { runWrites, type WriteContext, type WriteRequest } from '../../lib/idempotency';
-import { TestTarget } from '../../dev/target/server';
+import { fileTarget } from '../helpers/target';
 import { fetchSender } from '../helpers/send';
 import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, testStore } from '../helpers/store';
@@ -12,12 +12,8 @@ import { writeRequest } from '../helpers/writeRequest';
  * retried blindly; under *Retry with the same key* the target's key makes the retry safe.
  */
 const { store, schema, cleanup } = testStore('once');
-const target = new TestTarget();
-beforeAll(() => target.start());
-afterAll(async () => {
-	await target.stop();
-	await cleanup();
-});
+const target = fileTarget();
+afterAll(cleanup);
 
 const context = writeContexts({
 	workflowId: 'wf-once',

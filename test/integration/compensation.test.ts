@@ -10,18 +10,14 @@ import {
 	type SendResult,
 	type WriteContext,
 } from '../../lib/idempotency';
-import { TestTarget } from '../../dev/target/server';
+import { fileTarget } from '../helpers/target';
 import { writeContext } from '../helpers/writeContext';
 import { adminQuery, testStore } from '../helpers/store';
 import { writeRequest } from '../helpers/writeRequest';
 
 const { store, schema, cleanup } = testStore('compensate');
-const target = new TestTarget();
-beforeAll(() => target.start());
-afterAll(async () => {
-	await target.stop();
-	await cleanup();
-});
+const target = fileTarget();
+afterAll(cleanup);
 
 const context = (executionId: string, node: string): WriteContext =>
 	writeContext({

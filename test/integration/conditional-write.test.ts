@@ -6,7 +6,7 @@ import {
 	type WriteContext,
 	type WriteRequest,
 } from '../../lib/idempotency';
-import { TestTarget } from '../../dev/target/server';
+import { fileTarget } from '../helpers/target';
 import { writeContext } from '../helpers/writeContext';
 import { adminQuery, testStore } from '../helpers/store';
 
@@ -16,12 +16,8 @@ import { adminQuery, testStore } from '../helpers/store';
  * that holds another one refuses it, and the write ends as a conflict for a person, never retried.
  */
 const { store, schema, cleanup } = testStore('conditional');
-const target = new TestTarget();
-beforeAll(() => target.start());
-afterAll(async () => {
-	await target.stop();
-	await cleanup();
-});
+const target = fileTarget();
+afterAll(cleanup);
 
 const context = (executionId: string): WriteContext =>
 	writeContext({

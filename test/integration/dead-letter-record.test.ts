@@ -2,19 +2,15 @@ import { composeAlert } from '../../lib/alerts';
 import { handleConsoleRequest } from '../../lib/console';
 import { getDeadLetters, workflowFingerprint } from '../../lib/deadletter';
 import { DEFAULT_POLICY, runWrites } from '../../lib/idempotency';
-import { TestTarget } from '../../dev/target/server';
+import { fileTarget } from '../helpers/target';
 import { fetchSender } from '../helpers/send';
 import { testStore } from '../helpers/store';
 import { writeContexts } from '../helpers/writeContext';
 import { writeRequest } from '../helpers/writeRequest';
 
 const { store, cleanup } = testStore('dlrecord');
-const target = new TestTarget();
-beforeAll(() => target.start());
-afterAll(async () => {
-	await target.stop();
-	await cleanup();
-});
+const target = fileTarget();
+afterAll(cleanup);
 
 const context = writeContexts({
 	workflowId: 'wf-orders',

@@ -7,7 +7,7 @@ import {
 	stopDrill,
 } from '../../lib/drill';
 import { runWrites, type WriteContext } from '../../lib/idempotency';
-import { TestTarget } from '../../dev/target/server';
+import { fileTarget } from '../helpers/target';
 import { fetchSender } from '../helpers/send';
 import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, testStore } from '../helpers/store';
@@ -21,12 +21,8 @@ import { writeRequest } from '../helpers/writeRequest';
  * untouched.
  */
 const { store, schema, cleanup } = testStore('drill');
-const target = new TestTarget();
-beforeAll(() => target.start());
-afterAll(async () => {
-	await target.stop();
-	await cleanup();
-});
+const target = fileTarget();
+afterAll(cleanup);
 
 const context = writeContexts({
 	workflowId: 'wf-drill',

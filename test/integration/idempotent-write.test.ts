@@ -9,19 +9,15 @@ import {
 import { Client } from 'pg';
 import { Store } from '../../lib/store';
 import { clientConfig, pgSettingsFromEnv } from '../../dev/harness/postgres';
-import { TestTarget } from '../../dev/target/server';
+import { fileTarget } from '../helpers/target';
 import { fetchSender } from '../helpers/send';
 import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 import { writeRequest } from '../helpers/writeRequest';
 
 const { store, schema, cleanup } = testStore('idem');
-const target = new TestTarget();
-beforeAll(() => target.start());
-afterAll(async () => {
-	await target.stop();
-	await cleanup();
-});
+const target = fileTarget();
+afterAll(cleanup);
 
 const context = writeContexts({
 	workflowId: 'wf-leads',

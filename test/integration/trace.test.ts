@@ -1,5 +1,5 @@
 import type { INodeExecutionData } from 'n8n-workflow';
-import { TestTarget } from '../../dev/target/server';
+import { fileTarget } from '../helpers/target';
 import { handleConsoleRequest } from '../../lib/console';
 import { claimEvents, ClaimMode, ExecutionEnd, settleExecutionClaims } from '../../lib/dedupe';
 import { businessKey, runWrites } from '../../lib/idempotency';
@@ -33,16 +33,10 @@ import { writeRequest } from '../helpers/writeRequest';
  * and dead letters, found by the whole ID or a part of it, as one timeline oldest first.
  */
 const { store, schema, cleanup } = testStore('trace');
-const target = new TestTarget();
+const target = fileTarget();
 const BASE = 'https://n8n.example.com';
-beforeAll(async () => {
-	await target.start();
-	await seedTracedItems(store, target);
-});
-afterAll(async () => {
-	await target.stop();
-	await cleanup();
-});
+beforeAll(() => seedTracedItems(store, target));
+afterAll(cleanup);
 
 const trace = (id: string) => traceItem(store, id, { baseUrl: BASE });
 const ofKind = <K extends TraceEntry['kind']>(entries: TraceEntry[], kind: K) =>

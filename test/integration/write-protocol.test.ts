@@ -11,7 +11,7 @@ import {
 import { claimKeys } from '../../lib/idempotency/claim';
 import { RunLeases } from '../../lib/idempotency/lease';
 import { getStore, Store, sweepIdleStores } from '../../lib/store';
-import { TestTarget } from '../../dev/target/server';
+import { fileTarget } from '../helpers/target';
 import { fetchSender } from '../helpers/send';
 import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
@@ -25,12 +25,8 @@ import { writeRequest } from '../helpers/writeRequest';
  * open under a write, and fenced settles.
  */
 const { store, schema, cleanup } = testStore('wproto');
-const target = new TestTarget();
-beforeAll(() => target.start());
-afterAll(async () => {
-	await target.stop();
-	await cleanup();
-});
+const target = fileTarget();
+afterAll(cleanup);
 
 const context = writeContexts({ workflowId: 'wf-proto', node: 'Post' });
 const write = (
