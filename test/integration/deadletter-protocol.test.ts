@@ -19,6 +19,7 @@ import { Store } from '../../lib/store';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
 import { writeRequest } from '../helpers/writeRequest';
+import { writeContext } from '../helpers/writeContext';
 
 /**
  * Dead-letter status changes are guarded: from-states that lead there, a take's generation, an
@@ -194,17 +195,15 @@ describe('take for replay', () => {
 		const writeKey = async (key: string, status: 200 | 422) =>
 			await runWrites(
 				store,
-				{
+				writeContext({
 					workflowId,
 					executionId: `replayed-run-${key}`,
 					node: key.endsWith(':enrich') ? 'Enrich' : 'Upsert Contact',
-					retentionDays: 30,
 					policy: { ...DEFAULT_POLICY, maxAttempts: 1 },
-					onUnknown: 'retry',
 					concurrency: 1,
 					maxSavedBodyChars: 1000,
 					park: false,
-				},
+				}),
 				[writeRequest({ scope: 'crm', key, url: '/x', body: { key }, timeoutMs: 1000 })],
 				{
 					send: async () => ({

@@ -13,6 +13,7 @@ import {
 import { DEFAULT_POLICY, runWrites } from '../../lib/idempotency';
 import { adminQuery, testStore } from '../helpers/store';
 import { writeRequest } from '../helpers/writeRequest';
+import { writeContext } from '../helpers/writeContext';
 
 /**
  * The durable inbox: a claim made until the execution ends keeps its item, is settled by how the
@@ -106,17 +107,14 @@ describe('an execution that died', () => {
 		// Its write step had sent: the key stays in progress until the crash is known.
 		await runWrites(
 			store,
-			{
+			writeContext({
 				workflowId: 'wf-invoices',
 				executionId: dead.executionId,
 				node: 'Post to Ledger',
-				retentionDays: 30,
 				policy: DEFAULT_POLICY,
-				onUnknown: 'retry',
 				concurrency: 1,
 				maxSavedBodyChars: 1000,
-				park: true,
-			},
+			}),
 			[writeRequest({ scope: 'ledger', key: 'INV-9:post', url: '/l', body: {} })],
 			{
 				send: async () => ({

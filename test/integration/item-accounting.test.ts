@@ -24,6 +24,7 @@ import { pause, resume } from '../../lib/control/pauses';
 import { fetchSender } from '../helpers/send';
 import { adminQuery, testStore } from '../helpers/store';
 import { writeRequest } from '../helpers/writeRequest';
+import { writeContext } from '../helpers/writeContext';
 
 /**
  * Every delivered item ends done, in an open dead letter that names it, or dropped by a named
@@ -433,17 +434,14 @@ describe('the Idempotent HTTP Write stops when its execution is cancelled', () =
 		const started = Date.now();
 		const [outcome] = await runWrites(
 			store,
-			{
+			writeContext({
 				workflowId: 'wf-orders',
 				executionId: 'exec-stopped-write',
 				node: 'Post to ERP',
-				retentionDays: 30,
 				policy: { ...DEFAULT_POLICY, maxAttempts: 6, baseDelayMs: 5_000, maxDelayMs: 5_000 },
-				onUnknown: 'retry',
 				concurrency: 1,
 				maxSavedBodyChars: 1000,
-				park: true,
-			},
+			}),
 			[writeRequest({ scope: 'erp', key: 'ORD-9:post', url, body: { order: 'ORD-9' } })],
 			{ send: fetchSender(url, () => ({ order: 'ORD-9' })), signal: cancel.signal },
 		);
@@ -464,18 +462,16 @@ describe('the Idempotent HTTP Write stops when its execution is cancelled', () =
 		const stopSoon = () => setTimeout(() => stop.abort(), 50);
 		const [outcome] = await runWrites(
 			store,
-			{
+			writeContext({
 				workflowId: 'wf-orders',
 				executionId: `exec-${key}`,
 				node: 'Post to ERP',
-				retentionDays: 30,
 				policy: { ...DEFAULT_POLICY, maxAttempts: 6, baseDelayMs: 5_000, maxDelayMs: 5_000 },
-				onUnknown: 'retry',
 				concurrency: 1,
 				maxSavedBodyChars: 1000,
 				park: false,
 				parkIfStopped,
-			},
+			}),
 			[writeRequest({ scope: 'erp', key, url, body: { order: key } })],
 			{
 				send: async (request) => {
@@ -563,18 +559,16 @@ describe('a run that only routes its failures (the Outbox relay)', () => {
 	const relay = (park: boolean, key: string) =>
 		runWrites(
 			store,
-			{
+			writeContext({
 				workflowId: 'wf-relay',
 				executionId: `exec-relay-${++n}`,
 				node: 'Send Message',
 				integration: 'crm-relay',
-				retentionDays: 30,
 				policy: { ...DEFAULT_POLICY, maxAttempts: 1 },
-				onUnknown: 'retry',
 				concurrency: 1,
 				maxSavedBodyChars: 1000,
 				park,
-			},
+			}),
 			[writeRequest({ scope: 'crm-relay', key, url, body: { key } })],
 			{ send: fetchSender(url, () => ({ key })) },
 		);
