@@ -25,9 +25,18 @@ export const credentialData = (
 	maxConnections: 10,
 });
 
-export async function dropSchema(schema: string): Promise<void> {
+/**
+ * A connection of its own as the test superuser, for a test that holds a transaction or a lock
+ * open beside the store's pool, or reads the server's own views; the caller ends it.
+ */
+export async function adminClient(): Promise<Client> {
 	const client = new Client(clientConfig(pgSettingsFromEnv()));
 	await client.connect();
+	return client;
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+	const client = await adminClient();
 	try {
 		await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 	} finally {
@@ -40,8 +49,7 @@ export async function adminQuery<R = Record<string, unknown>>(
 	sql: string,
 	values: unknown[] = [],
 ): Promise<R[]> {
-	const client = new Client(clientConfig(pgSettingsFromEnv()));
-	await client.connect();
+	const client = await adminClient();
 	try {
 		return (await client.query(sql, values)).rows as R[];
 	} finally {

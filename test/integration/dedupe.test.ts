@@ -7,10 +7,8 @@ import {
 	releaseEvents,
 	releaseExecutionClaims,
 } from '../../lib/dedupe';
-import { Client } from 'pg';
 import { Store } from '../../lib/store';
-import { clientConfig, pgSettingsFromEnv } from '../../dev/harness/postgres';
-import { adminQuery, storeConfig, testStore } from '../helpers/store';
+import { adminClient, adminQuery, storeConfig, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('dedupe');
 afterAll(cleanup);
@@ -302,8 +300,7 @@ describe('claims are fenced by their owner', () => {
 	});
 
 	it('release by execution uses an index, not a scan of the table', async () => {
-		const client = new Client(clientConfig(pgSettingsFromEnv()));
-		await client.connect();
+		const client = await adminClient();
 		try {
 			// With scans priced out, the planner shows whether an index can serve the release at all.
 			await client.query('SET enable_seqscan = off');

@@ -1,9 +1,7 @@
-import { Client } from 'pg';
 import { claimEvents, ClaimMode } from '../../lib/dedupe';
 import { ConfigurationError, ItemError, StoreUnavailableError } from '../../lib/errors';
 import { type OutboxWriteItem, writeWithMessages } from '../../lib/outbox';
-import { clientConfig, pgSettingsFromEnv } from '../../dev/harness/postgres';
-import { adminQuery, testStore } from '../helpers/store';
+import { adminClient, adminQuery, testStore } from '../helpers/store';
 
 /**
  * Dedupe in the same transaction as the work: the event's claim, the business rows and the
@@ -132,8 +130,7 @@ describe('Handle Each Event Once: the claim commits with the work', () => {
 			() => undefined,
 			(error: unknown) => error,
 		);
-		const admin = new Client(clientConfig(pgSettingsFromEnv()));
-		await admin.connect();
+		const admin = await adminClient();
 		try {
 			let killed = 0;
 			for (let i = 0; i < 100 && killed === 0; i++) {

@@ -1,9 +1,7 @@
-import { Client } from 'pg';
 import { claimEvents, ClaimMode } from '../../lib/dedupe';
 import { purgeExpiredSql } from '../../lib/dedupe/sql';
 import { purgeExpired } from '../../lib/control';
-import { clientConfig, pgSettingsFromEnv } from '../../dev/harness/postgres';
-import { adminQuery, testStore } from '../helpers/store';
+import { adminClient, adminQuery, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('housekeeping');
 afterAll(cleanup);
@@ -151,8 +149,7 @@ describe('housekeeping', () => {
 
 	it('a row a claim holds is skipped, not waited on, and goes with the next purge', async () => {
 		await seed('b-');
-		const holder = new Client(clientConfig(pgSettingsFromEnv()));
-		await holder.connect();
+		const holder = await adminClient();
 		try {
 			await holder.query('BEGIN');
 			await holder.query(
@@ -170,8 +167,7 @@ describe('housekeeping', () => {
 
 	it('a claim taken while a purge slice is open is not blocked', async () => {
 		await seed('c-');
-		const purger = new Client(clientConfig(pgSettingsFromEnv()));
-		await purger.connect();
+		const purger = await adminClient();
 		try {
 			// One slice, its transaction left open: it holds the rows it deleted.
 			await purger.query('BEGIN');

@@ -6,13 +6,11 @@ import {
 	type WriteContext,
 	type WriteRequest,
 } from '../../lib/idempotency';
-import { Client } from 'pg';
 import { Store } from '../../lib/store';
-import { clientConfig, pgSettingsFromEnv } from '../../dev/harness/postgres';
 import { fileTarget } from '../helpers/target';
 import { fetchSender } from '../helpers/send';
 import { writeContexts } from '../helpers/writeContext';
-import { adminQuery, storeConfig, testStore } from '../helpers/store';
+import { adminClient, adminQuery, storeConfig, testStore } from '../helpers/store';
 import { writeRequest } from '../helpers/writeRequest';
 
 const { store, schema, cleanup } = testStore('idem');
@@ -409,8 +407,7 @@ describe('a parked item that later succeeds', () => {
 			`UPDATE "${schema}".idempotency_keys SET status = 'succeeded' WHERE key = $1`,
 			['lead-race'],
 		);
-		const renewal = new Client(clientConfig(pgSettingsFromEnv()));
-		await renewal.connect();
+		const renewal = await adminClient();
 		try {
 			await renewal.query('BEGIN');
 			await renewal.query(

@@ -1,4 +1,3 @@
-import { Client } from 'pg';
 import { ConfigurationError, StoreUnavailableError } from '../../lib/errors';
 import {
 	closeAllStores,
@@ -9,8 +8,9 @@ import {
 	Store,
 	toStoreConfig,
 } from '../../lib/store';
-import { clientConfig, pgSettingsFromEnv } from '../../dev/harness/postgres';
+import { pgSettingsFromEnv } from '../../dev/harness/postgres';
 import {
+	adminClient,
 	adminQuery,
 	credentialData,
 	dropSchema,
@@ -268,8 +268,7 @@ describe('credential test', () => {
 		const database = `reliability_diag_${process.pid}_${Date.now()}`;
 		await adminQuery(`CREATE DATABASE ${database}`);
 		const count = async (): Promise<number> => {
-			const client = new Client(clientConfig(pgSettingsFromEnv()));
-			await client.connect();
+			const client = await adminClient();
 			const { rows } = await client.query(
 				`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1`,
 				[database],
