@@ -4,6 +4,7 @@ import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PgSettings } from '../../dev/harness/postgres';
+import { sleep } from './sleep';
 
 /**
  * Debian's PgBouncer in transaction mode in front of the test server, on a free port with its
@@ -105,7 +106,7 @@ async function waitForPort(port: number, child: ChildProcess, output: () => stri
 			socket.once('error', () => resolve(false));
 		});
 		if (open) return;
-		await new Promise((resolve) => setTimeout(resolve, 100));
+		await sleep(100);
 	}
 	throw new Error(`pgbouncer did not listen on ${port} within 10 s: ${output()}`);
 }

@@ -9,6 +9,7 @@ import {
 import { type ParkRequest, unalertedLetters, updateDeadLetterStatuses } from '../../lib/deadletter';
 import { parkAll } from '../helpers/park';
 import { adminQuery, testStore } from '../helpers/store';
+import { sleep } from '../helpers/sleep';
 
 /**
  * Alerts grouped by cause, on real Postgres: what a receiver gets when one mapping error parks
@@ -120,7 +121,7 @@ describe('alerts grouped by cause', () => {
 			});
 		expect(actions((await parkAndNotify([cause(1)], quick)).sent)).toEqual(['trigger:page']);
 		expect((await parkAndNotify([cause(2)], quick)).sent).toEqual([]);
-		await new Promise((resolve) => setTimeout(resolve, 1100));
+		await sleep(1100);
 		const update = await parkAndNotify([cause(3), cause(4)], quick);
 		expect(actions(update.sent)).toEqual(['update:page']);
 		expect(update.sent[0].text).toMatch(/: 4 items of the same cause \(4 open\)/);
@@ -129,7 +130,7 @@ describe('alerts grouped by cause', () => {
 		expect(await sweepAlerts(store)).toEqual([]);
 		// An item that joins inside the interval is counted by the sweep once the interval passed.
 		expect((await parkAndNotify([cause(5)], quick)).sent).toEqual([]);
-		await new Promise((resolve) => setTimeout(resolve, 1100));
+		await sleep(1100);
 		const swept = await sweepAlerts(store);
 		expect(actions(swept)).toEqual(['update:page']);
 		expect(swept[0].text).toMatch(/: 5 items of the same cause/);

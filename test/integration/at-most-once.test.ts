@@ -5,6 +5,7 @@ import { fetchSender } from '../helpers/send';
 import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, testStore } from '../helpers/store';
 import { writeRequest } from '../helpers/writeRequest';
+import { sleep } from '../helpers/sleep';
 
 /**
  * At most one effect per key, against a real HTTP target that commits and then answers an error:
@@ -153,7 +154,7 @@ describe('the target commit horizon', () => {
 				context({ inFlightGraceMs: horizonMs }),
 			);
 			// Let the late request land before counting.
-			await new Promise((resolve) => setTimeout(resolve, 1_000));
+			await sleep(1_000);
 			expect(lookups).toBe(1);
 			expect(outcome.ok).toBe(true);
 			expect(target.effectsOf(route)).toHaveLength(effects);

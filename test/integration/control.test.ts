@@ -2,6 +2,7 @@ import { beat, checkHeartbeats, isPaused, listPauses, pause, resume } from '../.
 import { getDeadLetters, parkItems } from '../../lib/deadletter';
 import { adminQuery, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
+import { sleep } from '../helpers/sleep';
 
 const { store, schema, cleanup } = testStore('control');
 afterAll(cleanup);
@@ -98,7 +99,7 @@ describe('heartbeats', () => {
 	it('a late heartbeat is reported once, then its recovery once', async () => {
 		await beat(store, { name: 'invoice import', periodSeconds: 1, graceSeconds: 3600 });
 		expect((await checkHeartbeats(store)).changes).toEqual([]);
-		await new Promise((r) => setTimeout(r, 1_200));
+		await sleep(1_200);
 
 		const first = await checkHeartbeats(store);
 		expect(first.changes.map((c) => [c.name, c.event])).toEqual([['invoice import', 'late']]);
@@ -114,7 +115,7 @@ describe('heartbeats', () => {
 
 	it('down after the grace, reported once even when two watches check at the same moment', async () => {
 		await beat(store, { name: 'crm sync', periodSeconds: 1, graceSeconds: 0 });
-		await new Promise((r) => setTimeout(r, 1_200));
+		await sleep(1_200);
 		const [a, b] = await Promise.all([
 			checkHeartbeats(store, ['crm sync']),
 			checkHeartbeats(store, ['crm sync']),

@@ -9,6 +9,7 @@ import {
 } from '../../lib/dedupe';
 import { Store } from '../../lib/store';
 import { adminClient, adminQuery, storeConfig, testStore } from '../helpers/store';
+import { sleep } from '../helpers/sleep';
 
 const { store, schema, cleanup } = testStore('dedupe');
 afterAll(cleanup);
@@ -135,7 +136,7 @@ describe('lease until complete', () => {
 	it('an expired lease (a worker that died) is claimable again by another execution', async () => {
 		const crashed = context({ mode: ClaimMode.leaseUntilComplete, leaseSeconds: 1 });
 		await claimEvents(store, crashed, ids('evt-crash'));
-		await new Promise((r) => setTimeout(r, 1_300));
+		await sleep(1_300);
 		const retry = context({ mode: ClaimMode.leaseUntilComplete });
 		expect(outcomes(await claimEvents(store, retry, ids('evt-crash')))).toEqual(['new']);
 		expect(await rows(`event_id = 'evt-crash'`)).toEqual([

@@ -2,6 +2,7 @@ import { claimEvents, ClaimMode } from '../../lib/dedupe';
 import { ConfigurationError, ItemError, StoreUnavailableError } from '../../lib/errors';
 import { type OutboxWriteItem, writeWithMessages } from '../../lib/outbox';
 import { adminClient, adminQuery, testStore } from '../helpers/store';
+import { sleep } from '../helpers/sleep';
 
 /**
  * Dedupe in the same transaction as the work: the event's claim, the business rows and the
@@ -134,7 +135,7 @@ describe('Handle Each Event Once: the claim commits with the work', () => {
 		try {
 			let killed = 0;
 			for (let i = 0; i < 100 && killed === 0; i++) {
-				await new Promise((resolve) => setTimeout(resolve, 50));
+				await sleep(50);
 				const result = await admin.query(
 					`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%ev-5-marker%' AND pid <> pg_backend_pid()`,
 				);
@@ -168,7 +169,7 @@ describe('Handle Each Event Once: the claim commits with the work', () => {
 		});
 		const [a, b] = await Promise.all([
 			writeWithMessages(store, [slow], context('x8'), { continueOnFail: false }),
-			new Promise((resolve) => setTimeout(resolve, 100)).then(
+			sleep(100).then(
 				async () =>
 					await writeWithMessages(store, [invoiceItem(0, 'ev-6')], context('x9'), {
 						continueOnFail: false,

@@ -12,6 +12,7 @@ import { fetchSender } from '../helpers/send';
 import { writeContexts } from '../helpers/writeContext';
 import { adminClient, adminQuery, storeConfig, testStore } from '../helpers/store';
 import { writeRequest } from '../helpers/writeRequest';
+import { sleep } from '../helpers/sleep';
 
 const { store, schema, cleanup } = testStore('idem');
 const target = fileTarget();
@@ -348,7 +349,7 @@ describe('a parked item that later succeeds', () => {
 		target.script('/later-conflict', { delayMs: 400 });
 		const [firstRun, conflicting] = await Promise.all([
 			run('/later-conflict', context(), [write('lead-both', { name: 'Fay' })]),
-			new Promise((resolve) => setTimeout(resolve, 100)).then(
+			sleep(100).then(
 				async () =>
 					await run('/later-conflict', context(), [write('lead-both', { name: 'Fay Smith' })]),
 			),
@@ -425,7 +426,7 @@ describe('a parked item that later succeeds', () => {
 				actor: 'Idempotent HTTP Write',
 				reason: 'succeeded on a later delivery (execution of the old operation)',
 			});
-			await new Promise((resolve) => setTimeout(resolve, 300));
+			await sleep(300);
 			await renewal.query('COMMIT');
 			expect(await close).toBe(0);
 		} finally {

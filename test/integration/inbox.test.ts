@@ -14,6 +14,7 @@ import { DEFAULT_POLICY, runWrites } from '../../lib/idempotency';
 import { adminQuery, testStore } from '../helpers/store';
 import { writeRequest } from '../helpers/writeRequest';
 import { writeContext } from '../helpers/writeContext';
+import { sleep } from '../helpers/sleep';
 
 /**
  * The durable inbox: a claim made until the execution ends keeps its item, is settled by how the
@@ -93,7 +94,7 @@ describe('the inbox keeps the item with its claim', () => {
 		const keeper = keeperFor(store, 2);
 		keeper.keep(ctx.executionId, 60_000);
 		const before = (await row('INV-3')).lease_until;
-		await new Promise((resolve) => setTimeout(resolve, 1_100));
+		await sleep(1_100);
 		await keeper.beat();
 		expect((await row('INV-3')).lease_until.getTime()).toBeGreaterThan(before.getTime());
 		keeper.drop(ctx.executionId);

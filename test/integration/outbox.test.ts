@@ -18,6 +18,7 @@ import {
 import { Store } from '../../lib/store';
 import { pgSettingsFromEnv } from '../../dev/harness/postgres';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
+import { sleep } from '../helpers/sleep';
 
 const { store, schema, cleanup } = testStore('outbox');
 afterAll(cleanup);
@@ -227,7 +228,7 @@ describe('Write', () => {
 			context,
 			{ continueOnFail: false },
 		);
-		await new Promise((resolve) => setTimeout(resolve, 200));
+		await sleep(200);
 		// B: writes the same key's next message while A is still open.
 		const fast = writeWithMessages(
 			store,
@@ -315,7 +316,7 @@ describe('Take', () => {
 			[],
 		);
 
-		await new Promise((resolve) => setTimeout(resolve, 1_200));
+		await sleep(1_200);
 		const [second] = await takeMessages(store, { limit: 5, leaseSeconds: 60, takenBy: 'exec-B' });
 		expect(second).toMatchObject({ id: first.id, generation: 2, attempt: 2, takenBy: 'exec-B' });
 
@@ -392,7 +393,7 @@ describe('Take', () => {
 						});
 						if (batch.length === 0) {
 							idle++;
-							await new Promise((resolve) => setTimeout(resolve, 20));
+							await sleep(20);
 							continue;
 						}
 						idle = 0;
@@ -402,7 +403,7 @@ describe('Take', () => {
 									overlaps.push(`${m.idempotencyKey} while ${sending.get(m.orderingKey)}`);
 								sending.set(m.orderingKey, m.idempotencyKey);
 							}
-							await new Promise((resolve) => setTimeout(resolve, 2 + (Number(m.id) % 5)));
+							await sleep(2 + (Number(m.id) % 5));
 							if (m.orderingKey) sending.delete(m.orderingKey);
 							if (flaky()) {
 								await failMessages(

@@ -27,6 +27,7 @@ import { adminQuery, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
 import { executeFunctions } from '../helpers/executeFunctions';
 import { writeRequest } from '../helpers/writeRequest';
+import { sleep } from '../helpers/sleep';
 
 /**
  * Trace answers "where is item X?" from the records the nodes really write: claims, write keys
@@ -231,7 +232,7 @@ describe('matching', () => {
 			'INV-30001:post',
 			{ invoice: 'INV-30001' },
 		);
-		await new Promise((resolve) => setTimeout(resolve, 500));
+		await sleep(500);
 		const during = await trace('INV-30001');
 		expect(ofKind(during.entries, 'write')[0]).toMatchObject({
 			status: 'in_progress',

@@ -17,6 +17,7 @@ import { writeContexts } from '../helpers/writeContext';
 import { adminQuery, storeConfig, testStore } from '../helpers/store';
 import { parkAll } from '../helpers/park';
 import { writeRequest } from '../helpers/writeRequest';
+import { sleep } from '../helpers/sleep';
 
 /**
  * The write protocol's guarantees, each shown on the schedule that once broke it: bounded
@@ -179,7 +180,7 @@ describe('leases follow the work', () => {
 			},
 		);
 		// Well after the queued item's first lease (500 ms) would have ended, another execution wants it.
-		await new Promise((resolve) => setTimeout(resolve, 1_200));
+		await sleep(1_200);
 		const [second] = await run('/queued', context(), [write('queued', { n: 2 }, 0, 200)]);
 		const outcomes = await first;
 		expect(outcomes.every((o) => o.ok)).toBe(true);
@@ -225,7 +226,7 @@ describe('leases follow the work', () => {
 		const item = write('died-before-send', { n: 1 }, 0, 200);
 		// The owner claims (its first attempt started with the claim) and dies before sending.
 		await claimKeys(store, ctx, new RunLeases(store, Date.now), [item], 1);
-		await new Promise((resolve) => setTimeout(resolve, 400));
+		await sleep(400);
 		const [outcome] = await run('/died-before-send', context({ onUnknown: 'park' }), [item]);
 		expect(outcome.failure).toMatchObject({ class: 'unknown_outcome' });
 		expect((await keyRow('died-before-send')).status).toBe('unknown');
@@ -325,7 +326,7 @@ describe('leases follow the work', () => {
 		const a = context({ policy: { ...DEFAULT_POLICY, baseDelayMs: 800, maxDelayMs: 800 } });
 		const first = run('/taken', a, [write('taken', { n: 1 }, 0, 200)], { random: () => 1 });
 		// While A backs off after its 503, its lease is cut short (its process stalled, say) and B takes over.
-		await new Promise((resolve) => setTimeout(resolve, 200));
+		await sleep(200);
 		await adminQuery(
 			`UPDATE "${schema}".idempotency_keys SET lease_until = now() - interval '1 second' WHERE scope = 'proto' AND key = 'taken'`,
 		);
@@ -353,7 +354,7 @@ describe('leases follow the work', () => {
 		});
 		// While A backs off after its 503, another execution takes the key over and succeeds with
 		// a different request.
-		await new Promise((resolve) => setTimeout(resolve, 200));
+		await sleep(200);
 		await adminQuery(
 			`UPDATE "${schema}".idempotency_keys SET status = 'succeeded', fingerprint = 'another request',
 			 generation = generation + 1, execution_id = 'exec-other', response_status = 201, completed_at = now()
@@ -599,7 +600,7 @@ describe('the circuit breaker', () => {
 		const [record] = await getDeadLetters(store, [held.failure!.deadLetterId!]);
 		expect(record).toMatchObject({ status: 'held', hold_reason: 'breaker' });
 
-		await new Promise((resolve) => setTimeout(resolve, 1_100));
+		await sleep(1_100);
 		const taken = await takeForReplay(store, { taker: 'replay run 1', limit: 10 });
 		expect(taken.map((t) => t.id)).toContain(record.id);
 		const [after] = await getDeadLetters(store, [record.id]);
@@ -825,7 +826,7 @@ describe('the circuit breaker', () => {
 				{ ...ctx, integration, executionId: context.nextExecutionId() },
 				[write(`again-${hold}`, { n: 1 })],
 			);
-			await new Promise((resolve) => setTimeout(resolve, 150));
+			await sleep(150);
 			// Before the owner's failure is settled the integration stops taking writes.
 			if (hold === 'pause')
 				await adminQuery(

@@ -28,6 +28,7 @@ import {
 	type WriteRequest,
 } from '../../lib/idempotency';
 import type { Store } from '../../lib/store';
+import { sleep } from '../helpers/sleep';
 import { writeContext } from '../helpers/writeContext';
 import { writeRequest } from '../helpers/writeRequest';
 import type { Command, Schedule } from './schedule';
@@ -68,8 +69,6 @@ const POLICY = {
 	maxDelayMs: 20,
 	deadlineMs: 700,
 };
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 interface Execution {
 	id: string;

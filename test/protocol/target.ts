@@ -7,6 +7,7 @@ import {
 	wireBudget,
 	type WriteRequest,
 } from '../../lib/idempotency';
+import { sleep } from '../helpers/sleep';
 
 /**
  * A simulated target that knows the truth: which effects it committed, per key. It honours
@@ -49,8 +50,6 @@ export interface Effect {
 	/** Landed after the commit horizon: outside what a lookup can see in time. */
 	beyondHorizon?: boolean;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class SimTarget {
 	readonly effects: Effect[] = [];

@@ -2,6 +2,7 @@ import { type INodeExecutionData, NodeOperationError } from 'n8n-workflow';
 import { ItemError } from '../../lib';
 import { forEachItem, outputOfEachItem } from '../../nodes/shared/router';
 import { executeFunctions } from '../helpers/executeFunctions';
+import { sleep } from '../helpers/sleep';
 
 /** The per-item helper every operation uses for Continue On Fail, with a stand-in for n8n. */
 const context = (continueOnFail: boolean) =>
@@ -65,7 +66,7 @@ describe('each item in turn', () => {
 			context(false),
 			items,
 			async (index) => {
-				await new Promise((resolve) => setTimeout(resolve, (items.length - index) * 5));
+				await sleep((items.length - index) * 5);
 				order.push(index);
 			},
 			() => undefined,
