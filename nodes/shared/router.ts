@@ -44,15 +44,19 @@ export async function routeOperation(
 
 /**
  * The error n8n shows for what an operation threw. n8n's own errors (an expression, a credential)
- * already say what to show and pass as they are; an engine error becomes a NodeOperationError
- * with its message, item index and hint.
+ * already say what to show, and which item, and pass as they are; an engine error becomes a
+ * NodeOperationError with its message, item index (its own, else `itemIndex`) and hint.
  */
-export const shownError = (context: IExecuteFunctions, error: unknown): ExecutionBaseError =>
-	error instanceof ExecutionBaseError ? error : toNodeError(context, error);
+export const shownError = (
+	context: IExecuteFunctions,
+	error: unknown,
+	itemIndex?: number,
+): ExecutionBaseError =>
+	error instanceof ExecutionBaseError ? error : toNodeError(context, error, itemIndex);
 
 /**
- * Runs `run` for each item in turn. When it throws, the execution fails with the error mapped to
- * that item's index; with Continue On Fail, `onError` gets the item's error output instead
+ * Runs `run` for each item in turn. When it throws, the execution fails with the error n8n shows
+ * for it (shownError, with that item's index); with Continue On Fail, `onError` gets the item's error output instead
  * (`{ json: { error, description, itemIndex }, pairedItem }`) and the next item runs. Without
  * `onError` every item must pass, Continue On Fail or not: the check before a batch that runs
  * one statement for all items.
@@ -67,7 +71,7 @@ export async function forEachItem(
 		try {
 			await run(itemIndex);
 		} catch (error) {
-			if (!onError || !context.continueOnFail()) throw toNodeError(context, error, itemIndex);
+			if (!onError || !context.continueOnFail()) throw shownError(context, error, itemIndex);
 			onError(errorItem(error, itemIndex), itemIndex);
 		}
 	}

@@ -1,4 +1,4 @@
-import { type INodeExecutionData, NodeOperationError } from 'n8n-workflow';
+import { ExpressionError, type INodeExecutionData, NodeOperationError } from 'n8n-workflow';
 import { ItemError } from '../../lib';
 import { forEachItem, outputOfEachItem } from '../../nodes/shared/router';
 import { executeFunctions } from '../helpers/executeFunctions';
@@ -40,6 +40,16 @@ describe('each item in turn', () => {
 			message: 'boom',
 			context: { itemIndex: 0 },
 		});
+	});
+
+	it("n8n's own error (an item's expression) ends the run as it is, not wrapped", async () => {
+		const expressionError = new ExpressionError('invalid syntax', { itemIndex: 2 });
+		const run = (index: number) => {
+			if (index === 2) throw expressionError;
+		};
+		await expect(forEachItem(context(false), items, run, () => undefined)).rejects.toBe(
+			expressionError,
+		);
 	});
 
 	it('with Continue On Fail, a failing item becomes its error output and the next items still run', async () => {
