@@ -101,3 +101,54 @@ export async function outputOfEachItem(
 	);
 	return out;
 }
+
+/** The items a batch runs for, once each was checked by {@link checkEachItem}. */
+export interface CheckedItems<T> {
+	/** Each item that passed: its value by item index, in item order. */
+	passed: Map<number, T>;
+	/** With Continue On Fail, each item that failed: its error output by item index. */
+	failed: Map<number, INodeExecutionData>;
+}
+
+/**
+ * Checks each item with `check`, as {@link forEachItem}, before a batch that runs one statement
+ * for the items that passed. Without Continue On Fail the first failing item fails the run
+ * before the batch; with it, a failing item keeps its error output and the batch runs for the
+ * others.
+ */
+export async function checkEachItem<T>(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	check: (itemIndex: number) => T | Promise<T>,
+): Promise<CheckedItems<T>> {
+	const checked: CheckedItems<T> = { passed: new Map(), failed: new Map() };
+	await forEachItem(
+		context,
+		items,
+		async (itemIndex) => {
+			checked.passed.set(itemIndex, await check(itemIndex));
+		},
+		(errorOutput, itemIndex) => {
+			checked.failed.set(itemIndex, errorOutput);
+		},
+	);
+	return checked;
+}
+
+/**
+ * The output after a batch of checked items, as {@link outputOfEachItem}: `run` gives each
+ * passing item's output from its value, and a failed item has its error output in its place.
+ */
+export async function outputOfEachChecked<T>(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	checked: CheckedItems<T>,
+	run: (value: T, itemIndex: number) => ItemOutput | Promise<ItemOutput>,
+): Promise<INodeExecutionData[]> {
+	return await outputOfEachItem(
+		context,
+		items,
+		(itemIndex) =>
+			checked.failed.get(itemIndex) ?? run(checked.passed.get(itemIndex) as T, itemIndex),
+	);
+}

@@ -352,4 +352,61 @@ describe('Dead Letter Park', () => {
 		);
 		expect(rows).toEqual([{ status: 'resolved' }]);
 	});
+
+	it('Get with Continue On Fail: an ID that is not a number is its error item, the others are found', async () => {
+		const [parked] = await parkAll(store, [
+			{
+				workflowId: 'wf-node',
+				executionId: 'exec-node',
+				step: 'Post',
+				itemIndex: 0,
+				idempotencyKey: 'node-layer-get',
+				errorClass: 'permanent',
+				errorMessage: 'HTTP 422',
+				payload: { n: 2 },
+				retentionDays: 90,
+			},
+		]);
+		const items: INodeExecutionData[] = [
+			{ json: { id: 'abc' } },
+			{ json: { id: parked.id } },
+			{ json: {} },
+		];
+		const parameters = { operation: 'get', findBy: 'id', deadLetterId: '={{ $json.id }}' };
+		const [got] = await deadLetterPark.call(context(parameters, items, { continueOnFail: true }));
+		expect(got).toEqual([
+			{
+				json: {
+					error: 'Item 0: dead letter ID "abc" is not a number',
+					description: 'Dead letter IDs are the numbers Park and List output as id.',
+					itemIndex: 0,
+				},
+				pairedItem: { item: 0 },
+			},
+			{
+				json: expect.objectContaining({ id: parked.id, idempotencyKey: 'node-layer-get' }),
+				pairedItem: { item: 1 },
+			},
+			{
+				json: {
+					error: 'Item 2 has no dead letter ID',
+					description: 'Set Dead Letter ID to the record to get.',
+					itemIndex: 2,
+				},
+				pairedItem: { item: 2 },
+			},
+		]);
+	});
+
+	it('Get without Continue On Fail: an ID that is not a number fails the run with its item and what to fix', async () => {
+		const items: INodeExecutionData[] = [{ json: { id: '1' } }, { json: { id: 'abc' } }];
+		const parameters = { operation: 'get', findBy: 'id', deadLetterId: '={{ $json.id }}' };
+		const failed = deadLetterPark.call(context(parameters, items));
+		await expect(failed).rejects.toBeInstanceOf(NodeOperationError);
+		await expect(failed).rejects.toMatchObject({
+			message: 'Item 1: dead letter ID "abc" is not a number',
+			description: 'Dead letter IDs are the numbers Park and List output as id.',
+			context: { itemIndex: 1 },
+		});
+	});
 });

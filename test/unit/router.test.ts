@@ -1,6 +1,11 @@
 import { ExpressionError, type INodeExecutionData, NodeOperationError } from 'n8n-workflow';
 import { ItemError } from '../../lib';
-import { forEachItem, outputOfEachItem } from '../../nodes/shared/router';
+import {
+	checkEachItem,
+	forEachItem,
+	outputOfEachChecked,
+	outputOfEachItem,
+} from '../../nodes/shared/router';
 import { executeFunctions } from '../helpers/executeFunctions';
 import { sleep } from '../helpers/sleep';
 
@@ -130,5 +135,41 @@ describe('every item must pass', () => {
 			context: { itemIndex: 1 },
 		});
 		expect(done).toEqual([0]);
+	});
+});
+
+describe('items checked before a batch', () => {
+	const check = (index: number) => {
+		if (index === 1) throw new ItemError(`Item ${index} has no event ID`, index, 'Set Event ID.');
+		return `evt-${index}`;
+	};
+
+	it('with Continue On Fail, the batch runs for the items that passed and a failed item keeps its error output in its place', async () => {
+		const checked = await checkEachItem(context(true), items, check);
+		expect([...checked.passed]).toEqual([
+			[0, 'evt-0'],
+			[2, 'evt-2'],
+		]);
+		expect(
+			await outputOfEachChecked(context(true), items, checked, (value, index) => ({
+				json: { value },
+				pairedItem: { item: index },
+			})),
+		).toEqual([
+			{ json: { value: 'evt-0' }, pairedItem: { item: 0 } },
+			{
+				json: { error: 'Item 1 has no event ID', description: 'Set Event ID.', itemIndex: 1 },
+				pairedItem: { item: 1 },
+			},
+			{ json: { value: 'evt-2' }, pairedItem: { item: 2 } },
+		]);
+	});
+
+	it('without Continue On Fail, the first failing item ends the run before the batch', async () => {
+		await expect(checkEachItem(context(false), items, check)).rejects.toMatchObject({
+			message: 'Item 1 has no event ID',
+			description: 'Set Event ID.',
+			context: { itemIndex: 1 },
+		});
 	});
 });

@@ -15,7 +15,7 @@ import {
 	toDeadLetter,
 } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
-import { forEachItem, outputOfEachItem } from '../../shared/router';
+import { checkEachItem, outputOfEachChecked } from '../../shared/router';
 
 /** Which record: by its ID or by the idempotency key it was parked with. */
 const properties: INodeProperties[] = [
@@ -47,7 +47,12 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions({ show: { operation: ['get'] } }, properties);
 
-/** Get: each input item names a record by ID or idempotency key; outputs the records with their history. */
+/**
+ * Get: each input item names a record by ID or idempotency key; one lookup for all of them,
+ * then each item's records with their history. An item that names no record it could (empty, or
+ * an ID that is not a number) or that names one not found fails the run, or with Continue On
+ * Fail is its error item while the others go on.
+ */
 export async function execute(
 	this: IExecuteFunctions,
 	store: Store,
@@ -56,9 +61,7 @@ export async function execute(
 	const byKey = this.getNodeParameter('findBy', 0, 'id') === 'idempotencyKey';
 	const read = itemValueReader(this, items, byKey ? 'lookupKey' : 'deadLetterId');
 	const label = byKey ? 'idempotency key' : 'dead letter ID';
-	// Every item names a record before the one lookup: an unreadable ID fails the run.
-	const wanted: string[] = [];
-	await forEachItem(this, items, (index) => {
+	const checked = await checkEachItem(this, items, (index) => {
 		const value = requiredText(
 			read,
 			label,
@@ -71,14 +74,15 @@ export async function execute(
 				index,
 				'Dead letter IDs are the numbers Park and List output as id.',
 			);
-		wanted.push(value);
+		return value;
 	});
-	const records = await (byKey
-		? getDeadLettersByKey(store, wanted)
-		: getDeadLetters(store, wanted));
+	const wanted = [...checked.passed.values()];
+	const records =
+		wanted.length === 0
+			? []
+			: await (byKey ? getDeadLettersByKey(store, wanted) : getDeadLetters(store, wanted));
 	return [
-		await outputOfEachItem(this, items, (index) => {
-			const value = wanted[index];
+		await outputOfEachChecked(this, items, checked, (value, index) => {
 			const found = records.filter((r: DeadLetterRecord) =>
 				byKey ? r.idempotency_key === value : r.id === value,
 			);
