@@ -4,6 +4,7 @@ import { execute as claim } from '../../nodes/EventDedupe/actions/claim.operatio
 import { execute as recover } from '../../nodes/EventDedupe/actions/recover.operation';
 import { claimEvents, ClaimMode, failExecution, keeperFor, takeCrashed } from '../../lib/dedupe';
 import { router as deadLetterPark } from '../../nodes/DeadLetterPark/actions/router';
+import { router as eventDedupe } from '../../nodes/EventDedupe/actions/router';
 import { execute as takeMessages } from '../../nodes/TransactionalOutbox/actions/take.operation';
 import { execute as purgeMessages } from '../../nodes/TransactionalOutbox/actions/purge.operation';
 import { router as reliabilityControl } from '../../nodes/ReliabilityControl/actions/router';
@@ -91,6 +92,133 @@ describe('Event Dedupe Claim', () => {
 				items,
 			),
 		).rejects.toThrow('Retention (Days) must be a whole number from 1 to 3650, got 0.5');
+	});
+});
+
+describe('Event Dedupe Complete and Release', () => {
+	afterAll(closeAllStores);
+
+	const claimed = async (consumer: string, executionId: string, eventIds: string[]) =>
+		await claimEvents(
+			store,
+			{
+				consumer,
+				workflowId: 'wf-node',
+				executionId,
+				mode: ClaimMode.untilExecutionEnds,
+				leaseSeconds: 60,
+				retentionDays: 30,
+			},
+			eventIds.map((eventId, index) => ({ index, eventId })),
+		);
+	const statusOf = async (consumer: string) =>
+		await adminQuery<{ event_id: string; status: string }>(
+			`SELECT event_id, status FROM "${schema}".processed_events WHERE consumer = $1 ORDER BY event_id`,
+			[consumer],
+		);
+	const items: INodeExecutionData[] = [
+		{ json: { id: 'evt-1' } },
+		{ json: { id: { nested: true } } },
+		{ json: { id: 'evt-2' } },
+	];
+
+	it('Complete with Continue On Fail: an item without a usable event ID is its error item, the others are completed', async () => {
+		await claimed('node-complete', 'exec-node', ['evt-1', 'evt-2']);
+		const parameters = {
+			operation: 'complete',
+			eventId: '={{ $json.id }}',
+			consumer: 'node-complete',
+		};
+		const [out] = await eventDedupe.call(context(parameters, items, { continueOnFail: true }));
+		expect(out).toEqual([
+			{
+				json: { id: 'evt-1', _dedupe: { eventId: 'evt-1', completed: true } },
+				pairedItem: { item: 0 },
+			},
+			{
+				json: {
+					error: 'Item 1 has an event ID that is an object, not text or a number',
+					description: 'Set Event ID to the same expression the Claim step uses.',
+					itemIndex: 1,
+				},
+				pairedItem: { item: 1 },
+			},
+			{
+				json: { id: 'evt-2', _dedupe: { eventId: 'evt-2', completed: true } },
+				pairedItem: { item: 2 },
+			},
+		]);
+	});
+
+	it('Complete without it: the bad item fails the run with its index and nothing is completed', async () => {
+		await claimed('node-complete-2', 'exec-node', ['evt-1', 'evt-2']);
+		const before = await statusOf('node-complete-2');
+		const parameters = {
+			operation: 'complete',
+			eventId: '={{ $json.id }}',
+			consumer: 'node-complete-2',
+		};
+		await expect(eventDedupe.call(context(parameters, items))).rejects.toMatchObject({
+			message: 'Item 1 has an event ID that is an object, not text or a number',
+			context: { itemIndex: 1 },
+		});
+		expect(await statusOf('node-complete-2')).toEqual(before);
+	});
+
+	it('Release by event with Continue On Fail: an item without a usable event ID is its error item, the others are released', async () => {
+		await claimed('node-release', 'exec-node', ['evt-1', 'evt-2']);
+		const parameters = {
+			operation: 'release',
+			releaseBy: 'event',
+			releaseEventId: '={{ $json.id }}',
+			heldByExecution: 'exec-node',
+			consumer: 'node-release',
+		};
+		const [out] = await eventDedupe.call(context(parameters, items, { continueOnFail: true }));
+		expect(out.map((item) => [item.pairedItem, item.json._dedupe ?? item.json.error])).toEqual([
+			[{ item: 0 }, { eventId: 'evt-1', released: true }],
+			[{ item: 1 }, 'Item 1 has an event ID that is an object, not text or a number'],
+			[{ item: 2 }, { eventId: 'evt-2', released: true }],
+		]);
+		expect(await statusOf('node-release')).toEqual([]);
+	});
+
+	it('Release by execution with Continue On Fail: an item without an execution ID is its error item', async () => {
+		await claimed('node-release-2', 'exec-release', ['evt-1', 'evt-2']);
+		const byExecution: INodeExecutionData[] = [
+			{ json: { execution: { id: 'exec-release' } } },
+			{ json: {} },
+		];
+		const parameters = {
+			operation: 'release',
+			releaseBy: 'execution',
+			executionId: '={{ $json.execution.id }}',
+		};
+		const [out] = await eventDedupe.call(
+			context(parameters, byExecution, { continueOnFail: true }),
+		);
+		expect(out).toEqual([
+			{
+				json: {
+					execution: { id: 'exec-release' },
+					_dedupe: { executionId: 'exec-release', released: 2 },
+				},
+				pairedItem: { item: 0 },
+			},
+			{
+				json: {
+					error: 'Item 1 has no execution ID',
+					description:
+						'Set Execution ID; in an Error Trigger workflow use {{ $json.execution.id }}.',
+					itemIndex: 1,
+				},
+				pairedItem: { item: 1 },
+			},
+		]);
+		await expect(eventDedupe.call(context(parameters, byExecution))).rejects.toMatchObject({
+			message: 'Item 1 has no execution ID',
+			context: { itemIndex: 1 },
+		});
 	});
 });
 

@@ -7,6 +7,7 @@ import {
 import { checkedEventId, completeEvents, ItemError, type Store } from '../../../lib';
 import { itemValueReader } from '../../shared/itemValues';
 import { consumerName } from '../../shared/consumer';
+import { checkEachItem, outputOfEachChecked } from '../../shared/router';
 
 const properties: INodeProperties[] = [
 	{
@@ -24,36 +25,40 @@ export const description = updateDisplayOptions({ show: { operation: ['complete'
 
 /**
  * Complete: marks the items' events done for good in one statement, if the claiming execution
- * (this one, unless set) still holds them; items pass through with what happened to each.
+ * (this one, unless set) still holds them; items pass through with what happened to each. An
+ * item without a usable event ID fails the run before anything is completed, or with Continue
+ * On Fail is its error item while the others are completed.
  */
 export async function execute(
 	this: IExecuteFunctions,
 	store: Store,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[][]> {
-	const ids: string[] = [];
 	const eventIdOf = itemValueReader(this, items, 'eventId');
-	for (let index = 0; index < items.length; index++) {
-		const checked = checkedEventId(eventIdOf(index));
-		if ('problem' in checked)
+	const checked = await checkEachItem(this, items, (index) => {
+		const eventId = checkedEventId(eventIdOf(index));
+		if ('problem' in eventId)
 			throw new ItemError(
-				`Item ${index} ${checked.problem}`,
+				`Item ${index} ${eventId.problem}`,
 				index,
 				'Set Event ID to the same expression the Claim step uses.',
 			);
-		ids.push(checked.id);
-	}
+		return eventId.id;
+	});
 	const owner =
 		String(this.getNodeParameter('claimedBy', 0, '') ?? '').trim() || this.getExecutionId();
-	const results = await completeEvents(store, consumerName(this), ids, owner);
+	const ids = [...checked.passed.values()];
+	const results =
+		ids.length === 0 ? [] : await completeEvents(store, consumerName(this), ids, owner);
+	const resultOf = new Map([...checked.passed.keys()].map((index, at) => [index, results[at]]));
 	return [
-		items.map((item, index) => {
-			const result = results[index];
+		await outputOfEachChecked(this, items, checked, (eventId, index) => {
+			const result = resultOf.get(index)!;
 			return {
 				json: {
-					...item.json,
+					...items[index].json,
 					_dedupe: {
-						eventId: ids[index],
+						eventId,
 						completed: result.changed,
 						// Not completed: someone else holds the claim now, or it is already complete.
 						...(result.changed

@@ -13,6 +13,7 @@ import {
 } from '../../../lib';
 import { itemValueReader, requiredText } from '../../shared/itemValues';
 import { consumerName } from '../../shared/consumer';
+import { checkEachItem, outputOfEachChecked } from '../../shared/router';
 
 const properties: INodeProperties[] = [
 	{
@@ -62,7 +63,9 @@ export const description = updateDisplayOptions({ show: { operation: ['release']
 /**
  * Release: frees claims so a redelivery or a replay is New again. By execution (the error
  * workflow's case: one statement per distinct execution) or by event ID (one statement). A
- * completed event is never released: its work finished.
+ * completed event is never released: its work finished. An item without a usable event or
+ * execution ID fails the run before anything is released, or with Continue On Fail is its error
+ * item while the others are released.
  */
 export async function execute(
 	this: IExecuteFunctions,
@@ -72,15 +75,15 @@ export async function execute(
 	const by = this.getNodeParameter('releaseBy', 0, 'execution') as string;
 	if (by === 'event') {
 		const eventIdOf = itemValueReader(this, items, 'releaseEventId');
-		const ids = items.map((_, index) => {
-			const checked = checkedEventId(eventIdOf(index));
-			if ('problem' in checked)
+		const checked = await checkEachItem(this, items, (index) => {
+			const eventId = checkedEventId(eventIdOf(index));
+			if ('problem' in eventId)
 				throw new ItemError(
-					`Item ${index} ${checked.problem}`,
+					`Item ${index} ${eventId.problem}`,
 					index,
 					'Set Event ID to the ID of the event to release.',
 				);
-			return checked.id;
+			return eventId.id;
 		});
 		const heldBy = String(this.getNodeParameter('heldByExecution', 0, '') ?? '').trim();
 		if (heldBy === '')
@@ -89,15 +92,18 @@ export async function execute(
 				0,
 				'Set Held By Execution to the execution whose claims to release: {{ $execution.id }} for this one, {{ $json.execution.id }} in an Error Trigger workflow.',
 			);
-		const released = new Set(await releaseEvents(store, consumerName(this), ids, heldBy));
+		const ids = [...checked.passed.values()];
+		const released = new Set(
+			ids.length === 0 ? [] : await releaseEvents(store, consumerName(this), ids, heldBy),
+		);
 		return [
-			items.map((item, index) => ({
+			await outputOfEachChecked(this, items, checked, (eventId, index) => ({
 				json: {
-					...item.json,
+					...items[index].json,
 					_dedupe: {
-						eventId: ids[index],
-						released: released.has(ids[index]),
-						...(released.has(ids[index]) ? {} : { heldBy }),
+						eventId,
+						released: released.has(eventId),
+						...(released.has(eventId) ? {} : { heldBy }),
 					},
 				},
 				pairedItem: { item: index },
@@ -105,7 +111,7 @@ export async function execute(
 		];
 	}
 	const executionIdOf = itemValueReader(this, items, 'executionId');
-	const executions = items.map((_, index) =>
+	const checked = await checkEachItem(this, items, (index) =>
 		requiredText(
 			executionIdOf,
 			'execution ID',
@@ -114,13 +120,13 @@ export async function execute(
 		),
 	);
 	const counts = new Map<string, number>();
-	for (const executionId of new Set(executions))
+	for (const executionId of new Set(checked.passed.values()))
 		counts.set(executionId, await releaseExecutionClaims(store, executionId));
 	return [
-		items.map((item, index) => ({
+		await outputOfEachChecked(this, items, checked, (executionId, index) => ({
 			json: {
-				...item.json,
-				_dedupe: { executionId: executions[index], released: counts.get(executions[index]) ?? 0 },
+				...items[index].json,
+				_dedupe: { executionId, released: counts.get(executionId) ?? 0 },
 			},
 			pairedItem: { item: index },
 		})),
