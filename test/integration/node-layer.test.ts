@@ -405,6 +405,36 @@ describe('Reliability Control', () => {
 		expect(await adminQuery(`SELECT 1 FROM "${schema}".heartbeats`)).toEqual([]);
 	});
 
+	it('Console Serve with Continue On Fail: a request that is not an object is its error item, the others are served', async () => {
+		const requests: unknown[] = [{ headers: {}, query: {} }, 'not a request', { headers: {} }];
+		const items: INodeExecutionData[] = requests.map((_, n) => ({ json: { n } }));
+		const parameters: Record<string, unknown> = { resource: 'console', operation: 'serve' };
+		const parameter = (name: string, index: number, fallback?: unknown) =>
+			name === 'request' ? requests[index] : (parameters[name] ?? fallback);
+		const [served] = await reliabilityControl.call(
+			context(parameters, items, { continueOnFail: true, parameter }),
+		);
+		expect(served.map((item) => [item.pairedItem, item.json.statusCode ?? item.json])).toEqual([
+			[{ item: 0 }, 200],
+			[
+				{ item: 1 },
+				{
+					error: 'Item 1: the request is not an object',
+					description:
+						"Set Request to the Webhook node's item, e.g. {{ $json }} (it has headers, query and body).",
+					itemIndex: 1,
+				},
+			],
+			[{ item: 2 }, 200],
+		]);
+		const failed = reliabilityControl.call(context(parameters, items, { parameter }));
+		await expect(failed).rejects.toBeInstanceOf(NodeOperationError);
+		await expect(failed).rejects.toMatchObject({
+			message: 'Item 1: the request is not an object',
+			context: { itemIndex: 1 },
+		});
+	});
+
 	it('composes an alert without the store credential', async () => {
 		const items: INodeExecutionData[] = [
 			{ json: { workflowName: 'Billing', workflowId: 'wf2', key: 'inv-1', message: 'HTTP 429' } },

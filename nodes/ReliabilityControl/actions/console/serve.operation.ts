@@ -3,12 +3,17 @@ import {
 	type IExecuteFunctions,
 	type INodeExecutionData,
 	type INodeProperties,
-	NodeOperationError,
 	updateDisplayOptions,
 } from 'n8n-workflow';
-import { type ConsoleRequest, handleConsoleRequest, LIMITS, type Store } from '../../../../lib';
+import {
+	type ConsoleRequest,
+	handleConsoleRequest,
+	ItemError,
+	LIMITS,
+	type Store,
+} from '../../../../lib';
 import { range } from '../../../shared/range';
-import { toNodeError } from '../../../shared/store';
+import { outputOfEachItem } from '../../../shared/router';
 
 /** The webhook request and the console's options. */
 const properties: INodeProperties[] = [
@@ -67,30 +72,29 @@ export const description = updateDisplayOptions(
  * Serve: one console response per incoming webhook item (its headers, query and body), as
  * `statusCode`, `contentType` and `body` for a Respond to Webhook node. `replayRequested`
  * says how many records the request set to replay, so the workflow can run the Replay
- * workflow at once instead of at its next schedule.
+ * workflow at once instead of at its next schedule. An item whose request fails fails the run,
+ * or with Continue On Fail is its error item while the other requests are served.
  */
 export async function execute(
 	this: IExecuteFunctions,
 	store: Store,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[][]> {
-	const out: INodeExecutionData[] = [];
-	for (let index = 0; index < items.length; index++) {
-		const request = this.getNodeParameter('request', index, {}) as unknown;
-		if (typeof request !== 'object' || request === null || Array.isArray(request)) {
-			throw new NodeOperationError(this.getNode(), `Item ${index}: the request is not an object`, {
-				itemIndex: index,
-				description:
+	return [
+		await outputOfEachItem(this, items, async (index) => {
+			const request = this.getNodeParameter('request', index, {}) as unknown;
+			if (typeof request !== 'object' || request === null || Array.isArray(request))
+				throw new ItemError(
+					`Item ${index}: the request is not an object`,
+					index,
 					"Set Request to the Webhook node's item, e.g. {{ $json }} (it has headers, query and body).",
-			});
-		}
-		const options = this.getNodeParameter('consoleOptions', index, {}) as {
-			operatorHeader?: string;
-			title?: string;
-			days?: number;
-			teams?: string | Record<string, string[]>;
-		};
-		try {
+				);
+			const options = this.getNodeParameter('consoleOptions', index, {}) as {
+				operatorHeader?: string;
+				title?: string;
+				days?: number;
+				teams?: string | Record<string, string[]>;
+			};
 			const response = await handleConsoleRequest(store, request as ConsoleRequest, {
 				operatorHeader: options.operatorHeader?.trim() || undefined,
 				title: options.title?.trim() || undefined,
@@ -98,10 +102,7 @@ export async function execute(
 				teams: options.teams,
 				baseUrl: this.getInstanceBaseUrl(),
 			});
-			out.push({ json: response as unknown as IDataObject, pairedItem: { item: index } });
-		} catch (error) {
-			throw toNodeError(this, error, index);
-		}
-	}
-	return [out];
+			return { json: response as unknown as IDataObject, pairedItem: { item: index } };
+		}),
+	];
 }
