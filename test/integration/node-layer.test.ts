@@ -1,4 +1,9 @@
-import { type IExecuteFunctions, type INodeExecutionData, NodeOperationError } from 'n8n-workflow';
+import {
+	ExpressionError,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	NodeOperationError,
+} from 'n8n-workflow';
 import { closeAllStores } from '../../lib/store';
 import { execute as claim } from '../../nodes/EventDedupe/actions/claim.operation';
 import { execute as recover } from '../../nodes/EventDedupe/actions/recover.operation';
@@ -566,5 +571,25 @@ describe('Dead Letter Park', () => {
 			description: 'Dead letter IDs are the numbers Park and List output as id.',
 			context: { itemIndex: 1 },
 		});
+	});
+
+	it("Take for Replay: an engine error reaches n8n as a NodeOperationError, n8n's own error as it is", async () => {
+		const items: INodeExecutionData[] = [{ json: {} }];
+		const refused = deadLetterPark.call(
+			context({ operation: 'take', staleAfterMinutes: 0 }, items),
+		);
+		await expect(refused).rejects.toBeInstanceOf(NodeOperationError);
+		await expect(refused).rejects.toThrow(
+			'Retake After (Minutes) must be a whole number from 1 to 10080, got 0',
+		);
+		const expressionError = new ExpressionError('invalid syntax', { itemIndex: 0 });
+		const parameters: Record<string, unknown> = { operation: 'take' };
+		const parameter = (name: string, _index: number, fallback?: unknown) => {
+			if (name === 'takeLimit') throw expressionError;
+			return parameters[name] ?? fallback;
+		};
+		await expect(deadLetterPark.call(context(parameters, items, { parameter }))).rejects.toBe(
+			expressionError,
+		);
 	});
 });

@@ -17,7 +17,6 @@ import {
 import { listLimit } from '../../shared/descriptions';
 import { range } from '../../shared/range';
 import { endedWithoutSuccess, whenRunEnds } from '../../shared/runEnd';
-import { toNodeError } from '../../shared/store';
 
 /** How many records one run takes, and when a record a dead run took is taken again. */
 const properties: INodeProperties[] = [
@@ -59,26 +58,22 @@ export async function execute(
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
 	const taker = `${String(this.getNodeParameter('taker', 0, '') || 'replay workflow').trim()} (execution ${this.getExecutionId()})`;
-	try {
-		const records = await takeForReplay(store, {
-			taker,
-			limit: inRange(this.getNodeParameter('takeLimit', 0, 100), LIMITS.listLimit),
-			workflowId: String(this.getNodeParameter('takeWorkflowId', 0, '') ?? '').trim() || undefined,
-			staleAfterMinutes: inRange(
-				this.getNodeParameter('staleAfterMinutes', 0, 30),
-				LIMITS.retakeAfterMinutes,
-			),
-		});
-		settleWhenRunEnds(this, store, taker, records);
-		return [
-			records.map((record) => ({
-				json: toDeadLetter(record) as IDataObject,
-				pairedItem: { item: 0 },
-			})),
-		];
-	} catch (error) {
-		throw toNodeError(this, error);
-	}
+	const records = await takeForReplay(store, {
+		taker,
+		limit: inRange(this.getNodeParameter('takeLimit', 0, 100), LIMITS.listLimit),
+		workflowId: String(this.getNodeParameter('takeWorkflowId', 0, '') ?? '').trim() || undefined,
+		staleAfterMinutes: inRange(
+			this.getNodeParameter('staleAfterMinutes', 0, 30),
+			LIMITS.retakeAfterMinutes,
+		),
+	});
+	settleWhenRunEnds(this, store, taker, records);
+	return [
+		records.map((record) => ({
+			json: toDeadLetter(record) as IDataObject,
+			pairedItem: { item: 0 },
+		})),
+	];
 }
 
 /**
