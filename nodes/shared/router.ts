@@ -35,8 +35,21 @@ export async function routeOperation(
 			`The operation "${operation}" is not supported`,
 		);
 	const store = await storeFor(context);
+	return await showingErrors(context, () =>
+		handler.execute.call(context, store, context.getInputData()),
+	);
+}
+
+/**
+ * Runs a node's work (an operation the router picked, or the whole run of a node without
+ * operations) so that what it throws reaches n8n as {@link shownError} makes it.
+ */
+export async function showingErrors<T>(
+	context: IExecuteFunctions,
+	run: () => Promise<T>,
+): Promise<T> {
 	try {
-		return await handler.execute.call(context, store, context.getInputData());
+		return await run();
 	} catch (error) {
 		throw shownError(context, error);
 	}
@@ -47,7 +60,7 @@ export async function routeOperation(
  * already say what to show, and which item, and pass as they are; an engine error becomes a
  * NodeOperationError with its message, item index (its own, else `itemIndex`) and hint.
  */
-export const shownError = (
+const shownError = (
 	context: IExecuteFunctions,
 	error: unknown,
 	itemIndex?: number,

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
-import { shownError } from '../../shared/router';
+import { showingErrors } from '../../shared/router';
 import { storeFor } from '../../shared/store';
 import * as alert from './alert/Alert.resource';
 import * as audit from './audit/Audit.resource';
@@ -52,9 +52,5 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		);
 	// Composing an alert needs no store (and its node may have no store credential).
 	const store = resource === 'alert' && operation === 'compose' ? undefined : await storeFor(this);
-	try {
-		return await handler.call(this, store, this.getInputData());
-	} catch (error) {
-		throw shownError(this, error);
-	}
+	return await showingErrors(this, () => handler.call(this, store, this.getInputData()));
 }
