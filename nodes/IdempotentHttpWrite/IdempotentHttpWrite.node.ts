@@ -5,6 +5,7 @@ import {
 	type INodeTypeDescription,
 	NodeConnectionTypes,
 } from 'n8n-workflow';
+import { showingErrors } from '../shared/router';
 import { reliabilityStoreTest } from '../shared/store';
 import { properties } from './description';
 import { write } from './write';
@@ -75,6 +76,6 @@ export class IdempotentHttpWrite implements INodeType {
 	methods = { credentialTest: { reliabilityStoreTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await write.call(this);
+		return await showingErrors(this, () => write.call(this));
 	}
 }

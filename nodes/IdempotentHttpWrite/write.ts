@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { runLink, runWrites, type WriteRequest } from '../../lib';
 import { forEachItem } from '../shared/router';
 import { sourceVersionOf } from '../shared/sourceVersion';
-import { storeFor, toNodeError } from '../shared/store';
+import { storeFor } from '../shared/store';
 import { toOutputs } from './outputs';
 import { type PreparedRequest, requestBuilder } from './request';
 import { readSettings } from './settings';
@@ -11,7 +11,8 @@ import { transport } from './transport';
 /**
  * Idempotent HTTP Write: every item's request and key first (a bad item is a clear error naming
  * it, before anything is claimed or sent; with Continue On Fail it ends alone on Failed, parked),
- * then the engine claims, sends and settles the run.
+ * then the engine claims, sends and settles the run. The node runs it through showingErrors, so
+ * what it throws reaches n8n as every operation's errors do.
  */
 export async function write(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
@@ -24,12 +25,7 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 			location: 'outputPane',
 		});
 	}
-	let settings;
-	try {
-		settings = readSettings(this);
-	} catch (error) {
-		throw toNodeError(this, error);
-	}
+	const settings = readSettings(this);
 	const build = await requestBuilder(this, items, settings);
 	const requests: Array<PreparedRequest | WriteRequest> = [];
 	await forEachItem(
@@ -90,8 +86,6 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 			notice: (message) =>
 				this.addExecutionHints({ message, type: 'warning', location: 'outputPane' }),
 		},
-	).catch((error: unknown) => {
-		throw toNodeError(this, error);
-	});
+	);
 	return toOutputs(this, items, outcomes, settings, link);
 }

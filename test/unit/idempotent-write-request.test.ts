@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import {
+	ExpressionError,
+	type IDataObject,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	NodeOperationError,
+} from 'n8n-workflow';
 import { IdempotentHttpWrite } from '../../nodes/IdempotentHttpWrite/IdempotentHttpWrite.node';
 import { requestBuilder } from '../../nodes/IdempotentHttpWrite/request';
 import { readSettings } from '../../nodes/IdempotentHttpWrite/settings';
@@ -502,5 +508,35 @@ describe('the scope of the keys', () => {
 		expect([chosen.scope, chosen.adoptScope]).toEqual(['billing', undefined]);
 		const integration = readSettings(context({ ...base, integration: 'stripe' }));
 		expect([integration.scope, integration.adoptScope]).toEqual(['stripe', undefined]);
+	});
+});
+
+describe('what the node shows when its settings cannot be used', () => {
+	const run = (ctx: IExecuteFunctions) => new IdempotentHttpWrite().execute.call(ctx);
+
+	it('a setting the engine refuses is a NodeOperationError with what to do, before the store is opened', async () => {
+		const ctx = context({ ...base, idempotency: { headerName: 'Idempotency Key' } });
+		const failed = run(ctx);
+		await expect(failed).rejects.toBeInstanceOf(NodeOperationError);
+		await expect(failed).rejects.toMatchObject({
+			message: 'Header Name "Idempotency Key" is not a valid HTTP header name',
+			description: 'Use letters, digits and - (for example Idempotency-Key).',
+		});
+		expect(ctx.getCredentials).not.toHaveBeenCalled();
+	});
+
+	it("n8n's own error in a setting (its expression) reaches n8n as it is", async () => {
+		const expressionError = new ExpressionError('invalid syntax', { itemIndex: 0 });
+		const ctx = executeFunctions({
+			name: 'Create Invoice',
+			type: 'n8n-nodes-reliability.idempotentHttpWrite',
+			parameters: base,
+			items: [invoice('inv-1')],
+			parameter: (name, _index, fallback) => {
+				if (name === 'retries') throw expressionError;
+				return base[name] ?? fallback;
+			},
+		});
+		await expect(run(ctx)).rejects.toBe(expressionError);
 	});
 });
