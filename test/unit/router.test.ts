@@ -75,6 +75,28 @@ describe('each item in turn', () => {
 		]);
 	});
 
+	it("with Continue On Fail, the error output of n8n's own error carries its description too", async () => {
+		const errors: INodeExecutionData[] = [];
+		const run = (index: number) => {
+			if (index === 1)
+				throw new NodeOperationError(context(true).getNode(), 'Item 1: the payload is not JSON', {
+					itemIndex: 1,
+					description: 'Write the payload as a JSON object.',
+				});
+		};
+		await forEachItem(context(true), items, run, (errorOutput) => errors.push(errorOutput));
+		expect(errors).toEqual([
+			{
+				json: {
+					error: 'Item 1: the payload is not JSON',
+					description: 'Write the payload as a JSON object.',
+					itemIndex: 1,
+				},
+				pairedItem: { item: 1 },
+			},
+		]);
+	});
+
 	it('waits for each item before the next, so items run in order', async () => {
 		const order: number[] = [];
 		await forEachItem(
