@@ -11,6 +11,7 @@ import {
 	DRILL_WARNING,
 	type DrillAnswer,
 	inRange,
+	ItemError,
 	LIMITS,
 	MAX_DRILL_MINUTES,
 	runFireDrill,
@@ -146,10 +147,10 @@ export async function execute(
 				}
 			}
 			if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
-				throw new NodeOperationError(
-					this.getNode(),
+				throw new ItemError(
 					`Item ${index}: the sample payload must be a JSON object`,
-					{ itemIndex: index, description: 'Write what the webhook receives, as an object.' },
+					index,
+					'Write what the webhook receives, as an object.',
 				);
 			const replayUrl =
 				(this.getNodeParameter('replayUrl', index, '') as string).trim() ||
@@ -157,11 +158,11 @@ export async function execute(
 			const verifyUrl = (this.getNodeParameter('verifyUrl', index, '') as string).trim();
 			const webhook = String(this.getNodeParameter('webhookUrl', index) ?? '').trim();
 			if (!webhook)
-				throw new NodeOperationError(this.getNode(), `Item ${index}: the Webhook URL is empty`, {
-					itemIndex: index,
-					description:
-						"Copy the Production URL from the workflow's Webhook node, or give its path.",
-				});
+				throw new ItemError(
+					`Item ${index}: the Webhook URL is empty`,
+					index,
+					"Copy the Production URL from the workflow's Webhook node, or give its path.",
+				);
 			const waitSeconds = inRange(
 				this.getNodeParameter('waitSeconds', index, 60),
 				LIMITS.drillWaitSeconds,
