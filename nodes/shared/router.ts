@@ -41,17 +41,19 @@ export async function routeOperation(
 }
 
 /**
- * Runs a node's work (an operation the router picked, or the whole run of a node without
- * operations) so that what it throws reaches n8n as {@link shownError} makes it.
+ * Runs a node's work (an operation the router picked, the whole run of a node without
+ * operations, or a step that reads its settings at one item) so that what it throws reaches n8n
+ * as {@link shownError} makes it, an engine error naming `itemIndex` when it names no item.
  */
 export async function showingErrors<T>(
 	context: IExecuteFunctions,
-	run: () => Promise<T>,
+	run: () => T | Promise<T>,
+	itemIndex?: number,
 ): Promise<T> {
 	try {
 		return await run();
 	} catch (error) {
-		throw shownError(context, error);
+		throw shownError(context, error, itemIndex);
 	}
 }
 

@@ -592,4 +592,20 @@ describe('Dead Letter Park', () => {
 			expressionError,
 		);
 	});
+
+	it('List and Stats: a setting the engine refuses fails the run naming the first item, whose settings they read', async () => {
+		const items: INodeExecutionData[] = [{ json: {} }, { json: {} }];
+		const list = deadLetterPark.call(context({ operation: 'list', limit: -1 }, items));
+		await expect(list).rejects.toBeInstanceOf(NodeOperationError);
+		await expect(list).rejects.toMatchObject({
+			message: expect.stringMatching(/^Limit must be a whole number from 1 to 10000, got -1/),
+			context: { itemIndex: 0 },
+		});
+		await expect(
+			deadLetterPark.call(context({ operation: 'stats', days: 1e10 }, items)),
+		).rejects.toMatchObject({
+			message: expect.stringMatching(/^Days must be a whole number from 1 to 3650/),
+			context: { itemIndex: 0 },
+		});
+	});
 });

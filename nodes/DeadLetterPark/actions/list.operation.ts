@@ -14,7 +14,7 @@ import {
 	toDeadLetter,
 } from '../../../lib';
 import { range } from '../../shared/range';
-import { toNodeError } from '../../shared/store';
+import { showingErrors } from '../../shared/router';
 import { statusOptions } from './statusOptions';
 import { listLimit } from '../../shared/descriptions';
 
@@ -60,20 +60,23 @@ export async function execute(
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
 	const filters = this.getNodeParameter('filters', 0, {}) as IDataObject;
-	const rows = await listDeadLetters(store, {
-		statuses: (filters.statuses as DeadLetterStatus[] | undefined) ?? [],
-		workflowId: filters.workflowId as string | undefined,
-		step: filters.step as string | undefined,
-		errorClass: filters.errorClass as string | undefined,
-		owner: filters.owner as string | undefined,
-		integration: filters.integration as string | undefined,
-		olderThanMinutes: (filters.olderThanMinutes as number | undefined) || undefined,
-		search: filters.search as string | undefined,
-		limit: this.getNodeParameter('limit', 0, 50) as number,
-	}).catch((error: unknown) => {
-		// The filters come from the first item; an error names it.
-		throw toNodeError(this, error, 0);
-	});
+	// The filters come from the first item; an error names it.
+	const rows = await showingErrors(
+		this,
+		async () =>
+			await listDeadLetters(store, {
+				statuses: (filters.statuses as DeadLetterStatus[] | undefined) ?? [],
+				workflowId: filters.workflowId as string | undefined,
+				step: filters.step as string | undefined,
+				errorClass: filters.errorClass as string | undefined,
+				owner: filters.owner as string | undefined,
+				integration: filters.integration as string | undefined,
+				olderThanMinutes: (filters.olderThanMinutes as number | undefined) || undefined,
+				search: filters.search as string | undefined,
+				limit: this.getNodeParameter('limit', 0, 50) as number,
+			}),
+		0,
+	);
 	// Masked when parked; masked again on the way out for rows written any other way.
 	return [
 		rows.map((row) => ({

@@ -8,9 +8,8 @@ import {
 	runLink,
 } from '../../../lib';
 import { itemValueReader, optionalText } from '../../shared/itemValues';
-import { forEachItem } from '../../shared/router';
+import { forEachItem, showingErrors } from '../../shared/router';
 import { sourceVersionOf } from '../../shared/sourceVersion';
-import { toNodeError } from '../../shared/store';
 import { classifyStatus, splitErrorItem } from './errorInput';
 
 /** The records a Park run's items ask for, which item each came from, and the items refused. */
@@ -50,12 +49,8 @@ export async function parkRequestsOf(
 	const stepOf = itemValueReader(context, items, 'step');
 	const classOf = itemValueReader(context, items, 'errorClass', 'auto');
 	const keyOf = itemValueReader(context, items, 'idempotencyKey');
-	let maskFields: string[];
-	try {
-		maskFields = parseMaskFields(options.maskFields);
-	} catch (error) {
-		throw toNodeError(context, error, 0);
-	}
+	// Mask Fields is read at the first item; an error names it.
+	const maskFields = await showingErrors(context, () => parseMaskFields(options.maskFields), 0);
 
 	const requests: ParkRequest[] = [];
 	const requestOf = new Map<number, number>();

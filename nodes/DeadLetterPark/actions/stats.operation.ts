@@ -7,7 +7,7 @@ import {
 } from 'n8n-workflow';
 import { deadLetterStats, LIMITS, type Store } from '../../../lib';
 import { range } from '../../shared/range';
-import { toNodeError } from '../../shared/store';
+import { showingErrors } from '../../shared/router';
 
 /** Over how many days, of which workflow. */
 const properties: INodeProperties[] = [
@@ -35,11 +35,15 @@ export async function execute(
 	this: IExecuteFunctions,
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
-	const stats = await deadLetterStats(store, {
-		days: this.getNodeParameter('days', 0, 30) as number,
-		workflowId: (this.getNodeParameter('statsWorkflowId', 0, '') as string) || undefined,
-	}).catch((error: unknown) => {
-		throw toNodeError(this, error, 0);
-	});
+	// The settings come from the first item; an error names it.
+	const stats = await showingErrors(
+		this,
+		async () =>
+			await deadLetterStats(store, {
+				days: this.getNodeParameter('days', 0, 30) as number,
+				workflowId: (this.getNodeParameter('statsWorkflowId', 0, '') as string) || undefined,
+			}),
+		0,
+	);
 	return [[{ json: stats as unknown as IDataObject, pairedItem: { item: 0 } }]];
 }
