@@ -4,7 +4,7 @@ import type {
 	IExecuteFunctions,
 	INodeCredentialTestResult,
 } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import { ExecutionBaseError, NodeOperationError } from 'n8n-workflow';
 import { diagnoseStore, getStore, isReliabilityError, type Store, toStoreConfig } from '../../lib';
 
 const STORE_CREDENTIAL = 'reliabilityStoreApi';
@@ -26,7 +26,8 @@ export async function storeFor(context: IExecuteFunctions): Promise<Store> {
 		await store.ready();
 		return store;
 	} catch (error) {
-		throw toNodeError(context, error);
+		// n8n's own errors (the credential's expression, its decryption) say what to show already.
+		throw error instanceof ExecutionBaseError ? error : toNodeError(context, error);
 	}
 }
 

@@ -534,6 +534,8 @@ describe('Dead Letter Park', () => {
 			{ json: { id: 'abc' } },
 			{ json: { id: parked.id } },
 			{ json: {} },
+			// Leading zeros name the same record.
+			{ json: { id: `00${parked.id}` } },
 		];
 		const parameters = { operation: 'get', findBy: 'id', deadLetterId: '={{ $json.id }}' };
 		const [got] = await deadLetterPark.call(context(parameters, items, { continueOnFail: true }));
@@ -557,6 +559,10 @@ describe('Dead Letter Park', () => {
 					itemIndex: 2,
 				},
 				pairedItem: { item: 2 },
+			},
+			{
+				json: expect.objectContaining({ id: parked.id, idempotencyKey: 'node-layer-get' }),
+				pairedItem: { item: 3 },
 			},
 		]);
 	});

@@ -74,7 +74,8 @@ export async function execute(
 				index,
 				'Dead letter IDs are the numbers Park and List output as id.',
 			);
-		return value;
+		// "0012" is record 12: the record's id is compared as the store writes it.
+		return byKey ? value : value.replace(/^0+(?=\d)/, '');
 	});
 	const wanted = [...checked.passed.values()];
 	const records =

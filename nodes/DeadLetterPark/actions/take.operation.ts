@@ -15,6 +15,7 @@ import {
 	toDeadLetter,
 } from '../../../lib';
 import { listLimit } from '../../shared/descriptions';
+import { showingErrors } from '../../shared/router';
 import { range } from '../../shared/range';
 import { endedWithoutSuccess, whenRunEnds } from '../../shared/runEnd';
 
@@ -58,15 +59,22 @@ export async function execute(
 	store: Store,
 ): Promise<INodeExecutionData[][]> {
 	const taker = `${String(this.getNodeParameter('taker', 0, '') || 'replay workflow').trim()} (execution ${this.getExecutionId()})`;
-	const records = await takeForReplay(store, {
-		taker,
-		limit: inRange(this.getNodeParameter('takeLimit', 0, 100), LIMITS.listLimit),
-		workflowId: String(this.getNodeParameter('takeWorkflowId', 0, '') ?? '').trim() || undefined,
-		staleAfterMinutes: inRange(
-			this.getNodeParameter('staleAfterMinutes', 0, 30),
-			LIMITS.retakeAfterMinutes,
-		),
-	});
+	// Its settings are item 0's: an engine error names that item, as List's and Stats' do.
+	const records = await showingErrors(
+		this,
+		() =>
+			takeForReplay(store, {
+				taker,
+				limit: inRange(this.getNodeParameter('takeLimit', 0, 100), LIMITS.listLimit),
+				workflowId:
+					String(this.getNodeParameter('takeWorkflowId', 0, '') ?? '').trim() || undefined,
+				staleAfterMinutes: inRange(
+					this.getNodeParameter('staleAfterMinutes', 0, 30),
+					LIMITS.retakeAfterMinutes,
+				),
+			}),
+		0,
+	);
 	settleWhenRunEnds(this, store, taker, records);
 	return [
 		records.map((record) => ({
