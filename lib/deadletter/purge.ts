@@ -3,7 +3,11 @@ import { purgeDailyStatsSql, purgeSql } from './sql';
 
 /** Deletes closed records past retention and says how many; open records are never purged. */
 export async function purgeDeadLetters(store: Store, sliceSize = 10_000): Promise<number> {
-	return await deleteInSlices(store, purgeSql(store), [], sliceSize);
+	return await deleteInSlices(
+		store,
+		(limit) => ({ text: purgeSql(store), values: [limit] }),
+		sliceSize,
+	);
 }
 
 /**
@@ -15,5 +19,9 @@ export async function purgeDeadLetterStats(
 	olderThanDays: number,
 	sliceSize = 10_000,
 ): Promise<number> {
-	return await deleteInSlices(store, purgeDailyStatsSql(store), [olderThanDays], sliceSize);
+	return await deleteInSlices(
+		store,
+		(limit) => ({ text: purgeDailyStatsSql(store), values: [olderThanDays, limit] }),
+		sliceSize,
+	);
 }

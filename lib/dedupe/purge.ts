@@ -13,7 +13,11 @@ export async function purgeExpiredEvents(
 	consumer: string | null,
 	sliceSize = 10_000,
 ): Promise<number> {
-	return await deleteInSlices(store, purgeExpiredSql(store), [consumer], sliceSize);
+	return await deleteInSlices(
+		store,
+		(limit) => ({ text: purgeExpiredSql(store), values: [consumer, limit] }),
+		sliceSize,
+	);
 }
 
 /**
@@ -25,7 +29,11 @@ export async function purgeEntityVersions(
 	olderThanDays: number,
 	sliceSize = 10_000,
 ): Promise<number> {
-	return await deleteInSlices(store, purgeEntityVersionsSql(store), [olderThanDays], sliceSize);
+	return await deleteInSlices(
+		store,
+		(limit) => ({ text: purgeEntityVersionsSql(store), values: [olderThanDays, limit] }),
+		sliceSize,
+	);
 }
 
 /** Deletes the records of settled executions older than `olderThanDays`; returns how many. */
@@ -34,5 +42,9 @@ export async function purgeExecutionReports(
 	olderThanDays: number,
 	sliceSize = 10_000,
 ): Promise<number> {
-	return await deleteInSlices(store, purgeExecutionReportsSql(store), [olderThanDays], sliceSize);
+	return await deleteInSlices(
+		store,
+		(limit) => ({ text: purgeExecutionReportsSql(store), values: [olderThanDays, limit] }),
+		sliceSize,
+	);
 }

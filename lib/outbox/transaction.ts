@@ -1,5 +1,5 @@
 import type { QueryResultRow } from 'pg';
-import type { Store, Transaction } from '../store';
+import type { SqlQuery, Store, Transaction } from '../store';
 
 /**
  * The store as seen from inside one of its transactions: the same schema and tables, every
@@ -9,9 +9,11 @@ import type { Store, Transaction } from '../store';
  */
 export function storeInTransaction(store: Store, tx: Transaction): Store {
 	const view = Object.create(store) as Store;
-	view.query = async <R extends QueryResultRow>(text: string, values: unknown[] = []) =>
-		await tx.query<R>(text, values);
-	view.execute = async <R extends QueryResultRow>(text: string, values: unknown[] = []) =>
-		await tx.execute<R>(text, values);
+	view.query = async <R extends QueryResultRow>(query: SqlQuery | string, values: unknown[] = []) =>
+		await tx.query<R>(query, values);
+	view.execute = async <R extends QueryResultRow>(
+		query: SqlQuery | string,
+		values: unknown[] = [],
+	) => await tx.execute<R>(query, values);
 	return view;
 }

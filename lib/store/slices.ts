@@ -1,20 +1,20 @@
-import type { Store } from './store';
+import type { SqlQuery, Store } from './store';
 import { purgeTrailSql } from './sql/trails';
 
 /**
- * Runs a bounded DELETE (its last parameter the slice size) until a slice comes back short, and
- * says how many rows went. Each slice is its own short statement, so a purge of millions of rows
- * never holds a long transaction that blocks claims or keeps vacuum from cleaning up.
+ * Runs a bounded DELETE (`slice` builds it for a slice of at most `sliceSize` rows) until a slice
+ * comes back short, and says how many rows went. Each slice is its own short statement, so a
+ * purge of millions of rows never holds a long transaction that blocks claims or keeps vacuum
+ * from cleaning up.
  */
 export async function deleteInSlices(
 	store: Store,
-	sql: string,
-	values: unknown[],
+	slice: (sliceSize: number) => SqlQuery,
 	sliceSize: number,
 ): Promise<number> {
 	let total = 0;
 	for (;;) {
-		const { rowCount } = await store.execute(sql, [...values, sliceSize]);
+		const { rowCount } = await store.execute(slice(sliceSize));
 		total += rowCount;
 		if (rowCount < sliceSize) return total;
 	}
@@ -27,5 +27,9 @@ export async function purgeTrail(
 	olderThanDays: number,
 	sliceSize = 10_000,
 ): Promise<number> {
-	return await deleteInSlices(store, purgeTrailSql(store, trail), [olderThanDays], sliceSize);
+	return await deleteInSlices(
+		store,
+		(limit) => ({ text: purgeTrailSql(store, trail), values: [olderThanDays, limit] }),
+		sliceSize,
+	);
 }

@@ -7,6 +7,13 @@ import { migrate } from './migrations';
 import { SqlState, sqlStateOf } from './sqlstate';
 
 /**
+ * One statement as the engine sends it: its text and the values of its placeholders, in order
+ * (`$1` is `values[0]`). Every SQL builder returns one, so a statement's values are built beside
+ * the placeholders they fill. The shape of pg's QueryConfig.
+ */
+export type SqlQuery = { text: string; values: unknown[] };
+
+/**
  * The store of one credential: a pg.Pool reused across executions (never one per execution),
  * the schema it lives in, and a once-per-process migration check. Stores are cached by a hash
  * of the credential's fields and closed after they sit idle (registry.ts).
@@ -61,19 +68,23 @@ export class Store {
 		}
 	}
 
-	async query<R extends QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-		return (await this.execute<R>(text, values)).rows;
+	async query<R extends QueryResultRow>(
+		query: SqlQuery | string,
+		values: unknown[] = [],
+	): Promise<R[]> {
+		return (await this.execute<R>(query, values)).rows;
 	}
 
 	/** Runs one statement; the rows and how many rows it changed. */
 	async execute<R extends QueryResultRow>(
-		text: string,
+		query: SqlQuery | string,
 		values: unknown[] = [],
 	): Promise<{ rows: R[]; rowCount: number }> {
 		await this.ready();
 		this.lastUsed = Date.now();
+		const statement = typeof query === 'string' ? { text: query, values } : query;
 		try {
-			const result = await this.pool.query<R>(text, values);
+			const result = await this.pool.query<R>(statement.text, statement.values);
 			return { rows: result.rows, rowCount: result.rowCount ?? 0 };
 		} catch (error) {
 			throw toStoreError(error, this.config);
@@ -144,16 +155,20 @@ export class Transaction {
 		private readonly config: StoreConfig,
 	) {}
 
-	async query<R extends QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-		return (await this.execute<R>(text, values)).rows;
+	async query<R extends QueryResultRow>(
+		query: SqlQuery | string,
+		values: unknown[] = [],
+	): Promise<R[]> {
+		return (await this.execute<R>(query, values)).rows;
 	}
 
 	async execute<R extends QueryResultRow>(
-		text: string,
+		query: SqlQuery | string,
 		values: unknown[] = [],
 	): Promise<{ rows: R[]; rowCount: number }> {
+		const statement = typeof query === 'string' ? { text: query, values } : query;
 		try {
-			const result = await this.client.query<R>(text, values);
+			const result = await this.client.query<R>(statement.text, statement.values);
 			return { rows: result.rows, rowCount: result.rowCount ?? 0 };
 		} catch (error) {
 			throw toStoreError(error, this.config);
