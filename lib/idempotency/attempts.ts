@@ -191,7 +191,13 @@ export class ItemWrite {
 		const request = this.request;
 		if (row.status === KeyStatus.inProgress) {
 			// Its owner is gone: first record what is known (nothing sent: failed; else unknown).
-			await store.query(abandonKeySql(store), [request.scope, request.key, row.generation]);
+			await store.query(
+				abandonKeySql(store, {
+					scope: request.scope,
+					key: request.key,
+					generation: row.generation,
+				}),
+			);
 			return await this.fromRecord();
 		}
 		const strategy = context.onUnknown;
@@ -207,15 +213,17 @@ export class ItemWrite {
 				message: `an earlier attempt on key ${request.key} ended without an answer: the effect may exist; check the target, then replay`,
 			});
 		}
-		const [taken] = await store.query<{ generation: string }>(takeOverSql(store), [
-			request.scope,
-			request.key,
-			row.generation,
-			context.executionId,
-			leaseOf(context, request),
-			context.workflowId ?? null,
-			context.node,
-		]);
+		const [taken] = await store.query<{ generation: string }>(
+			takeOverSql(store, {
+				scope: request.scope,
+				key: request.key,
+				generation: row.generation,
+				executionId: context.executionId,
+				leaseMs: leaseOf(context, request),
+				workflowId: context.workflowId ?? null,
+				node: context.node,
+			}),
+		);
 		if (!taken) return await this.fromRecord();
 		const owned = this.holdFrom({ ...row, generation: Number(taken.generation) });
 		owned.lostEarlier = true;

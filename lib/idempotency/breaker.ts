@@ -51,11 +51,13 @@ export async function recordBreaker(
 	const { failures } = streak.values;
 	if (settledSuccess && failures === 0) return;
 	const reset = streak.values.reset && !settledSuccess;
-	await store.query(recordBreakerSql(store), [
-		integration,
-		reset,
-		failures,
-		settings.threshold,
-		settings.coolDownSeconds,
-	]);
+	await store.query(
+		recordBreakerSql(store, {
+			integration,
+			reset,
+			failures,
+			threshold: settings.threshold,
+			coolDownSeconds: settings.coolDownSeconds,
+		}),
+	);
 }

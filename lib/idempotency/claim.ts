@@ -47,9 +47,9 @@ export async function claimKeys(
 ): Promise<Claims> {
 	const integration = context.integration ?? null;
 	const sentAt = leases.now();
-	const rows = await store.query<KeyRow & GateState & { ord: number }>(claimKeysSql(store), [
-		JSON.stringify(
-			leaders.map((r, ord) => ({
+	const rows = await store.query<KeyRow & GateState & { ord: number }>(
+		claimKeysSql(store, {
+			keys: leaders.map((r, ord) => ({
 				ord,
 				scope: r.scope,
 				key: r.key,
@@ -59,14 +59,14 @@ export async function claimKeys(
 				start: ord < sendingAtOnce,
 				business_id: keptBusinessId(r.businessId),
 			})),
-		),
-		context.workflowId ?? null,
-		context.executionId,
-		context.node,
-		context.retentionDays,
-		integration,
-		integration === null ? null : storableText(plainText(integration)),
-	]);
+			workflowId: context.workflowId ?? null,
+			executionId: context.executionId,
+			node: context.node,
+			retentionDays: context.retentionDays,
+			integration,
+			pauseName: integration === null ? null : storableText(plainText(integration)),
+		}),
+	);
 	// Claimed records are held from now on, also while they wait for a lane: the waves renew them.
 	for (const row of rows) {
 		if (!row.claimed) continue;
@@ -93,24 +93,26 @@ export async function claimKeyAgain(
 	request: WriteRequest,
 ): Promise<KeyRow & GateState> {
 	const integration = run.context.integration ?? null;
-	const [again] = await run.store.query<KeyRow & GateState>(claimKeysSql(run.store), [
-		JSON.stringify([
-			{
-				ord: 0,
-				scope: request.scope,
-				key: request.key,
-				fingerprint: request.fingerprint,
-				lease_ms: leaseOf(run.context, request),
-				timeout_ms: timeoutOf(request),
-			},
-		]),
-		run.context.workflowId ?? null,
-		run.context.executionId,
-		run.context.node,
-		run.context.retentionDays,
-		integration,
-		integration === null ? null : storableText(plainText(integration)),
-	]);
+	const [again] = await run.store.query<KeyRow & GateState>(
+		claimKeysSql(run.store, {
+			keys: [
+				{
+					ord: 0,
+					scope: request.scope,
+					key: request.key,
+					fingerprint: request.fingerprint,
+					lease_ms: leaseOf(run.context, request),
+					timeout_ms: timeoutOf(request),
+				},
+			],
+			workflowId: run.context.workflowId ?? null,
+			executionId: run.context.executionId,
+			node: run.context.node,
+			retentionDays: run.context.retentionDays,
+			integration,
+			pauseName: integration === null ? null : storableText(plainText(integration)),
+		}),
+	);
 	return again;
 }
 

@@ -162,8 +162,16 @@ export async function compensateDeadLetter(
 		// the target, so a run that starts from then on is refused rather than answered from the
 		// resource being removed. A step no longer done for this letter is not reversed.
 		const fence = async (): Promise<boolean> =>
-			(await store.query(compensateKeySql(store), [step.scope, step.key, input.actor, record.id]))
-				.length > 0;
+			(
+				await store.query(
+					compensateKeySql(store, {
+						scope: step.scope,
+						key: step.key,
+						actor: input.actor,
+						deadLetterId: record.id,
+					}),
+				)
+			).length > 0;
 		const [outcome]: WriteOutcome[] = await runWrites(
 			store,
 			{
@@ -204,8 +212,16 @@ export async function compensateDeadLetter(
 			// Nothing of the reversal took effect: the step is done again, as it was. Otherwise it
 			// stays compensated (a later run is refused) until a person has checked the target.
 			const undone =
-				(await store.query(uncompensateKeySql(store), [step.scope, step.key, record.id, key]))
-					.length > 0;
+				(
+					await store.query(
+						uncompensateKeySql(store, {
+							scope: step.scope,
+							key: step.key,
+							deadLetterId: record.id,
+							reversalKey: key,
+						}),
+					)
+				).length > 0;
 			const stillFenced =
 				!undone && (await statusOf(store, step.scope, step.key)) === 'compensated';
 			const message = `${line} failed: ${outcome.failure.message}${
@@ -300,7 +316,7 @@ const stepNoLongerDone = (step: ItemStep): SendResult => ({
 
 /** The status of a key record (a step's, or a compensation's own). */
 async function statusOf(store: Store, scope: string, key: string): Promise<string | undefined> {
-	const [row] = await store.query<{ status: string }>(keyStatusSql(store), [scope, key]);
+	const [row] = await store.query<{ status: string }>(keyStatusSql(store, { scope, key }));
 	return row?.status;
 }
 

@@ -45,11 +45,15 @@ export async function gate(
 		(
 			await store.query<
 				KeyRow & { scope: string; key: string; asked: string; same_request: boolean }
-			>(succeededKeysSql(store), [
-				JSON.stringify(
-					requests.map((r) => ({ scope: r.scope, key: r.key, fingerprint: r.fingerprint })),
-				),
-			])
+			>(
+				succeededKeysSql(store, {
+					requests: requests.map((r) => ({
+						scope: r.scope,
+						key: r.key,
+						fingerprint: r.fingerprint,
+					})),
+				}),
+			)
 		).map((row) => [`${heldId(row.scope, row.key)}\u0000${row.asked}`, row]),
 	);
 	// By key and request: two requests under one key in a run are answered each for its own.

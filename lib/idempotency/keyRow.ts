@@ -43,6 +43,8 @@ const emptyRow: KeyRow = {
 
 /** The key's record as it is now; an empty row when there is none. */
 export async function readKeyRow(store: Store, request: WriteRequest): Promise<KeyRow> {
-	const [fresh] = await store.query<KeyRow>(readKeySql(store), [request.scope, request.key]);
+	const [fresh] = await store.query<KeyRow>(
+		readKeySql(store, { scope: request.scope, key: request.key }),
+	);
 	return fresh ?? emptyRow;
 }

@@ -76,18 +76,15 @@ export class RunLeases {
 				const sentAt = this.now();
 				try {
 					const rows = await this.store.query<{ scope: string; key: string }>(
-						startAttemptsSql(this.store),
-						[
-							JSON.stringify(
-								batch.map(({ held }) => ({
-									scope: held.scope,
-									key: held.key,
-									generation: held.generation,
-									lease_ms: held.leaseMs,
-									timeout_ms: held.timeoutMs,
-								})),
-							),
-						],
+						startAttemptsSql(this.store, {
+							records: batch.map(({ held }) => ({
+								scope: held.scope,
+								key: held.key,
+								generation: held.generation,
+								lease_ms: held.leaseMs,
+								timeout_ms: held.timeoutMs,
+							})),
+						}),
 					);
 					const started = new Set(rows.map((row) => heldId(row.scope, row.key)));
 					for (const { held, resolve } of batch) {
@@ -113,17 +110,14 @@ export class RunLeases {
 		const all = [...this.held.values()];
 		if (all.length === 0) return [];
 		const rows = await this.store.query<{ scope: string; key: string }>(
-			renewLeasesSql(this.store),
-			[
-				JSON.stringify(
-					all.map((held) => ({
-						scope: held.scope,
-						key: held.key,
-						generation: held.generation,
-						lease_ms: held.leaseMs,
-					})),
-				),
-			],
+			renewLeasesSql(this.store, {
+				records: all.map((held) => ({
+					scope: held.scope,
+					key: held.key,
+					generation: held.generation,
+					lease_ms: held.leaseMs,
+				})),
+			}),
 		);
 		const renewed = new Set(rows.map((row) => heldId(row.scope, row.key)));
 		const lost = all.filter((held) => !renewed.has(heldId(held.scope, held.key)));

@@ -85,10 +85,10 @@ async function stepsOf(
 		response_status: number | null;
 		response_body: string | null;
 		compensation: Compensation | null;
-	}>(stepsOfItemsSql(store), [
-		// Storable as the claims stored them: a key with an unpaired surrogate matches its record.
-		JSON.stringify(
-			storableValue(
+	}>(
+		stepsOfItemsSql(store, {
+			// Storable as the claims stored them: a key with an unpaired surrogate matches its record.
+			items: storableValue(
 				requests.map((request, ord) => ({
 					ord,
 					workflow_id: context.workflowId ?? null,
@@ -97,8 +97,8 @@ async function stepsOf(
 					key: request.key,
 				})),
 			),
-		),
-	]);
+		}),
+	);
 	const steps = new Map<number, ItemStep[]>();
 	for (const row of rows) {
 		const list = steps.get(row.ord) ?? [];

@@ -6,9 +6,5 @@ import { purgeKeysSql } from './sql';
  * responses; says how many. Records in progress or with an unknown outcome are never purged.
  */
 export async function purgeExpiredKeys(store: Store, sliceSize = 10_000): Promise<number> {
-	return await deleteInSlices(
-		store,
-		(limit) => ({ text: purgeKeysSql(store), values: [limit] }),
-		sliceSize,
-	);
+	return await deleteInSlices(store, (limit) => purgeKeysSql(store, { limit }), sliceSize);
 }

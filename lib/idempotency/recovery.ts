@@ -11,7 +11,6 @@ export async function abandonExecutionKeys(
 	executionId: string,
 ): Promise<Array<{ scope: string; key: string; status: string }>> {
 	return await store.query<{ scope: string; key: string; status: string }>(
-		abandonExecutionKeysSql(store),
-		[executionId],
+		abandonExecutionKeysSql(store, { executionId }),
 	);
 }

@@ -17,7 +17,7 @@ export async function adoptScope(store: Store, move: { from: string; to: string 
 	const id = `${move.from}\u0000${move.to}`;
 	if (done.has(id)) return;
 	try {
-		await store.query(adoptScopeSql(store), [move.from, move.to]);
+		await store.query(adoptScopeSql(store, { from: move.from, to: move.to }));
 	} catch (error) {
 		// A claim under the new scope raced the move: nothing moved; the next run moves them.
 		if (sqlStateOf(error) === SqlState.uniqueViolation) return;

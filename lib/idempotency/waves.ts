@@ -163,12 +163,14 @@ export class Waves {
 			key: string;
 			settled: boolean;
 			owner: string | null;
-		}>(settleKeysSql(this.store), [
-			JSON.stringify(wave.map(({ settlement }) => storableValue(settlement))),
-			this.context.retentionDays,
-			...this.closeReason(),
-			this.context.breaker ? (this.context.integration ?? null) : null,
-		]);
+		}>(
+			settleKeysSql(this.store, {
+				settlements: wave.map(({ settlement }) => storableValue(settlement)),
+				retentionDays: this.context.retentionDays,
+				...this.closeReason(),
+				breakerIntegration: this.context.breaker ? (this.context.integration ?? null) : null,
+			}),
+		);
 		const byKey = new Map(rows.map((r) => [`${r.scope}\u0000${r.key}`, r]));
 		for (const { settlement, outcome } of wave) {
 			const row = byKey.get(`${settlement.scope}\u0000${settlement.key}`);
@@ -218,18 +220,20 @@ export class Waves {
 					status: string;
 					generation: string;
 					lease_expired: boolean | null;
-				}>(readKeySql(this.store), [settlement.scope, settlement.key]);
+				}>(readKeySql(this.store, { scope: settlement.scope, key: settlement.key }));
 				if (!row || (row.status !== 'in_progress' && row.status !== 'unknown')) break;
 				if (row.status === 'unknown') {
 					await this.settleWave([{ settlement }]);
 					break;
 				}
 				if (row.lease_expired) {
-					await this.store.query(abandonKeySql(this.store), [
-						settlement.scope,
-						settlement.key,
-						row.generation,
-					]);
+					await this.store.query(
+						abandonKeySql(this.store, {
+							scope: settlement.scope,
+							key: settlement.key,
+							generation: row.generation,
+						}),
+					);
 					continue;
 				}
 				if (!keepWaiting()) break;
@@ -248,17 +252,16 @@ export class Waves {
 		keys: Array<{ scope: string; key: string; fingerprint?: string }>,
 	): Promise<void> {
 		if (keys.length === 0) return;
-		const [workflowId, step, actor, reason] = this.closeReason();
-		await closeSucceededDeadLetters(this.store, { workflowId, step, keys, actor, reason });
+		await closeSucceededDeadLetters(this.store, { ...this.closeReason(), keys });
 	}
 
 	/** Whose letters a success closes (workflow, step) and what their audit event says. */
-	private closeReason(): [string, string, string, string] {
-		return [
-			this.context.workflowId ?? 'unsaved',
-			this.context.node,
-			'Idempotent HTTP Write',
-			`succeeded on a later delivery (execution ${this.context.executionId})`,
-		];
+	private closeReason(): { workflowId: string; step: string; actor: string; reason: string } {
+		return {
+			workflowId: this.context.workflowId ?? 'unsaved',
+			step: this.context.node,
+			actor: 'Idempotent HTTP Write',
+			reason: `succeeded on a later delivery (execution ${this.context.executionId})`,
+		};
 	}
 }

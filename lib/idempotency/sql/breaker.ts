@@ -1,11 +1,21 @@
-import type { Store } from '../../store';
+import type { SqlQuery, Store } from '../../store';
 
 /**
- * Folds a run's streak into integration $1's breaker row: when $2 (the run saw a success) the
- * streak becomes the $3 failures after it, else $3 adds to the stored streak; open for the
- * cool-down ($5 seconds) once the streak reaches the threshold $4, close on a success.
+ * Folds a run's streak into the breaker row of `integration`: when `reset` (the run saw a success)
+ * the streak becomes the `failures` after it, else `failures` adds to the stored streak; open for
+ * the cool-down (`coolDownSeconds`) once the streak reaches `threshold`, close on a success.
  */
-export const recordBreakerSql = (store: Store): string => `
+export const recordBreakerSql = (
+	store: Store,
+	input: {
+		integration: string;
+		reset: boolean;
+		failures: number;
+		threshold: number;
+		coolDownSeconds: number;
+	},
+): SqlQuery => ({
+	text: `
 INSERT INTO ${store.table('breakers')} AS b (integration, consecutive_failures, open_until, updated_at)
 VALUES ($1, $3::int, CASE WHEN $3::int >= $4 THEN now() + make_interval(secs => $5) END, now())
 ON CONFLICT (integration) DO UPDATE SET
@@ -15,4 +25,6 @@ ON CONFLICT (integration) DO UPDATE SET
 		WHEN $2 THEN NULL
 		ELSE b.open_until END,
 	updated_at = now()
-RETURNING open_until`;
+RETURNING open_until`,
+	values: [input.integration, input.reset, input.failures, input.threshold, input.coolDownSeconds],
+});

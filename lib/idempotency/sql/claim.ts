@@ -1,4 +1,4 @@
-import type { Store } from '../../store';
+import type { SqlQuery, Store } from '../../store';
 import { lockedInKeyOrder } from './locks';
 
 /**
@@ -13,8 +13,8 @@ import { lockedInKeyOrder } from './locks';
  *   A: attempt start (generation 1) -> sends          B: reads the row: in_progress, lease live -> polls
  *   A: settle (generation 1) -> succeeded + response  B: poll sees succeeded -> returns the saved response
  *
- * The gate rides in the same statement ($6: the integration, $7: its pause name; both null for
- * none): while the integration is paused or its breaker open nothing is claimed, and every row
+ * The gate rides in the same statement (`integration`, and `pauseName`, its pause name; both null
+ * for none): while the integration is paused or its breaker open nothing is claimed, and every row
  * says why, so the run holds its items without a round trip of its own. Read in the claim's
  * snapshot, a pause that commits before the claim holds the whole run; one that commits after
  * finds the keys claimed, as it would a run that had started. `breaker_holds` says whether items
@@ -27,7 +27,28 @@ import { lockedInKeyOrder } from './locks';
  * possibly sent (unknown, reconciled by lookup, resend with the key, or a person) rather than
  * failed, as one that dies between an attempt start and its send always did.
  */
-export const claimKeysSql = (store: Store): string => `
+export const claimKeysSql = (
+	store: Store,
+	input: {
+		keys: Array<{
+			ord: number;
+			scope: string;
+			key: string;
+			fingerprint: string;
+			lease_ms: number;
+			timeout_ms: number;
+			start?: boolean;
+			business_id?: string | null;
+		}>;
+		workflowId: string | null;
+		executionId: string;
+		node: string;
+		retentionDays: number;
+		integration: string | null;
+		pauseName: string | null;
+	},
+): SqlQuery => ({
+	text: `
 WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(ord int, scope text, key text, fingerprint text, lease_ms int, timeout_ms int, start boolean, business_id text)
 ), gate AS (
@@ -71,32 +92,79 @@ SELECT i.ord, c.key IS NOT NULL AS claimed, coalesce(c.generation, e.generation)
 FROM input i
 CROSS JOIN gate g
 LEFT JOIN claimed c ON c.scope = i.scope AND c.key = i.key
-LEFT JOIN ${store.table('idempotency_keys')} e ON e.scope = i.scope AND e.key = i.key`;
+LEFT JOIN ${store.table('idempotency_keys')} e ON e.scope = i.scope AND e.key = i.key`,
+	values: [
+		JSON.stringify(input.keys),
+		input.workflowId,
+		input.executionId,
+		input.node,
+		input.retentionDays,
+		input.integration,
+		input.pauseName,
+	],
+});
 
 /** One record as it stands, in the shape the claim returns. */
-export const readKeySql = (store: Store): string => `
+export const readKeySql = (store: Store, input: { scope: string; key: string }): SqlQuery => ({
+	text: `
 SELECT status, generation, fingerprint, (lease_until < now()) AS lease_expired, response_status, response_headers,
        response_body, response_truncated, attempts, execution_id, compensated_at, compensated_by, compensated_for,
        extract(epoch FROM (attempt_started_at + make_interval(secs => coalesce(attempt_timeout_ms, 0) / 1000.0)) - now()) * 1000 AS in_flight_ms
-FROM ${store.table('idempotency_keys')} WHERE scope = $1 AND key = $2`;
+FROM ${store.table('idempotency_keys')} WHERE scope = $1 AND key = $2`,
+	values: [input.scope, input.key],
+});
 
 /**
  * Takes over a record whose outcome is unknown (a lost response, an owner that ended without a
  * settle), conditional on the generation the taker saw: of two takers, one wins.
  */
-export const takeOverSql = (store: Store): string => `
+export const takeOverSql = (
+	store: Store,
+	input: {
+		scope: string;
+		key: string;
+		generation: number | string | null;
+		executionId: string;
+		leaseMs: number;
+		workflowId: string | null;
+		node: string;
+	},
+): SqlQuery => ({
+	text: `
 UPDATE ${store.table('idempotency_keys')}
 SET status = 'in_progress', generation = generation + 1, lease_until = now() + make_interval(secs => $5 / 1000.0),
     execution_id = $4, workflow_id = $6, node = $7, updated_at = now()
 WHERE scope = $1 AND key = $2 AND generation = $3 AND status = 'unknown'
-RETURNING generation`;
+RETURNING generation`,
+	values: [
+		input.scope,
+		input.key,
+		input.generation,
+		input.executionId,
+		input.leaseMs,
+		input.workflowId,
+		input.node,
+	],
+});
 
 /**
  * Starts one attempt of each given record, if its owner still holds it: counts the attempt,
  * notes when it started and how long it may take, and stretches the lease over it. Records not
  * returned were taken over (or settled) meanwhile: their owner must not send.
  */
-export const startAttemptsSql = (store: Store): string => `
+export const startAttemptsSql = (
+	store: Store,
+	input: {
+		records: Array<{
+			scope: string;
+			key: string;
+			generation: number;
+			lease_ms: number;
+			timeout_ms: number;
+		}>;
+	},
+): SqlQuery => ({
+	text: `
 WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, generation bigint, lease_ms int, timeout_ms int)
 ), ${lockedInKeyOrder(store)}
@@ -105,10 +173,16 @@ SET attempts = k.attempts + 1, attempt_started_at = now(), attempt_timeout_ms = 
     lease_until = now() + make_interval(secs => input.lease_ms / 1000.0), updated_at = now()
 FROM input JOIN locked USING (scope, key)
 WHERE k.scope = input.scope AND k.key = input.key AND k.generation = input.generation AND k.status = 'in_progress'
-RETURNING k.scope, k.key`;
+RETURNING k.scope, k.key`,
+	values: [JSON.stringify(input.records)],
+});
 
 /** Renews the leases of every record a run still holds, in one statement; the same fence. */
-export const renewLeasesSql = (store: Store): string => `
+export const renewLeasesSql = (
+	store: Store,
+	input: { records: Array<{ scope: string; key: string; generation: number; lease_ms: number }> },
+): SqlQuery => ({
+	text: `
 WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, generation bigint, lease_ms int)
 ), ${lockedInKeyOrder(store)}
@@ -116,4 +190,6 @@ UPDATE ${store.table('idempotency_keys')} k
 SET lease_until = greatest(k.lease_until, now() + make_interval(secs => input.lease_ms / 1000.0))
 FROM input JOIN locked USING (scope, key)
 WHERE k.scope = input.scope AND k.key = input.key AND k.generation = input.generation AND k.status = 'in_progress'
-RETURNING k.scope, k.key`;
+RETURNING k.scope, k.key`,
+	values: [JSON.stringify(input.records)],
+});

@@ -1,4 +1,5 @@
-import type { Store } from '../../store';
+import type { SqlQuery, Store } from '../../store';
+import type { Settlement } from '../runState';
 import { lockedInKeyOrder } from './locks';
 
 /**
@@ -9,17 +10,29 @@ import { lockedInKeyOrder } from './locks';
  * 50 entries.
  *
  * A record settled as succeeded closes, in the same statement, the open dead letters an earlier
- * delivery of its key left at this step ($3 workflow, $4 step) as replayed, each with its audit
- * event (actor $5, reason $6): the rules of closeSucceededSql, with the key row held locked by
+ * delivery of its key left at this step (`workflowId`, `step`) as replayed, each with its audit
+ * event (`actor`, `reason`): the rules of closeSucceededSql, with the key row held locked by
  * this statement's own settle, so no renewal of the key can come between the two. The letters
  * are locked in the park's order (workflow, step, item key), so a settle and a park of the same
  * keys never wait on each other in a circle.
  *
- * A success also ends the streak of the integration's circuit breaker ($7, null without one),
- * as it happens rather than when the run ends: the row is written only when it has a streak or
- * is open, so the healthy path costs the breaker no statement.
+ * A success also ends the streak of the integration's circuit breaker (`breakerIntegration`, null
+ * without one), as it happens rather than when the run ends: the row is written only when it has
+ * a streak or is open, so the healthy path costs the breaker no statement.
  */
-export const settleKeysSql = (store: Store): string => `
+export const settleKeysSql = (
+	store: Store,
+	input: {
+		settlements: Settlement[];
+		retentionDays: number;
+		workflowId: string;
+		step: string;
+		actor: string;
+		reason: string;
+		breakerIntegration: string | null;
+	},
+): SqlQuery => ({
+	text: `
 WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(scope text, key text, generation bigint, fingerprint text,
 		outcome text, response_status int, response_headers json, response_body text, response_truncated boolean,
@@ -74,4 +87,14 @@ WITH input AS (
 )
 SELECT scope, key, true AS settled, NULL AS owner FROM settled
 UNION ALL
-SELECT scope, key, false, execution_id FROM observed`;
+SELECT scope, key, false, execution_id FROM observed`,
+	values: [
+		JSON.stringify(input.settlements),
+		input.retentionDays,
+		input.workflowId,
+		input.step,
+		input.actor,
+		input.reason,
+		input.breakerIntegration,
+	],
+});
