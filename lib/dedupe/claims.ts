@@ -86,21 +86,23 @@ export async function claimEvents(
 				claimed: boolean;
 				existing_status: string | null;
 				claimed_by: string | null;
-			}>(claimEventsSql(store), [
-				context.consumer,
-				candidates.map((c) => c.eventId),
-				candidates.map((c) => c.entityKey ?? null),
-				candidates.map((c) => c.version ?? null),
-				context.mode === ClaimMode.doneAtClaim ? 'done' : 'in_progress',
-				context.workflowId ?? null,
-				context.executionId,
-				context.leaseSeconds,
-				context.retentionDays,
-				candidates.map((c) =>
-					c.payload === undefined ? null : JSON.stringify(storableValue(c.payload)),
-				),
-				candidates.map((c) => c.payloadBytes ?? null),
-			]);
+			}>(
+				claimEventsSql(store, {
+					consumer: context.consumer,
+					eventIds: candidates.map((c) => c.eventId),
+					entityKeys: candidates.map((c) => c.entityKey ?? null),
+					versions: candidates.map((c) => c.version ?? null),
+					status: context.mode === ClaimMode.doneAtClaim ? 'done' : 'in_progress',
+					workflowId: context.workflowId ?? null,
+					executionId: context.executionId,
+					leaseSeconds: context.leaseSeconds,
+					retentionDays: context.retentionDays,
+					payloads: candidates.map((c) =>
+						c.payload === undefined ? null : JSON.stringify(storableValue(c.payload)),
+					),
+					payloadBytes: candidates.map((c) => c.payloadBytes ?? null),
+				}),
+			);
 			const won: ClaimRequest[] = [];
 			const reclaimed = new Set<string>();
 			for (const row of claimed) {
@@ -123,14 +125,22 @@ export async function claimEvents(
 			const fresh = rejected.filter((eventId) => !reclaimed.has(eventId));
 			const taken = rejected.filter((eventId) => reclaimed.has(eventId));
 			if (fresh.length > 0)
-				await tx.query(dropClaimsSql(store), [context.consumer, fresh, context.executionId]);
+				await tx.query(
+					dropClaimsSql(store, {
+						consumer: context.consumer,
+						eventIds: fresh,
+						executionId: context.executionId,
+					}),
+				);
 			if (taken.length > 0)
-				await tx.query(dropReclaimedSql(store), [
-					context.consumer,
-					taken,
-					context.executionId,
-					'older than its entity by the time it was claimed again (Check Order)',
-				]);
+				await tx.query(
+					dropReclaimedSql(store, {
+						consumer: context.consumer,
+						eventIds: taken,
+						executionId: context.executionId,
+						reason: 'older than its entity by the time it was claimed again (Check Order)',
+					}),
+				);
 		});
 	}
 	return requests.map(
@@ -188,13 +198,15 @@ async function applyOrdering(
 		entity_key: string;
 		advanced: boolean;
 		current_version: string | null;
-	}>(advanceVersionsSql(store), [
-		context.consumer,
-		newest.map((r) => r.entityKey),
-		newest.map((r) => r.version),
-		newest.map((r) => r.eventId),
-		context.executionId,
-	]);
+	}>(
+		advanceVersionsSql(store, {
+			consumer: context.consumer,
+			entityKeys: newest.map((r) => r.entityKey!),
+			versions: newest.map((r) => r.version!),
+			eventIds: newest.map((r) => r.eventId),
+			executionId: context.executionId,
+		}),
+	);
 	const current = new Map<string, string>();
 	for (const row of rows) {
 		const request = newestByEntity.get(row.entity_key)!;

@@ -79,22 +79,28 @@ export async function settleExecutionClaims(
 ): Promise<void> {
 	switch (end.status) {
 		case ExecutionEnd.success:
-			await store.execute(completeExecutionSql(store), [executionId]);
+			await store.execute(completeExecutionSql(store, { executionId }));
 			// Letters of these items from earlier deliveries (failed, stopped) are done with.
 			await closeDoneEventLetters(store, executionId);
 			return;
 		case ExecutionEnd.waiting:
-			await store.execute(holdExecutionClaimsSql(store), [
-				executionId,
-				end.waitTill ?? new Date(Date.now() + 24 * 3600_000),
-				end.leaseSeconds ?? 60,
-			]);
+			await store.execute(
+				holdExecutionClaimsSql(store, {
+					executionId,
+					waitTill: end.waitTill ?? new Date(Date.now() + 24 * 3600_000),
+					leaseSeconds: end.leaseSeconds ?? 60,
+				}),
+			);
 			return;
 		case ExecutionEnd.crashed:
-			await store.execute(endExecutionLeasesSql(store), [executionId, end.message ?? null]);
+			await store.execute(
+				endExecutionLeasesSql(store, { executionId, message: end.message ?? null }),
+			);
 			return;
 		default:
-			await store.execute(failExecutionClaimsSql(store), [executionId, end.message ?? null]);
+			await store.execute(
+				failExecutionClaimsSql(store, { executionId, message: end.message ?? null }),
+			);
 	}
 }
 
@@ -135,37 +141,43 @@ export async function failExecution(
 	let recovering = 0;
 	if (execution.crashed) {
 		recovering = (
-			await store.execute(endExecutionLeasesSql(store), [
-				execution.executionId,
-				execution.message ?? null,
-			])
+			await store.execute(
+				endExecutionLeasesSql(store, {
+					executionId: execution.executionId,
+					message: execution.message ?? null,
+				}),
+			)
 		).rowCount;
 		items = (
-			await store.query<InboxRow>(failedClaimsOfExecutionSql(store), [
-				execution.executionId,
-				execution.message ?? null,
-			])
+			await store.query<InboxRow>(
+				failedClaimsOfExecutionSql(store, {
+					executionId: execution.executionId,
+					message: execution.message ?? null,
+				}),
+			)
 		).map(toItem);
 	} else {
 		items = (
-			await store.query<InboxRow>(failExecutionClaimsSql(store), [
-				execution.executionId,
-				execution.message ?? null,
-			])
+			await store.query<InboxRow>(
+				failExecutionClaimsSql(store, {
+					executionId: execution.executionId,
+					message: execution.message ?? null,
+				}),
+			)
 		).map(toItem);
 	}
-	const [{ released }] = await store.query<{ released: number }>(releaseExecutionSql(store), [
-		execution.executionId,
-	]);
-	const [{ kept }] = await store.query<{ kept: number }>(countInboxOfExecutionSql(store), [
-		execution.executionId,
-	]);
+	const [{ released }] = await store.query<{ released: number }>(
+		releaseExecutionSql(store, { executionId: execution.executionId }),
+	);
+	const [{ kept }] = await store.query<{ kept: number }>(
+		countInboxOfExecutionSql(store, { executionId: execution.executionId }),
+	);
 	return { repeated: false, items, recovering, kept, released, keys };
 }
 
 /** Whether an execution's ending was settled already. */
 async function executionReported(store: Store, executionId: string): Promise<boolean> {
-	return (await store.query(executionReportedSql(store), [executionId])).length > 0;
+	return (await store.query(executionReportedSql(store, { executionId }))).length > 0;
 }
 
 /**
@@ -177,10 +189,9 @@ export async function recordExecutionReport(
 	executionId: string,
 	ending: 'failed' | 'crashed' | 'stopped',
 ): Promise<number> {
-	const [{ reports }] = await store.query<{ reports: number }>(recordExecutionReportSql(store), [
-		executionId,
-		ending,
-	]);
+	const [{ reports }] = await store.query<{ reports: number }>(
+		recordExecutionReportSql(store, { executionId, ending }),
+	);
 	return reports;
 }
 
@@ -266,9 +277,9 @@ async function settleInProcess(
 	if (await executionReported(store, end.executionId)) return { parked: [], released: 0 };
 	const keys = await abandonExecutionKeys(store, end.executionId);
 	const unknownWrites = keys.filter((k) => k.status === KeyStatus.unknown).length;
-	const items = (await store.query<InboxRow>(inboxOfExecutionSql(store), [end.executionId])).map(
-		toItem,
-	);
+	const items = (
+		await store.query<InboxRow>(inboxOfExecutionSql(store, { executionId: end.executionId }))
+	).map(toItem);
 	const step = end.step ?? 'unknown step';
 	// All or none: an item not parked keeps its claim, for Recover.
 	const parked = parkedOrThrow(
@@ -292,10 +303,12 @@ async function settleInProcess(
 			})),
 		),
 	);
-	await store.execute(failExecutionClaimsSql(store), [end.executionId, letter.message]);
-	const [{ released }] = await store.query<{ released: number }>(releaseExecutionSql(store), [
-		end.executionId,
-	]);
+	await store.execute(
+		failExecutionClaimsSql(store, { executionId: end.executionId, message: letter.message }),
+	);
+	const [{ released }] = await store.query<{ released: number }>(
+		releaseExecutionSql(store, { executionId: end.executionId }),
+	);
 	await recordExecutionReport(store, end.executionId, ending);
 	return { parked, released };
 }
@@ -334,13 +347,15 @@ export async function takeCrashed(
 			last_error: string | null;
 			steps: Array<{ step: string; status: KeyStatus }>;
 		}
-	>(takeCrashedSql(store), [
-		take.executionId,
-		take.limit,
-		take.maxAttempts,
-		take.leaseSeconds,
-		take.workflowId ?? null,
-	]);
+	>(
+		takeCrashedSql(store, {
+			executionId: take.executionId,
+			limit: take.limit,
+			maxAttempts: take.maxAttempts,
+			leaseSeconds: take.leaseSeconds,
+			workflowId: take.workflowId ?? null,
+		}),
+	);
 	return rows.map((row) => ({
 		...toItem(row),
 		generation: String(row.generation),
@@ -356,10 +371,12 @@ export async function returnToRecovery(
 	store: Store,
 	item: { consumer: string; eventId: string; executionId: string; message: string },
 ): Promise<void> {
-	await store.execute(returnToRecoverySql(store), [
-		item.consumer,
-		item.eventId,
-		item.executionId,
-		item.message,
-	]);
+	await store.execute(
+		returnToRecoverySql(store, {
+			consumer: item.consumer,
+			eventId: item.eventId,
+			executionId: item.executionId,
+			message: item.message,
+		}),
+	);
 }

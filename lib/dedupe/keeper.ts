@@ -56,7 +56,12 @@ export class ClaimKeeper {
 		for (const [executionId, kept] of this.kept) if (kept.until < now) this.drop(executionId);
 		if (this.kept.size === 0) return;
 		await this.store
-			.execute(renewExecutionClaimsSql(this.store), [this.executions, this.leaseSeconds])
+			.execute(
+				renewExecutionClaimsSql(this.store, {
+					executionIds: this.executions,
+					leaseSeconds: this.leaseSeconds,
+				}),
+			)
 			.catch(() => undefined);
 	}
 }

@@ -15,7 +15,7 @@ export async function purgeExpiredEvents(
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
-		(limit) => ({ text: purgeExpiredSql(store), values: [consumer, limit] }),
+		(limit) => purgeExpiredSql(store, { consumer, limit }),
 		sliceSize,
 	);
 }
@@ -31,7 +31,7 @@ export async function purgeEntityVersions(
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
-		(limit) => ({ text: purgeEntityVersionsSql(store), values: [olderThanDays, limit] }),
+		(limit) => purgeEntityVersionsSql(store, { olderThanDays, limit }),
 		sliceSize,
 	);
 }
@@ -44,7 +44,7 @@ export async function purgeExecutionReports(
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
-		(limit) => ({ text: purgeExecutionReportsSql(store), values: [olderThanDays, limit] }),
+		(limit) => purgeExecutionReportsSql(store, { olderThanDays, limit }),
 		sliceSize,
 	);
 }

@@ -25,7 +25,7 @@ export async function completeEvents(
 		changed: boolean;
 		owner: string | null;
 		status: string;
-	}>(completeEventsSql(store), [consumer, eventIds, executionId]);
+	}>(completeEventsSql(store, { consumer, eventIds, executionId }));
 	// Letters of these items from earlier deliveries (failed, stopped, crashed) are done with.
 	if (rows.some((row) => row.changed)) await closeDoneEventLetters(store, executionId);
 	const byId = new Map(rows.map((row) => [row.event_id, row]));
@@ -46,8 +46,8 @@ export async function completeEvents(
  * they are failed, which a redelivery claims again just the same.
  */
 export async function releaseExecutionClaims(store: Store, executionId: string): Promise<number> {
-	const failed = await store.execute(failExecutionClaimsSql(store), [executionId, null]);
-	const rows = await store.query<{ released: number }>(releaseExecutionSql(store), [executionId]);
+	const failed = await store.execute(failExecutionClaimsSql(store, { executionId, message: null }));
+	const rows = await store.query<{ released: number }>(releaseExecutionSql(store, { executionId }));
 	return rows[0].released + failed.rowCount;
 }
 
@@ -61,10 +61,8 @@ export async function releaseEvents(
 	eventIds: string[],
 	heldBy: string,
 ): Promise<string[]> {
-	const rows = await store.query<{ event_id: string }>(releaseEventsSql(store), [
-		consumer,
-		eventIds,
-		heldBy,
-	]);
+	const rows = await store.query<{ event_id: string }>(
+		releaseEventsSql(store, { consumer, eventIds, executionId: heldBy }),
+	);
 	return rows.map((row) => row.event_id);
 }

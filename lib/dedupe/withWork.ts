@@ -36,23 +36,24 @@ export async function claimWithWork(
 			claim.index,
 			'Set Event ID to the unique ID of the event as text or a number. Nothing was written.',
 		);
-	const rows = await tx.query(claimWithWorkSql(store), [
-		claim.consumer,
-		checked.id,
-		claim.workflowId ?? null,
-		claim.executionId,
-		claim.retentionDays,
-	]);
+	const rows = await tx.query(
+		claimWithWorkSql(store, {
+			consumer: claim.consumer,
+			eventId: checked.id,
+			workflowId: claim.workflowId ?? null,
+			executionId: claim.executionId,
+			retentionDays: claim.retentionDays,
+		}),
+	);
 	if (rows.length > 0) {
 		// Letters of this event from earlier deliveries are done with once the work commits.
 		await closeDoneEventLetters(store, claim.executionId, tx);
 		return ClaimOutcome.new;
 	}
 	// Not claimed: done before, or held by an Event Dedupe claim whose lease is still live.
-	const [held] = await tx.query<{ execution_id: string | null }>(eventStatusSql(store), [
-		claim.consumer,
-		checked.id,
-	]);
+	const [held] = await tx.query<{ execution_id: string | null }>(
+		eventStatusSql(store, { consumer: claim.consumer, eventId: checked.id }),
+	);
 	if (held)
 		throw new ItemError(
 			`Item ${claim.index}: event ${checked.id} is being processed by execution ${held.execution_id ?? 'unknown'}`,

@@ -171,7 +171,7 @@ describe('housekeeping', () => {
 		try {
 			// One slice, its transaction left open: it holds the rows it deleted.
 			await purger.query('BEGIN');
-			const slice = await purger.query(purgeExpiredSql(store), [null, 10]);
+			const slice = await purger.query(purgeExpiredSql(store, { consumer: null, limit: 10 }));
 			expect(slice.rowCount).toBe(10);
 
 			const context = {

@@ -1,4 +1,4 @@
-import type { Store } from '../../store';
+import type { SqlQuery, Store } from '../../store';
 
 /** A claim's life: claimed (and ordered by entity version), completed, released, purged. */
 
@@ -12,7 +12,23 @@ import type { Store } from '../../store';
  * else: the outer join reads why from the snapshot (a row claimed concurrently, invisible to the
  * snapshot, reads as in progress).
  */
-export const claimEventsSql = (store: Store): string => `
+export const claimEventsSql = (
+	store: Store,
+	input: {
+		consumer: string;
+		eventIds: string[];
+		entityKeys: Array<string | null>;
+		versions: Array<string | null>;
+		status: 'done' | 'in_progress';
+		workflowId: string | null;
+		executionId: string;
+		leaseSeconds: number;
+		retentionDays: number;
+		payloads: Array<string | null>;
+		payloadBytes: Array<number | null>;
+	},
+): SqlQuery => ({
+	text: `
 WITH input AS (
 	SELECT * FROM unnest($2::text[], $3::text[], $4::numeric[], $10::json[], $11::int[])
 		AS t(event_id, entity_key, version, payload, payload_bytes)
@@ -45,7 +61,21 @@ SELECT i.event_id,
        existing.execution_id AS claimed_by
 FROM input i
 LEFT JOIN claimed c ON c.event_id = i.event_id
-LEFT JOIN ${store.table('processed_events')} existing ON existing.consumer = $1 AND existing.event_id = i.event_id`;
+LEFT JOIN ${store.table('processed_events')} existing ON existing.consumer = $1 AND existing.event_id = i.event_id`,
+	values: [
+		input.consumer,
+		input.eventIds,
+		input.entityKeys,
+		input.versions,
+		input.status,
+		input.workflowId,
+		input.executionId,
+		input.leaseSeconds,
+		input.retentionDays,
+		input.payloads,
+		input.payloadBytes,
+	],
+});
 
 /**
  * Raises each entity's version to the claimed event's when it is newer, keeping the previous
@@ -54,7 +84,17 @@ LEFT JOIN ${store.table('processed_events')} existing ON existing.consumer = $1 
  * redelivery or replay) is its own retry, not a duplicate: it counts as advanced, and the
  * previous version stays what it was before that event.
  */
-export const advanceVersionsSql = (store: Store): string => `
+export const advanceVersionsSql = (
+	store: Store,
+	input: {
+		consumer: string;
+		entityKeys: string[];
+		versions: string[];
+		eventIds: string[];
+		executionId: string;
+	},
+): SqlQuery => ({
+	text: `
 WITH input AS (
 	SELECT * FROM unnest($2::text[], $3::numeric[], $4::text[]) AS t(entity_key, version, event_id)
 ), advanced AS (
@@ -70,30 +110,48 @@ WITH input AS (
 SELECT i.entity_key, a.entity_key IS NOT NULL AS advanced, current.version AS current_version
 FROM input i
 LEFT JOIN advanced a ON a.entity_key = i.entity_key
-LEFT JOIN ${store.table('entity_versions')} current ON current.consumer = $1 AND current.entity_key = i.entity_key`;
+LEFT JOIN ${store.table('entity_versions')} current ON current.consumer = $1 AND current.entity_key = i.entity_key`,
+	values: [input.consumer, input.entityKeys, input.versions, input.eventIds, input.executionId],
+});
 
 /** Undoes claims that ordering rejected in the same transaction, so they never count as processed. */
-export const dropClaimsSql = (store: Store): string => `
-DELETE FROM ${store.table('processed_events')} WHERE consumer = $1 AND event_id = ANY($2::text[]) AND execution_id = $3`;
+export const dropClaimsSql = (
+	store: Store,
+	input: { consumer: string; eventIds: string[]; executionId: string },
+): SqlQuery => ({
+	text: `
+DELETE FROM ${store.table('processed_events')} WHERE consumer = $1 AND event_id = ANY($2::text[]) AND execution_id = $3`,
+	values: [input.consumer, input.eventIds, input.executionId],
+});
 
 /**
  * Ordering rejected claims that took over an existing row (a redelivery of a failed or crashed
- * event, now older than its entity): the row keeps the item and ends done by that rule ($4 says
- * why), rather than being deleted with the only copy of an item its earlier delivery kept.
+ * event, now older than its entity): the row keeps the item and ends done by that rule (`reason`
+ * says why), rather than being deleted with the only copy of an item its earlier delivery kept.
  */
-export const dropReclaimedSql = (store: Store): string => `
+export const dropReclaimedSql = (
+	store: Store,
+	input: { consumer: string; eventIds: string[]; executionId: string; reason: string },
+): SqlQuery => ({
+	text: `
 UPDATE ${store.table('processed_events')}
 SET status = 'done', completed_at = now(), completed_by = 'ordering', lease_until = now(), last_error = $4
-WHERE consumer = $1 AND event_id = ANY($2::text[]) AND execution_id = $3`;
+WHERE consumer = $1 AND event_id = ANY($2::text[]) AND execution_id = $3`,
+	values: [input.consumer, input.eventIds, input.executionId, input.reason],
+});
 
 /** What Complete and Release may change: a claim in progress, or one done at claim; never a completed one. */
 const openOrClaimDone = `(status = 'in_progress' OR completed_by = 'claim')`;
 
 /**
  * Marks events done for good (completed: release never undoes them), if the given execution
- * ($3) holds their claims. Returns every event that has a claim: changed or not, and its owner.
+ * (`executionId`) holds their claims. Returns every event that has a claim: changed or not, and its owner.
  */
-export const completeEventsSql = (store: Store): string => `
+export const completeEventsSql = (
+	store: Store,
+	input: { consumer: string; eventIds: string[]; executionId: string },
+): SqlQuery => ({
+	text: `
 WITH target AS (
 	SELECT event_id, status, execution_id, completed_by FROM ${store.table('processed_events')}
 	WHERE consumer = $1 AND event_id = ANY($2::text[]) ORDER BY event_id FOR UPDATE
@@ -106,14 +164,19 @@ WITH target AS (
 )
 SELECT t.event_id, d.event_id IS NOT NULL AS changed, t.execution_id AS owner,
        CASE WHEN d.event_id IS NOT NULL THEN 'done' ELSE t.status END AS status
-FROM target t LEFT JOIN done d ON d.event_id = t.event_id`;
+FROM target t LEFT JOIN done d ON d.event_id = t.event_id`,
+	values: [input.consumer, input.eventIds, input.executionId],
+});
 
 /** Marks every claim of one execution done for good (the success path of lease mode). */
-export const completeExecutionSql = (store: Store): string => `
+export const completeExecutionSql = (store: Store, input: { executionId: string }): SqlQuery => ({
+	text: `
 UPDATE ${store.table('processed_events')}
 SET status = 'done', completed_at = now(), completed_by = 'complete'
 WHERE execution_id = $1 AND ${openOrClaimDone}
-RETURNING event_id`;
+RETURNING event_id`,
+	values: [input.executionId],
+});
 
 /** Restores the entity versions that released claims had advanced (CTEs that follow `released`). */
 const restoreVersions = (store: Store): string => `
@@ -136,21 +199,28 @@ restored AS (
  * are released; a completed event stays done: its work finished. Inbox claims (their items kept)
  * are never deleted here: failing them keeps the item and lets a redelivery claim it.
  */
-export const releaseExecutionSql = (store: Store): string => `
+export const releaseExecutionSql = (store: Store, input: { executionId: string }): SqlQuery => ({
+	text: `
 WITH released AS (
 	DELETE FROM ${store.table('processed_events')}
 	WHERE execution_id = $1 AND ${openOrClaimDone} AND payload IS NULL AND payload_bytes IS NULL
 	RETURNING consumer, event_id, execution_id
 ), ${restoreVersions(store)}
-SELECT count(*)::int AS released FROM released`;
+SELECT count(*)::int AS released FROM released`,
+	values: [input.executionId],
+});
 
 /**
- * Releases given events of one consumer that execution $3 holds, with the same rules: a completed
- * event stays done, another execution's claim is never released (its work may be running), and
- * an inbox claim is failed with its item kept (a redelivery claims it as new, and the record of
- * who held it stays), never deleted.
+ * Releases given events of one consumer that execution `executionId` holds, with the same rules:
+ * a completed event stays done, another execution's claim is never released (its work may be
+ * running), and an inbox claim is failed with its item kept (a redelivery claims it as new, and
+ * the record of who held it stays), never deleted.
  */
-export const releaseEventsSql = (store: Store): string => `
+export const releaseEventsSql = (
+	store: Store,
+	input: { consumer: string; eventIds: string[]; executionId: string },
+): SqlQuery => ({
+	text: `
 WITH failed AS (
 	UPDATE ${store.table('processed_events')}
 	SET status = 'failed', lease_until = now(), last_error = 'released by execution ' || $3
@@ -162,14 +232,20 @@ WITH failed AS (
 	  AND payload IS NULL AND payload_bytes IS NULL
 	RETURNING consumer, event_id, execution_id
 ), ${restoreVersions(store)}
-SELECT event_id FROM released UNION ALL SELECT event_id FROM failed`;
+SELECT event_id FROM released UNION ALL SELECT event_id FROM failed`,
+	values: [input.consumer, input.eventIds, input.executionId],
+});
 
 /**
  * Removes done and failed events past retention, in bounded slices so a large purge never holds
  * long locks. A claim still in progress is never purged: it is the only trace of its event. A row a
  * claim holds right now is skipped, not waited on: the next purge takes it.
  */
-export const purgeExpiredSql = (store: Store): string => `
+export const purgeExpiredSql = (
+	store: Store,
+	input: { consumer: string | null; limit: number },
+): SqlQuery => ({
+	text: `
 WITH doomed AS (
 	SELECT consumer, event_id FROM ${store.table('processed_events')}
 	WHERE expires_at < now() AND status IN ('done', 'failed') AND ($1::text IS NULL OR consumer = $1)
@@ -177,15 +253,22 @@ WITH doomed AS (
 	FOR UPDATE SKIP LOCKED
 )
 DELETE FROM ${store.table('processed_events')} p USING doomed d
-WHERE p.consumer = d.consumer AND p.event_id = d.event_id`;
+WHERE p.consumer = d.consumer AND p.event_id = d.event_id`,
+	values: [input.consumer, input.limit],
+});
 
 /**
- * Removes the ordering version of entities that have not moved for $1 days, one slice of $2.
+ * Removes the ordering version of entities that have not moved for `olderThanDays` days, one
+ * slice of `limit`.
  * After that long an older version of the entity is accepted again, as an event ID past its
  * retention is. A version whose claim is still in progress stays: releasing that claim restores
  * the previous version from it.
  */
-export const purgeEntityVersionsSql = (store: Store): string => `
+export const purgeEntityVersionsSql = (
+	store: Store,
+	input: { olderThanDays: number; limit: number },
+): SqlQuery => ({
+	text: `
 WITH doomed AS (
 	SELECT v.consumer, v.entity_key FROM ${store.table('entity_versions')} v
 	WHERE v.updated_at < now() - make_interval(days => $1)
@@ -197,4 +280,6 @@ WITH doomed AS (
 	FOR UPDATE OF v SKIP LOCKED
 )
 DELETE FROM ${store.table('entity_versions')} v USING doomed d
-WHERE v.consumer = d.consumer AND v.entity_key = d.entity_key`;
+WHERE v.consumer = d.consumer AND v.entity_key = d.entity_key`,
+	values: [input.olderThanDays, input.limit],
+});

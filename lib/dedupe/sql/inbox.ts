@@ -1,4 +1,4 @@
-import type { Store } from '../../store';
+import type { SqlQuery, Store } from '../../store';
 
 /**
  * Claims held until their execution ends, with the item kept (the inbox): renewed while it runs,
@@ -6,23 +6,41 @@ import type { Store } from '../../store';
  */
 
 /** Renews the leases of the claims the given executions hold while they run (the keeper's beat). */
-export const renewExecutionClaimsSql = (store: Store): string => `
+export const renewExecutionClaimsSql = (
+	store: Store,
+	input: { executionIds: string[]; leaseSeconds: number },
+): SqlQuery => ({
+	text: `
 UPDATE ${store.table('processed_events')}
 SET lease_until = greatest(lease_until, now() + make_interval(secs => $2))
-WHERE execution_id = ANY($1::text[]) AND status = 'in_progress'`;
+WHERE execution_id = ANY($1::text[]) AND status = 'in_progress'`,
+	values: [input.executionIds, input.leaseSeconds],
+});
 
 /** The execution failed: its claims wait, with their items, for a redelivery or the error workflow. */
-export const failExecutionClaimsSql = (store: Store): string => `
+export const failExecutionClaimsSql = (
+	store: Store,
+	input: { executionId: string; message: string | null },
+): SqlQuery => ({
+	text: `
 UPDATE ${store.table('processed_events')}
 SET status = 'failed', lease_until = now(), last_error = coalesce($2, last_error)
 WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
-RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes`;
+RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes`,
+	values: [input.executionId, input.message],
+});
 
 /** The execution waits (a Wait node): its claims are kept until it may resume, plus a lease. */
-export const holdExecutionClaimsSql = (store: Store): string => `
+export const holdExecutionClaimsSql = (
+	store: Store,
+	input: { executionId: string; waitTill: Date; leaseSeconds: number },
+): SqlQuery => ({
+	text: `
 UPDATE ${store.table('processed_events')}
 SET lease_until = greatest(lease_until, $2::timestamptz + make_interval(secs => $3))
-WHERE execution_id = $1 AND status = 'in_progress'`;
+WHERE execution_id = $1 AND status = 'in_progress'`,
+	values: [input.executionId, input.waitTill, input.leaseSeconds],
+});
 
 /**
  * The execution crashed: its inbox claims' leases end now, so the Recover workflow takes them at
@@ -32,22 +50,39 @@ WHERE execution_id = $1 AND status = 'in_progress'`;
  * nor its end complete or fail them; Recover runs them again (their writes return their saved
  * results), so no item is left failed with no one to park it.
  */
-export const endExecutionLeasesSql = (store: Store): string => `
+export const endExecutionLeasesSql = (
+	store: Store,
+	input: { executionId: string; message: string | null },
+): SqlQuery => ({
+	text: `
 UPDATE ${store.table('processed_events')}
 SET lease_until = least(lease_until, now()), last_error = coalesce($2, last_error),
     execution_id = NULL, generation = generation + 1,
     previous_executions = (previous_executions || execution_id)[greatest(1, cardinality(previous_executions) - 14):]
 WHERE execution_id = $1 AND status = 'in_progress' AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
-RETURNING event_id`;
+RETURNING event_id`,
+	values: [input.executionId, input.message],
+});
 
 /**
- * Takes up to $2 inbox claims whose owner is gone (in progress, lease ended) for one recovery
- * run ($1), atomically (two recoverers never take one), fenced (generation + 1): a claim tried
- * fewer than $3 times is re-run (its lease $4 seconds, counted); a claim tried $3 times, or whose
- * item was not kept, is given up: failed, for the caller to park. Returns both kinds with the
+ * Takes up to `limit` inbox claims whose owner is gone (in progress, lease ended) for one recovery
+ * run (`executionId`; of workflow `workflowId` alone when given), atomically (two recoverers never
+ * take one), fenced (generation + 1): a claim tried fewer than `maxAttempts` times is re-run (its
+ * lease `leaseSeconds`, counted); a claim tried `maxAttempts` times, or whose item was not kept,
+ * is given up: failed, for the caller to park. Returns both kinds with the
  * origin execution and what its write steps did.
  */
-export const takeCrashedSql = (store: Store): string => `
+export const takeCrashedSql = (
+	store: Store,
+	input: {
+		executionId: string;
+		limit: number;
+		maxAttempts: number;
+		leaseSeconds: number;
+		workflowId: string | null;
+	},
+): SqlQuery => ({
+	text: `
 WITH lapsed AS (
 	SELECT consumer, event_id FROM ${store.table('processed_events')}
 	WHERE status = 'in_progress' AND lease_until < now() AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
@@ -75,62 +110,100 @@ SELECT t.*, (
 	SELECT coalesce(json_agg(json_build_object('step', k.node, 'status', k.status) ORDER BY k.created_at), '[]'::json)
 	FROM ${store.table('idempotency_keys')} k WHERE k.execution_id = t.origin_execution_id
 ) AS steps
-FROM taken t`;
+FROM taken t`,
+	values: [input.executionId, input.limit, input.maxAttempts, input.leaseSeconds, input.workflowId],
+});
 
 /**
  * A recovery run's re-run of an item failed: the item goes back to Recover at once (its lease
  * ends now, and the run no longer holds it, so the run's keeper does not renew it), if this run
- * ($3) still holds it; the attempt stays counted.
+ * (`executionId`) still holds it; the attempt stays counted.
  */
-export const returnToRecoverySql = (store: Store): string => `
+export const returnToRecoverySql = (
+	store: Store,
+	input: { consumer: string; eventId: string; executionId: string; message: string },
+): SqlQuery => ({
+	text: `
 UPDATE ${store.table('processed_events')}
 SET lease_until = now(), last_error = $4, execution_id = NULL,
     previous_executions = (previous_executions || execution_id)[greatest(1, cardinality(previous_executions) - 14):]
-WHERE consumer = $1 AND event_id = $2 AND execution_id = $3 AND status = 'in_progress'`;
+WHERE consumer = $1 AND event_id = $2 AND execution_id = $3 AND status = 'in_progress'`,
+	values: [input.consumer, input.eventId, input.executionId, input.message],
+});
 
 /**
  * How many items the inbox kept for an execution's claims, whoever holds them now: its own, and
  * those a redelivery or Recover has taken from it since.
  */
-export const countInboxOfExecutionSql = (store: Store): string => `
+export const countInboxOfExecutionSql = (
+	store: Store,
+	input: { executionId: string },
+): SqlQuery => ({
+	text: `
 SELECT count(*)::int AS kept FROM ${store.table('processed_events')}
 WHERE (origin_execution_id = $1 OR previous_executions @> ARRAY[$1::text])
-  AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)`;
+  AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)`,
+	values: [input.executionId],
+});
 
 /** The inbox claims an execution holds (running or failed), with their items, in ID order. */
-export const inboxOfExecutionSql = (store: Store): string => `
+export const inboxOfExecutionSql = (store: Store, input: { executionId: string }): SqlQuery => ({
+	text: `
 SELECT consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes
 FROM ${store.table('processed_events')}
 WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
-ORDER BY consumer, event_id`;
+ORDER BY consumer, event_id`,
+	values: [input.executionId],
+});
 
 /**
  * The execution crashed, yet some of its claims are failed: its end-of-execution hook ran, so it
  * did end (with an error) in the process that ran it. Those items are parked, not left to Recover.
  */
-export const failedClaimsOfExecutionSql = (store: Store): string => `
+export const failedClaimsOfExecutionSql = (
+	store: Store,
+	input: { executionId: string; message: string | null },
+): SqlQuery => ({
+	text: `
 UPDATE ${store.table('processed_events')}
 SET last_error = coalesce(last_error, $2)
 WHERE execution_id = $1 AND status = 'failed' AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
-RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes`;
+RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes`,
+	values: [input.executionId, input.message],
+});
 
 /** Whether an execution's ending was settled already (n8n reporting a crash again). */
-export const executionReportedSql = (store: Store): string => `
-SELECT ending, reports FROM ${store.table('execution_reports')} WHERE execution_id = $1`;
+export const executionReportedSql = (store: Store, input: { executionId: string }): SqlQuery => ({
+	text: `
+SELECT ending, reports FROM ${store.table('execution_reports')} WHERE execution_id = $1`,
+	values: [input.executionId],
+});
 
 /** Records that an execution's ending was settled; a repeated report counts up. */
-export const recordExecutionReportSql = (store: Store): string => `
+export const recordExecutionReportSql = (
+	store: Store,
+	input: { executionId: string; ending: 'failed' | 'crashed' | 'stopped' },
+): SqlQuery => ({
+	text: `
 INSERT INTO ${store.table('execution_reports')} AS r (execution_id, ending)
 VALUES ($1, $2)
 ON CONFLICT (execution_id) DO UPDATE SET reports = r.reports + 1, last_reported_at = now()
-RETURNING reports`;
+RETURNING reports`,
+	values: [input.executionId, input.ending],
+});
 
-/** Removes reports older than $1 days, one slice of $2. */
-export const purgeExecutionReportsSql = (store: Store): string => `
+/** Removes reports older than `olderThanDays` days, one slice of `limit`. */
+export const purgeExecutionReportsSql = (
+	store: Store,
+	input: { olderThanDays: number; limit: number },
+): SqlQuery => ({
+	text: `
 WITH doomed AS (
 	SELECT execution_id FROM ${store.table('execution_reports')}
 	WHERE first_reported_at < now() - make_interval(days => $1)
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
 )
-DELETE FROM ${store.table('execution_reports')} r USING doomed d WHERE r.execution_id = d.execution_id`;
+DELETE FROM ${store.table('execution_reports')} r USING doomed d WHERE r.execution_id = d.execution_id`,
+	values: [input.olderThanDays, input.limit],
+});

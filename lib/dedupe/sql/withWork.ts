@@ -1,4 +1,4 @@
-import type { Store } from '../../store';
+import type { SqlQuery, Store } from '../../store';
 
 /** A claim made inside the caller's own transaction, done together with the work. */
 
@@ -10,7 +10,17 @@ import type { Store } from '../../store';
  * claim the same execution holds (Event Dedupe before the Outbox in one workflow) is completed
  * with the work.
  */
-export const claimWithWorkSql = (store: Store): string => `
+export const claimWithWorkSql = (
+	store: Store,
+	input: {
+		consumer: string;
+		eventId: string;
+		workflowId: string | null;
+		executionId: string;
+		retentionDays: number;
+	},
+): SqlQuery => ({
+	text: `
 INSERT INTO ${store.table('processed_events')} AS p
 	(consumer, event_id, status, workflow_id, execution_id, origin_execution_id, claimed_at, lease_until,
 	 completed_at, completed_by, expires_at)
@@ -26,9 +36,17 @@ WHERE (p.status = 'in_progress' AND p.lease_until < now())
    OR (p.status = 'in_progress' AND p.execution_id = $4)
    OR p.status = 'failed'
    OR (p.status = 'done' AND p.expires_at < now())
-RETURNING p.event_id`;
+RETURNING p.event_id`,
+	values: [input.consumer, input.eventId, input.workflowId, input.executionId, input.retentionDays],
+});
 
 /** The live claim on an event, if another execution holds one (none when it is done). */
-export const eventStatusSql = (store: Store): string => `
+export const eventStatusSql = (
+	store: Store,
+	input: { consumer: string; eventId: string },
+): SqlQuery => ({
+	text: `
 SELECT execution_id FROM ${store.table('processed_events')}
-WHERE consumer = $1 AND event_id = $2 AND status = 'in_progress'`;
+WHERE consumer = $1 AND event_id = $2 AND status = 'in_progress'`,
+	values: [input.consumer, input.eventId],
+});
