@@ -50,15 +50,30 @@ export function checkedEntityKey(key: string): { key: string } | { problem: stri
 	return { key: checked.id };
 }
 
+const EVENT_LETTER = 'event:';
+const HASHED_EVENT_LETTER = 'event:sha256:';
+
 /**
  * The dead-letter key of an inbox item, as the Error handler, Recover and a stopped execution park
  * it: `event:<consumer>:<event ID>`. Both parts may be 255 characters, and a stored key may not:
  * a longer one is `event:sha256:<hex>`, the hash of the whole plain key, so one long item never
- * fails the park of its whole execution. closeDoneEventLettersSql matches either form.
+ * fails the park of its whole execution. closeDoneEventLettersSql and replayedStepsSql match
+ * either form, built in SQL by eventLetterKeySql and hashedEventLetterKeySql below.
  */
 export function eventLetterKey(consumer: string, eventId: string): string {
-	const key = `event:${consumer}:${eventId}`;
+	const key = `${EVENT_LETTER}${consumer}:${eventId}`;
 	return key.length > TEXT_LIMITS.idempotencyKey.max
-		? `event:sha256:${createHash('sha256').update(key).digest('hex')}`
+		? `${HASHED_EVENT_LETTER}${createHash('sha256').update(key).digest('hex')}`
 		: key;
 }
+
+/**
+ * eventLetterKey's plain form as a SQL expression, of the SQL expressions of a consumer and an
+ * event ID (columns): for statements that find the letters of stored events.
+ */
+export const eventLetterKeySql = (consumer: string, eventId: string): string =>
+	`'${EVENT_LETTER}' || ${consumer} || ':' || ${eventId}`;
+
+/** eventLetterKey's hashed form as a SQL expression, of a plain key's SQL expression. */
+export const hashedEventLetterKeySql = (plain: string): string =>
+	`'${HASHED_EVENT_LETTER}' || encode(sha256(convert_to(${plain}, 'UTF8')), 'hex')`;

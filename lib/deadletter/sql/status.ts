@@ -1,3 +1,4 @@
+import { eventLetterKeySql, hashedEventLetterKeySql } from '../../dedupe/eventIds';
 import type { Store } from '../../store';
 
 /**
@@ -93,8 +94,8 @@ SELECT d.id, d.status, d.generation, d.step,
         ORDER BY k.updated_at DESC LIMIT 1) AS key_status,
        (SELECT p.status FROM ${store.table('processed_events')} p
         WHERE d.idempotency_key LIKE 'event:%' AND p.event_id = d.business_id
-          AND d.idempotency_key IN ('event:' || p.consumer || ':' || p.event_id,
-              'event:sha256:' || encode(sha256(convert_to('event:' || p.consumer || ':' || p.event_id, 'UTF8')), 'hex'))
+          AND d.idempotency_key IN (${eventLetterKeySql('p.consumer', 'p.event_id')},
+              ${hashedEventLetterKeySql(eventLetterKeySql('p.consumer', 'p.event_id'))})
         LIMIT 1) AS event_status
 FROM ${store.table('dead_letters')} d
 WHERE d.id = ANY($1::bigint[])`;
@@ -141,8 +142,8 @@ export const closeDoneEventLettersSql = (store: Store): string =>
 		store,
 		`idempotency_key IN (
 		SELECT k FROM (
-			SELECT 'event:' || p.consumer || ':' || p.event_id AS plain FROM ${store.table('processed_events')} p
+			SELECT ${eventLetterKeySql('p.consumer', 'p.event_id')} AS plain FROM ${store.table('processed_events')} p
 			WHERE p.execution_id = $6 AND p.status = 'done'
-		) e, LATERAL (VALUES (e.plain), ('event:sha256:' || encode(sha256(convert_to(e.plain, 'UTF8')), 'hex'))) AS v(k))
+		) e, LATERAL (VALUES (e.plain), (${hashedEventLetterKeySql('e.plain')})) AS v(k))
 	AND status IN ('new', 'held', 'replay_requested')`,
 	);
