@@ -12,7 +12,7 @@ import { beatSql, heartbeatsSql, reportHeartbeatSql } from './sql';
  * reports each change of state once (late, down, and the recovery when beats return), because
  * it records what it reported with a conditional update that only one concurrent check wins.
  */
-type HeartbeatState = 'up' | 'late' | 'down' | 'invalid';
+export type HeartbeatState = 'up' | 'late' | 'down' | 'invalid';
 
 export interface BeatRequest {
 	name: string;
@@ -143,18 +143,20 @@ export async function beat(store: Store, request: BeatRequest): Promise<Heartbea
 			);
 		}
 	}
-	const [row] = await store.query<HeartbeatRow>(beatSql(store), [
-		name,
-		period === null ? null : Math.max(1, Math.round(period)),
-		cron ? storableText(cron) : null,
-		Math.round(grace),
-	]);
+	const [row] = await store.query<HeartbeatRow>(
+		beatSql(store, {
+			name,
+			periodSeconds: period === null ? null : Math.max(1, Math.round(period)),
+			cron: cron ? storableText(cron) : null,
+			graceSeconds: Math.round(grace),
+		}),
+	);
 	return heartbeatStatus(row);
 }
 
 /** Every heartbeat's current state, read only (nothing is marked as reported). */
 export async function listHeartbeats(store: Store): Promise<HeartbeatStatus[]> {
-	const rows = await store.query<HeartbeatRow>(heartbeatsSql(store), [null]);
+	const rows = await store.query<HeartbeatRow>(heartbeatsSql(store, { names: null }));
 	return rows.map(heartbeatStatus);
 }
 
@@ -165,7 +167,7 @@ export async function checkHeartbeats(
 ): Promise<{ heartbeats: HeartbeatStatus[]; changes: HeartbeatChange[] }> {
 	const wanted =
 		Array.isArray(names) && names.length ? names.map((n) => storableText(plainText(n))) : null;
-	const rows = await store.query<HeartbeatRow>(heartbeatsSql(store), [wanted]);
+	const rows = await store.query<HeartbeatRow>(heartbeatsSql(store, { names: wanted }));
 	const heartbeats = rows.map(heartbeatStatus);
 	const changes: HeartbeatChange[] = [];
 	for (const [index, status] of heartbeats.entries()) {
@@ -174,7 +176,9 @@ export async function checkHeartbeats(
 		// whether it runs. A beat with a valid schedule brings it back (a recovery).
 		const reported = status.state === 'invalid' ? 'down' : status.state;
 		if (reported === previous) continue;
-		const won = await store.query(reportHeartbeatSql(store), [status.name, reported, previous]);
+		const won = await store.query(
+			reportHeartbeatSql(store, { name: status.name, state: reported, previousState: previous }),
+		);
 		if (won.length === 0) continue;
 		changes.push({
 			...status,

@@ -106,13 +106,15 @@ export async function pause(
 			`Pausing ${change.scope} "${change.name}" needs a reason`,
 			'Say why (for example "supplier outage, ticket 4711").',
 		);
-	const [row] = await store.query<PauseRow>(setPauseSql(store), [
-		change.scope,
-		change.name,
-		true,
-		change.actor,
-		change.reason,
-	]);
+	const [row] = await store.query<PauseRow>(
+		setPauseSql(store, {
+			scope: change.scope,
+			name: change.name,
+			paused: true,
+			actor: change.actor,
+			reason: change.reason,
+		}),
+	);
 	return toState(row);
 }
 
@@ -126,20 +128,24 @@ export async function resume(
 ): Promise<PauseState & { released: number }> {
 	const change = checked(scope, name, actor, reason);
 	return await store.transaction(async (tx) => {
-		const rows = await tx.query<PauseRow>(setPauseSql(store), [
-			change.scope,
-			change.name,
-			false,
-			change.actor,
-			change.reason || null,
-		]);
+		const rows = await tx.query<PauseRow>(
+			setPauseSql(store, {
+				scope: change.scope,
+				name: change.name,
+				paused: false,
+				actor: change.actor,
+				reason: change.reason || null,
+			}),
+		);
 		let released = 0;
 		if (change.scope === PauseScope.integration) {
-			const [result] = await tx.query<{ released: number }>(releaseHeldSql(store), [
-				change.name,
-				change.actor,
-				`${change.scope} ${change.name} resumed${change.reason ? `: ${change.reason}` : ''}`,
-			]);
+			const [result] = await tx.query<{ released: number }>(
+				releaseHeldSql(store, {
+					integration: change.name,
+					actor: change.actor,
+					reason: `${change.scope} ${change.name} resumed${change.reason ? `: ${change.reason}` : ''}`,
+				}),
+			);
 			released = result.released;
 		}
 		return { ...toState(rows[0]), released };
@@ -150,11 +156,16 @@ export async function listPauses(
 	store: Store,
 	filter: { scope?: PauseScope; name?: string; paused?: boolean } = {},
 ): Promise<PauseState[]> {
-	const rows = await store.query<PauseRow>(pausesSql(store), [
-		filter.scope ? storableText(plainText(filter.scope)) : null,
-		filter.name === undefined || filter.name === null ? null : storableText(plainText(filter.name)),
-		typeof filter.paused === 'boolean' ? filter.paused : null,
-	]);
+	const rows = await store.query<PauseRow>(
+		pausesSql(store, {
+			scope: filter.scope ? storableText(plainText(filter.scope)) : null,
+			name:
+				filter.name === undefined || filter.name === null
+					? null
+					: storableText(plainText(filter.name)),
+			paused: typeof filter.paused === 'boolean' ? filter.paused : null,
+		}),
+	);
 	return rows.map(toState);
 }
 
