@@ -18,7 +18,7 @@ export function consoleSecret(store: Store): Promise<Buffer> {
 	let secret = secrets.get(store);
 	if (!secret) {
 		secret = (async () => {
-			await store.query(insertConsoleSecretSql(store), [randomBytes(32)]);
+			await store.query(insertConsoleSecretSql(store, { secret: randomBytes(32) }));
 			const [row] = await store.query<{ secret: Buffer }>(consoleSecretSql(store));
 			return row.secret;
 		})();
