@@ -20,7 +20,7 @@ type Row = {
 export function storeSetupRecords(store: Store, instance: string): SetupRecords {
 	return {
 		async read() {
-			const rows = await store.query<Row>(setupRecordsSql(store), [instance]);
+			const rows = await store.query<Row>(setupRecordsSql(store, { instance }));
 			return new Map(
 				rows.map((row) => [
 					row.bundled_id,
@@ -35,14 +35,16 @@ export function storeSetupRecords(store: Store, instance: string): SetupRecords 
 			);
 		},
 		async save(record) {
-			await store.query(saveSetupRecordSql(store), [
-				instance,
-				record.bundledId,
-				record.workflowId,
-				JSON.stringify(record.nodes),
-				record.connections,
-				record.published,
-			]);
+			await store.query(
+				saveSetupRecordSql(store, {
+					instance,
+					bundledId: record.bundledId,
+					workflowId: record.workflowId,
+					nodes: record.nodes,
+					connections: record.connections,
+					published: record.published,
+				}),
+			);
 		},
 	};
 }
