@@ -63,8 +63,7 @@ export async function enqueueMessages(
 		node: context.node ?? null,
 	}));
 	const inserted = await tx.query<{ id: string; destination: string; idempotency_key: string }>(
-		insertMessagesSql(outbox),
-		[JSON.stringify(rows)],
+		insertMessagesSql(outbox, { messages: rows }),
 	);
 	const ids = new Map(
 		inserted.map((r) => [
@@ -82,10 +81,12 @@ export async function enqueueMessages(
 			destination: string;
 			idempotency_key: string;
 			fingerprint: string;
-		}>(existingMessagesSql(outbox), [
-			missing.map((m) => m.destination),
-			missing.map((m) => m.idempotencyKey),
-		]);
+		}>(
+			existingMessagesSql(outbox, {
+				destinations: missing.map((m) => m.destination),
+				idempotencyKeys: missing.map((m) => m.idempotencyKey),
+			}),
+		);
 		for (const r of found)
 			existing.set(keyOf({ destination: r.destination, idempotencyKey: r.idempotency_key }), r);
 	}

@@ -12,10 +12,9 @@ export async function purgeMessages(
 ): Promise<number> {
 	let total = 0;
 	for (;;) {
-		const [{ n }] = await outbox.query<{ n: number }>(purgeMessagesSql(outbox), [
-			olderThanDays,
-			sliceSize,
-		]);
+		const [{ n }] = await outbox.query<{ n: number }>(
+			purgeMessagesSql(outbox, { olderThanDays, limit: sliceSize }),
+		);
 		total += n;
 		if (n < sliceSize) return total;
 	}

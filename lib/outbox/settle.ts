@@ -41,7 +41,7 @@ export interface MessageSettleResult {
 
 type LockedRow = MessageRow;
 
-interface Plan {
+export interface Plan {
 	id: string;
 	action: 'complete' | 'retry' | 'dead' | null;
 	delay_ms?: number;
@@ -83,7 +83,7 @@ export async function settleMessages<R extends MessageSettleRequest>(
 		return requests.map((r) => ({ ...base(r), outcome: MessageSettleOutcome.notFound }));
 	return await outbox.transaction(async (tx) => {
 		const rows = new Map(
-			(await tx.query<LockedRow>(lockMessagesSql(outbox), [ids])).map((row) => [row.id, row]),
+			(await tx.query<LockedRow>(lockMessagesSql(outbox, { ids }))).map((row) => [row.id, row]),
 		);
 		const plans = new Map<string, Plan>();
 		const planOf = (id: string): Plan => {
@@ -178,7 +178,7 @@ export async function settleMessages<R extends MessageSettleRequest>(
 				status: OutboxStatus;
 				available_at: Date;
 				attempts: number;
-			}>(applySettlesSql(outbox), [JSON.stringify([...plans.values()])]);
+			}>(applySettlesSql(outbox, { plans: [...plans.values()] }));
 			for (const row of changed) applied.set(row.id, row);
 		}
 		for (const result of results) {

@@ -65,11 +65,13 @@ export async function takeMessages(outbox: Store, request: TakeRequest): Promise
 			`Lease ${JSON.stringify(request.leaseSeconds)} s is not positive`,
 			'Set Lease to more seconds than sending a message takes, retries included.',
 		);
-	const rows = await outbox.query<MessageRow>(takeMessagesSql(outbox), [
-		request.limit,
-		request.takenBy,
-		request.destination?.trim() || null,
-		request.leaseSeconds,
-	]);
+	const rows = await outbox.query<MessageRow>(
+		takeMessagesSql(outbox, {
+			limit: request.limit,
+			takenBy: request.takenBy,
+			destination: request.destination?.trim() || null,
+			leaseSeconds: request.leaseSeconds,
+		}),
+	);
 	return rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1)).map(messageFromRow);
 }

@@ -67,7 +67,7 @@ export async function writeWithMessages(
 	];
 	return await outbox.transaction(async (tx) => {
 		if (orderingKeys.length > 0)
-			await tx.query(lockOrderingKeysSql(), [orderingKeys, outbox.schema]);
+			await tx.query(lockOrderingKeysSql({ keys: orderingKeys, schema: outbox.schema }));
 		const results: OutboxWriteResult[] = [];
 		for (const item of items) {
 			if (options.continueOnFail) await tx.query(itemSavepointSql());

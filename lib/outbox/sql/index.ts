@@ -1,4 +1,5 @@
-import type { Store } from '../../store';
+import type { SqlQuery, Store } from '../../store';
+import type { Plan } from '../settle';
 
 /**
  * The SQL of the Transactional Outbox, one named builder per statement. Values are bound; the
@@ -11,29 +12,58 @@ import type { Store } from '../../store';
  * that per ordering key the ids (the send order) are handed out in commit order: without it, a
  * writer could take id 10, commit after another writer's id 11, and 11 would be sent first.
  * The locks are taken before any business statement and in the order of their keys, so two runs
- * that share keys cannot deadlock on them. $1: the keys, $2: the schema (locks are per store).
+ * that share keys cannot deadlock on them. `keys`: the ordering keys, `schema`: the store's
+ * schema (locks are per store).
  */
-export const lockOrderingKeysSql = (): string => `
+export const lockOrderingKeysSql = (input: { keys: string[]; schema: string }): SqlQuery => ({
+	text: `
 SELECT count(pg_advisory_xact_lock(k)) AS locked
 FROM (
 	SELECT DISTINCT hashtextextended('n8n_reliability.outbox:' || $2::text || ':' || key, 0) AS k
 	FROM unnest($1::text[]) AS key
 	ORDER BY k
-) AS keys`;
+) AS keys`,
+	values: [input.keys, input.schema],
+});
 
 /**
  * Under continue-on-fail each item of a Write runs under this savepoint: a failing item is rolled
  * back to it alone, and the run's other items commit together.
  */
-export const itemSavepointSql = (): string => 'SAVEPOINT outbox_item';
-export const releaseItemSavepointSql = (): string => 'RELEASE SAVEPOINT outbox_item';
-export const rollbackToItemSavepointSql = (): string => 'ROLLBACK TO SAVEPOINT outbox_item';
+export const itemSavepointSql = (): SqlQuery => ({ text: 'SAVEPOINT outbox_item', values: [] });
+export const releaseItemSavepointSql = (): SqlQuery => ({
+	text: 'RELEASE SAVEPOINT outbox_item',
+	values: [],
+});
+export const rollbackToItemSavepointSql = (): SqlQuery => ({
+	text: 'ROLLBACK TO SAVEPOINT outbox_item',
+	values: [],
+});
 
 /**
  * Adds messages in input order (their ids are their sequence). A key already written for the
  * destination adds nothing: the caller compares fingerprints to tell a duplicate from a conflict.
  */
-export const insertMessagesSql = (store: Store): string => `
+export const insertMessagesSql = (
+	store: Store,
+	input: {
+		messages: Array<{
+			ord: number;
+			destination: string;
+			method: string;
+			url: string;
+			headers: Record<string, string>;
+			body: unknown;
+			idempotency_key: string;
+			fingerprint: string;
+			ordering_key: string | null;
+			workflow_id: string | null;
+			execution_id: string | null;
+			node: string | null;
+		}>;
+	},
+): SqlQuery => ({
+	text: `
 WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(
 		ord int, destination text, method text, url text, headers json, body json, idempotency_key text,
@@ -46,18 +76,26 @@ SELECT destination, method, url, coalesce(headers, '{}'), body, idempotency_key,
        workflow_id, execution_id, node
 FROM input ORDER BY ord
 ON CONFLICT (destination, idempotency_key) DO NOTHING
-RETURNING id::text, destination, idempotency_key`;
+RETURNING id::text, destination, idempotency_key`,
+	values: [JSON.stringify(input.messages)],
+});
 
 /** The messages already written under some (destination, key) pairs. */
-export const existingMessagesSql = (store: Store): string => `
+export const existingMessagesSql = (
+	store: Store,
+	input: { destinations: string[]; idempotencyKeys: string[] },
+): SqlQuery => ({
+	text: `
 SELECT m.id::text, m.destination, m.idempotency_key, m.fingerprint, m.status
 FROM ${store.table('outbox_messages')} m
 JOIN unnest($1::text[], $2::text[]) AS k(destination, idempotency_key)
-  ON m.destination = k.destination AND m.idempotency_key = k.idempotency_key`;
+  ON m.destination = k.destination AND m.idempotency_key = k.idempotency_key`,
+	values: [input.destinations, input.idempotencyKeys],
+});
 
 /**
- * Take: claims up to $1 takeable messages for taker $2 under a lease of $4 seconds, optionally
- * only for destination $3. Takeable means pending and due, or in flight with an expired lease
+ * Take: claims up to `limit` takeable messages for `takenBy` under a lease of `leaseSeconds`,
+ * optionally only for `destination`. Takeable means pending and due, or in flight with an expired lease
  * (the owner died or is too slow: `available_at` is the lease end while in flight). Each take
  * increments the generation, which fences the previous owner's Complete and Fail.
  *
@@ -68,7 +106,11 @@ JOIN unnest($1::text[], $2::text[]) AS k(destination, idempotency_key)
  * the snapshot, in flight once committed), so it is never taken ahead of it. A dead message does
  * not block the ones behind it: it is in the dead-letter store, for a person to decide.
  */
-export const takeMessagesSql = (store: Store): string => `
+export const takeMessagesSql = (
+	store: Store,
+	input: { limit: number; takenBy: string; destination: string | null; leaseSeconds: number },
+): SqlQuery => ({
+	text: `
 WITH candidates AS (
 	SELECT m.id FROM ${store.table('outbox_messages')} m
 	WHERE m.status IN ('pending', 'in_flight')
@@ -93,24 +135,30 @@ UPDATE ${store.table('outbox_messages')} m SET
 	updated_at = now()
 FROM candidates c WHERE m.id = c.id
 RETURNING m.id::text, m.destination, m.method, m.url, m.headers, m.body, m.idempotency_key,
-          m.ordering_key, m.status, m.generation, m.attempts, m.taken_by, m.lease_until, m.created_at`;
+          m.ordering_key, m.status, m.generation, m.attempts, m.taken_by, m.lease_until, m.created_at`,
+	values: [input.limit, input.takenBy, input.destination, input.leaseSeconds],
+});
 
 /** The messages a Complete or Fail names, locked until its transaction ends. */
-export const lockMessagesSql = (store: Store): string => `
+export const lockMessagesSql = (store: Store, input: { ids: string[] }): SqlQuery => ({
+	text: `
 SELECT id::text, destination, method, url, headers, body, idempotency_key, ordering_key, status,
        generation, attempts, taken_by, created_at
 FROM ${store.table('outbox_messages')}
 WHERE id = ANY($1::bigint[])
 ORDER BY id
-FOR UPDATE`;
+FOR UPDATE`,
+	values: [input.ids],
+});
 
 /**
- * Applies the settle decisions ($1, one per message): done, back to pending after a delay (never
+ * Applies the settle decisions (`plans`, one per message): done, back to pending after a delay (never
  * before the target's Retry-After; a hold gives back the attempt its take counted), or dead with
  * its dead-letter record; and counts refused settles of superseded owners. Returns each
  * message's new state.
  */
-export const applySettlesSql = (store: Store): string => `
+export const applySettlesSql = (store: Store, input: { plans: Plan[] }): SqlQuery => ({
+	text: `
 WITH d AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(
 		id bigint, action text, delay_ms bigint, retry_at timestamptz, error_class text, error text,
@@ -133,10 +181,19 @@ UPDATE ${store.table('outbox_messages')} m SET
 	last_superseded_at = CASE WHEN coalesce(d.superseded, 0) > 0 THEN now() ELSE m.last_superseded_at END,
 	updated_at = now()
 FROM d WHERE m.id = d.id
-RETURNING m.id::text, m.status, m.generation, m.attempts, m.available_at`;
+RETURNING m.id::text, m.status, m.generation, m.attempts, m.available_at`,
+	values: [JSON.stringify(input.plans)],
+});
 
-/** Deletes settled (done or dead) messages settled more than $1 days ago, $2 at a time; counts them. */
-export const purgeMessagesSql = (store: Store): string => `
+/**
+ * Deletes settled (done or dead) messages settled more than `olderThanDays` days ago, `limit` at
+ * a time; counts them.
+ */
+export const purgeMessagesSql = (
+	store: Store,
+	input: { olderThanDays: number; limit: number },
+): SqlQuery => ({
+	text: `
 WITH deleted AS (
 	DELETE FROM ${store.table('outbox_messages')}
 	WHERE id IN (
@@ -147,4 +204,6 @@ WITH deleted AS (
 	)
 	RETURNING 1
 )
-SELECT count(*)::int AS n FROM deleted`;
+SELECT count(*)::int AS n FROM deleted`,
+	values: [input.olderThanDays, input.limit],
+});
