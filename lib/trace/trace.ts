@@ -1,12 +1,13 @@
 import { ConfigurationError } from '../errors';
 import { inRange, LIMITS } from '../limits';
 import { maskText, maskValue } from '../masking';
-import type { Store } from '../store';
+import type { SqlQuery, Store } from '../store';
 import { storableText } from '../store/storable';
 import {
 	claimsSql,
 	deadLettersSql,
 	deadLetterHistorySql,
+	type TraceLookup,
 	type TraceMatch,
 	writeKeysSql,
 } from './sql';
@@ -43,14 +44,18 @@ import {
  */
 async function rowsOf(
 	store: Store,
-	sql: (store: Store, match: TraceMatch) => string,
+	sql: (store: Store, input: TraceLookup) => SqlQuery,
 	query: string,
 	limit: number,
 ): Promise<{ rows: Row[]; match: TraceMatch }> {
 	// One more than the limit says whether anything was left out.
-	const exact = await store.query<Row>(sql(store, 'exact'), [query, limit + 1]);
+	const exact = await store.query<Row>(
+		sql(store, { match: 'exact', search: query, limit: limit + 1 }),
+	);
 	if (exact.length > 0 || query.length < TRACE_MIN_PART) return { rows: exact, match: 'exact' };
-	const part = await store.query<Row>(sql(store, 'part'), [containsPattern(query), limit + 1]);
+	const part = await store.query<Row>(
+		sql(store, { match: 'part', search: containsPattern(query), limit: limit + 1 }),
+	);
 	return { rows: part, match: 'part' };
 }
 
@@ -68,7 +73,7 @@ async function find(
 	const events =
 		letters.rows.length === 0
 			? []
-			: await store.query<Row>(deadLetterHistorySql(store), [letters.rows.map((l) => l.id)]);
+			: await store.query<Row>(deadLetterHistorySql(store, { ids: letters.rows.map((l) => l.id) }));
 	const historyOf = (id: unknown): DeadLetterHistoryEntry[] =>
 		events
 			.filter((e) => String(e.dead_letter_id) === String(id))
