@@ -228,13 +228,15 @@ async function underCeiling(
 ): Promise<boolean> {
 	// A resolve always goes out: a held one would leave a page open for ever.
 	if (n.action !== 'resolve') {
-		const [{ n: sent }] = await tx.query<{ n: number }>(sentLastHourSql(store), [n.owner]);
+		const [{ n: sent }] = await tx.query<{ n: number }>(sentLastHourSql(store, { owner: n.owner }));
 		if (sent >= ceiling) {
-			await tx.query(logAlertSql(store), [n.owner, issueId, 'held', n.route]);
+			await tx.query(
+				logAlertSql(store, { owner: n.owner, issueId, action: 'held', route: n.route }),
+			);
 			return false;
 		}
 	}
-	await tx.query(logAlertSql(store), [n.owner, issueId, n.action, n.route]);
+	await tx.query(logAlertSql(store, { owner: n.owner, issueId, action: n.action, route: n.route }));
 	return true;
 }
 
@@ -251,7 +253,7 @@ export async function notifyAlerts(
 	const letterIds = [...new Set(inputs.map(letterIdOf).filter((id): id is string => !!id))];
 	const letters = new Map(
 		(letterIds.length
-			? await store.query<Record<string, unknown>>(alertLettersSql(store), [letterIds])
+			? await store.query<Record<string, unknown>>(alertLettersSql(store, { ids: letterIds }))
 			: []
 		).map((row) => [String(row.id), row]),
 	);
@@ -335,45 +337,41 @@ export async function notifyAlerts(
 		const grouped = entries.filter((e) => e.letterId !== undefined);
 		if (grouped.length === 0) return;
 		const causes = [...new Set(grouped.map((e) => e.cause))].sort();
-		await tx.query(lockCausesSql, [causes]);
+		await tx.query(lockCausesSql({ causes }));
 		const issues = await tx.query<{ id: string; cause: string; opened: boolean }>(
-			openIssuesSql(store),
-			[
-				JSON.stringify(
-					grouped.map((e, ord) => ({
-						ord,
-						cause: e.cause,
-						route: e.route,
-						impact: e.impact,
-						owner: e.alert.owner,
-						workflow_id: e.workflowId,
-						workflow_name: e.workflowName,
-						step: e.step,
-						integration: e.integration,
-						error_class: e.errorClass,
-						message: e.message,
-						headline: e.headline,
-						text: e.alert.text,
-						item: e.item,
-						update_interval_seconds: settings.updateIntervalSeconds ?? DEFAULT_INTERVAL,
-						ceiling: settings.ceilingPerHour ?? DEFAULT_CEILING,
-						link_base: settings.consoleUrl ?? null,
-					})),
-				),
-			],
+			openIssuesSql(store, {
+				issues: grouped.map((e, ord) => ({
+					ord,
+					cause: e.cause,
+					route: e.route,
+					impact: e.impact,
+					owner: e.alert.owner,
+					workflow_id: e.workflowId,
+					workflow_name: e.workflowName,
+					step: e.step,
+					integration: e.integration,
+					error_class: e.errorClass,
+					message: e.message,
+					headline: e.headline,
+					text: e.alert.text,
+					item: e.item,
+					update_interval_seconds: settings.updateIntervalSeconds ?? DEFAULT_INTERVAL,
+					ceiling: settings.ceilingPerHour ?? DEFAULT_CEILING,
+					link_base: settings.consoleUrl ?? null,
+				})),
+			}),
 		);
 		const issueOfCause = new Map(issues.map((i) => [i.cause, i]));
-		await tx.query(assignLettersSql(store), [
-			JSON.stringify(
-				grouped.map((e) => ({ id: e.letterId, issue: issueOfCause.get(e.cause)!.id })),
-			),
-		]);
+		await tx.query(
+			assignLettersSql(store, {
+				letters: grouped.map((e) => ({ id: e.letterId!, issue: issueOfCause.get(e.cause)!.id })),
+			}),
+		);
 		const latest: Record<string, string | null> = {};
 		for (const e of grouped) latest[issueOfCause.get(e.cause)!.id] = e.item;
-		const rows = await tx.query<IssueRow>(recountIssuesSql(store), [
-			issues.map((i) => i.id),
-			JSON.stringify(latest),
-		]);
+		const rows = await tx.query<IssueRow>(
+			recountIssuesSql(store, { issueIds: issues.map((i) => i.id), latestItems: latest }),
+		);
 		const rowOf = new Map(rows.map((row) => [String(row.id), row]));
 		const decided = new Set<string>();
 		for (const entry of grouped) {
@@ -384,7 +382,7 @@ export async function notifyAlerts(
 			decided.add(String(issue.id));
 			if (row.route === AlertRoute.digest) {
 				results[entry.index].digest = true;
-				await tx.query(markNotifiedSql(store), [row.id, row.items]);
+				await tx.query(markNotifiedSql(store, { issueId: row.id, items: row.items }));
 				continue;
 			}
 			let n: Notification | undefined;
@@ -404,7 +402,7 @@ export async function notifyAlerts(
 			)
 				n = issueNotification('update', row, updateText(row));
 			if (!n) continue;
-			await tx.query(markNotifiedSql(store), [row.id, row.items]);
+			await tx.query(markNotifiedSql(store, { issueId: row.id, items: row.items }));
 			if (await underCeiling(store, tx, n, String(row.id), row.ceiling))
 				results[entry.index].notifications.push(n);
 		}
@@ -419,11 +417,11 @@ export async function notifyAlerts(
  */
 export async function sweepAlerts(store: Store, limit = 500): Promise<Notification[]> {
 	const out: Notification[] = [];
-	const empty = await store.query<{ id: string; cause: string }>(emptyIssuesSql(store), [limit]);
+	const empty = await store.query<{ id: string; cause: string }>(emptyIssuesSql(store, { limit }));
 	for (const issue of empty) {
 		await store.transaction(async (tx) => {
-			await tx.query(lockCausesSql, [[issue.cause]]);
-			const [row] = await tx.query<IssueRow>(resolveIssueSql(store), [issue.id]);
+			await tx.query(lockCausesSql({ causes: [issue.cause] }));
+			const [row] = await tx.query<IssueRow>(resolveIssueSql(store, { issueId: issue.id }));
 			// Resolved meanwhile by another sweep, or an item joined it under the lock first.
 			if (!row || row.route === AlertRoute.digest || row.notified_at === null) return;
 			const n = issueNotification('resolve', row, resolveText(row));
@@ -431,14 +429,16 @@ export async function sweepAlerts(store: Store, limit = 500): Promise<Notificati
 			out.push(n);
 		});
 	}
-	const due = await store.query<{ id: string }>(dueUpdatesSql(store), [limit]);
+	const due = await store.query<{ id: string }>(dueUpdatesSql(store, { limit }));
 	if (due.length > 0)
 		await store.transaction(async (tx) => {
-			const rows = await tx.query<IssueRow>(recountIssuesSql(store), [due.map((d) => d.id), '{}']);
+			const rows = await tx.query<IssueRow>(
+				recountIssuesSql(store, { issueIds: due.map((d) => d.id), latestItems: {} }),
+			);
 			for (const row of rows) {
 				if (row.items <= row.notified_items) continue;
 				const n = issueNotification('update', row, updateText(row));
-				await tx.query(markNotifiedSql(store), [row.id, row.items]);
+				await tx.query(markNotifiedSql(store, { issueId: row.id, items: row.items }));
 				if (await underCeiling(store, tx, n, String(row.id), row.ceiling)) out.push(n);
 			}
 		});
@@ -460,7 +460,9 @@ export async function sweepAlerts(store: Store, limit = 500): Promise<Notificati
 			text,
 			'n8n-reliability',
 		);
-		await store.query(logAlertSql(store), [h.owner, null, 'summary', n.route]);
+		await store.query(
+			logAlertSql(store, { owner: h.owner, issueId: null, action: 'summary', route: n.route }),
+		);
 		out.push(n);
 	}
 	return out;
@@ -471,8 +473,7 @@ export async function openIssues(
 	store: Store,
 	options: { route?: 'page' | 'channel' | 'digest'; limit?: number } = {},
 ): Promise<IssueRow[]> {
-	return await store.query<IssueRow>(openIssuesListSql(store), [
-		options.route ?? null,
-		options.limit ?? 100,
-	]);
+	return await store.query<IssueRow>(
+		openIssuesListSql(store, { route: options.route ?? null, limit: options.limit ?? 100 }),
+	);
 }
