@@ -31,9 +31,9 @@ export async function saveAudits(
 		accepted: a.accepted,
 	}));
 	await store.transaction(async (tx) => {
-		if (rows.length > 0) await tx.query(saveAuditsSql(store), [JSON.stringify(rows)]);
+		if (rows.length > 0) await tx.query(saveAuditsSql(store, { audits: rows }));
 		if (options.wholeInstance)
-			await tx.query(forgetOtherAuditsSql(store), [rows.map((r) => r.workflow_id)]);
+			await tx.query(forgetOtherAuditsSql(store, { workflowIds: rows.map((r) => r.workflow_id) }));
 	});
 }
 
@@ -60,7 +60,7 @@ export async function listAudits(store: Store, workflowId?: string): Promise<Sav
 		findings: WorkflowAudit['findings'];
 		accepted: WorkflowAudit['accepted'];
 		audited_at: Date;
-	}>(listAuditsSql(store), [workflowId ?? null]);
+	}>(listAuditsSql(store, { workflowId: workflowId ?? null }));
 	return rows.map((r) => ({
 		savedId: r.workflow_id,
 		workflowId: r.workflow_id.startsWith('name:') ? null : r.workflow_id,
