@@ -116,12 +116,9 @@ export async function startDrill(
 		);
 	const reason =
 		typeof change.reason === 'string' ? maskText(storableText(change.reason.trim())) : '';
-	const [row] = await store.query<DrillRow>(startDrillSql(store), [
-		integration,
-		actor,
-		reason || null,
-		minutes,
-	]);
+	const [row] = await store.query<DrillRow>(
+		startDrillSql(store, { integration, actor, reason: reason || null, minutes }),
+	);
 	return toState({ ...row, active: true });
 }
 
@@ -138,11 +135,9 @@ export async function stopDrill(
 	);
 	const reason =
 		typeof change.reason === 'string' ? maskText(storableText(change.reason.trim())) : '';
-	const [row] = await store.query<DrillRow>(stopDrillSql(store), [
-		integration,
-		actor,
-		reason || null,
-	]);
+	const [row] = await store.query<DrillRow>(
+		stopDrillSql(store, { integration, actor, reason: reason || null }),
+	);
 	return row ? toState({ ...row, active: false }) : undefined;
 }
 
@@ -156,13 +151,15 @@ export async function armForcedTimeout(
 	change: { integration: string; actor: string; reason: string; event: string; forMs: number },
 ): Promise<DrillState> {
 	const integration = checkedIntegration(change.integration);
-	const [row] = await store.query<DrillRow>(armTimeoutSql(store), [
-		integration,
-		storableText(change.actor),
-		storableText(change.reason),
-		change.event,
-		Math.ceil(change.forMs / 1000),
-	]);
+	const [row] = await store.query<DrillRow>(
+		armTimeoutSql(store, {
+			integration,
+			actor: storableText(change.actor),
+			reason: storableText(change.reason),
+			event: change.event,
+			seconds: Math.ceil(change.forMs / 1000),
+		}),
+	);
 	if (!row)
 		throw new DrillRefusedError(
 			`Fire drill mode is off for integration ${integration}`,
@@ -185,18 +182,20 @@ export async function fireForcedTimeout(
 		executionId?: string;
 	},
 ): Promise<boolean> {
-	const rows = await store.query(fireTimeoutSql(store), [
-		fired.integration,
-		fired.scope,
-		fired.key,
-		fired.executionId ?? null,
-		fired.businessId ?? null,
-	]);
+	const rows = await store.query(
+		fireTimeoutSql(store, {
+			integration: fired.integration,
+			scope: fired.scope,
+			key: fired.key,
+			executionId: fired.executionId ?? null,
+			businessId: fired.businessId ?? null,
+		}),
+	);
 	return rows.length > 0;
 }
 
 export async function getDrill(store: Store, integration: string): Promise<DrillState | undefined> {
-	const [row] = await store.query<DrillRow>(drillSql(store), [integration]);
+	const [row] = await store.query<DrillRow>(drillSql(store, { integration }));
 	return row ? toState(row) : undefined;
 }
 
@@ -210,8 +209,7 @@ export async function drillEvents(
 	integration?: string,
 	limit = 50,
 ): Promise<DrillEvent[]> {
-	return await store.query<DrillEvent & Record<string, unknown>>(drillEventsSql(store), [
-		integration ?? null,
-		limit,
-	]);
+	return await store.query<DrillEvent & Record<string, unknown>>(
+		drillEventsSql(store, { integration: integration ?? null, limit }),
+	);
 }

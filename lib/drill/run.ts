@@ -176,7 +176,7 @@ class Drill {
 	}
 
 	private async storeNow(): Promise<Date> {
-		const [row] = await this.store.query<{ now: Date }>(storeNowSql);
+		const [row] = await this.store.query<{ now: Date }>(storeNowSql());
 		return row.now;
 	}
 
@@ -197,11 +197,12 @@ class Drill {
 		let last = '';
 		let stableSince = this.now();
 		for (;;) {
-			const writes = await this.store.query<WriteRow>(eventWritesSql(this.store), [value, since]);
-			const letters = await this.store.query<LetterRow>(eventLettersSql(this.store), [
-				value,
-				since,
-			]);
+			const writes = await this.store.query<WriteRow>(
+				eventWritesSql(this.store, { event: value, since }),
+			);
+			const letters = await this.store.query<LetterRow>(
+				eventLettersSql(this.store, { event: value, since }),
+			);
 			const seen = JSON.stringify([
 				writes.map((w) => [w.key, w.status, w.attempts]),
 				letters.map((l) => [l.id, l.status]),
@@ -362,10 +363,9 @@ class Drill {
 					: undefined;
 			const record = fired
 				? (
-						await this.store.query<WriteRow>(keyRecordSql(this.store), [
-							fired.firedScope,
-							fired.firedKey,
-						])
+						await this.store.query<WriteRow>(
+							keyRecordSql(this.store, { scope: fired.firedScope, key: fired.firedKey }),
+						)
 					)[0]
 				: undefined;
 			const verified = await this.verify(value);
@@ -396,12 +396,14 @@ class Drill {
 			);
 		} finally {
 			if (armed)
-				await this.store.query(disarmTimeoutSql(this.store), [
-					integration,
-					this.plan.actor,
-					`fire drill ${this.run} ended`,
-					value,
-				]);
+				await this.store.query(
+					disarmTimeoutSql(this.store, {
+						integration,
+						actor: this.plan.actor,
+						reason: `fire drill ${this.run} ended`,
+						event: value,
+					}),
+				);
 		}
 	}
 
@@ -461,7 +463,7 @@ class Drill {
 			return { status: '?', problem: `the Replay webhook answered ${answer.status}` };
 		const until = this.now() + this.plan.waitMs;
 		for (;;) {
-			const [row] = await this.store.query<{ status: string }>(letterSql(this.store), [id]);
+			const [row] = await this.store.query<{ status: string }>(letterSql(this.store, { id }));
 			if (!row) return { status: 'gone', problem: `dead letter ${id} is gone` };
 			if (!REPLAY_PENDING.includes(row.status)) return { status: row.status };
 			if (this.now() >= until)
@@ -480,22 +482,28 @@ class Drill {
 			return fail('there is no parked item to replay: the validation test parked nothing');
 		if (!this.plan.replayUrl)
 			return fail('no Replay URL was given: set it to the webhook of Reliability: Replay');
-		const [row] = await this.store.query<{ payload: unknown }>(letterSql(this.store), [letter.id]);
+		const [row] = await this.store.query<{ payload: unknown }>(
+			letterSql(this.store, { id: letter.id }),
+		);
 		const fixed = restoreField(row?.payload, this.plan.requiredField, this.payloadFor(value));
 		const since = await this.storeNow();
-		const changed = await this.store.query(fixAndReplaySql(this.store), [
-			letter.id,
-			JSON.stringify(fixed),
-			['new', 'being_fixed'],
-			this.plan.actor,
-			`fire drill ${this.run}: ${this.plan.requiredField} put back, replay requested`,
-		]);
+		const changed = await this.store.query(
+			fixAndReplaySql(this.store, {
+				id: letter.id,
+				payload: fixed,
+				fromStatuses: ['new', 'being_fixed'],
+				actor: this.plan.actor,
+				reason: `fire drill ${this.run}: ${this.plan.requiredField} put back, replay requested`,
+			}),
+		);
 		if (changed.length === 0)
 			return fail(
 				`dead letter ${letter.id} was changed by someone else before the drill could fix it`,
 			);
 		const first = await this.replayOnce(letter.id);
-		const afterFirst = await this.store.query<WriteRow>(eventWritesSql(this.store), [value, since]);
+		const afterFirst = await this.store.query<WriteRow>(
+			eventWritesSql(this.store, { event: value, since }),
+		);
 		const verifiedFirst = await this.verify(value);
 		const firstProblem =
 			first.problem ??
@@ -513,20 +521,21 @@ class Drill {
 
 		// Run again as a Replay run that died after the re-run and before marking it would leave it:
 		// back in replay, the same fixed item. The letter is the drill's own event's.
-		const again = await this.store.query(fixAndReplaySql(this.store), [
-			letter.id,
-			JSON.stringify(fixed),
-			['replayed'],
-			this.plan.actor,
-			`fire drill ${this.run}: replayed again, as a Replay run that died before marking it would; it must add nothing`,
-		]);
+		const again = await this.store.query(
+			fixAndReplaySql(this.store, {
+				id: letter.id,
+				payload: fixed,
+				fromStatuses: ['replayed'],
+				actor: this.plan.actor,
+				reason: `fire drill ${this.run}: replayed again, as a Replay run that died before marking it would; it must add nothing`,
+			}),
+		);
 		if (again.length === 0)
 			return fail(`dead letter ${letter.id} was changed by someone else before the second replay`);
 		const second = await this.replayOnce(letter.id);
-		const afterSecond = await this.store.query<WriteRow>(eventWritesSql(this.store), [
-			value,
-			since,
-		]);
+		const afterSecond = await this.store.query<WriteRow>(
+			eventWritesSql(this.store, { event: value, since }),
+		);
 		const before = new Map(afterFirst.map((w) => [`${w.scope}\u0000${w.key}`, w]));
 		const added = afterSecond.find((w) => {
 			const was = before.get(`${w.scope}\u0000${w.key}`);
