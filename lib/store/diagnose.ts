@@ -41,7 +41,7 @@ export async function diagnoseStore(data: Record<string, unknown>): Promise<Diag
 			schema_exists: boolean;
 			can_create_schema: boolean;
 			can_create_in_schema: boolean | null;
-		}>(storeAccessSql(), [config.schema]);
+		}>(storeAccessSql({ schema: config.schema }));
 		const found = rows[0];
 		const server = `PostgreSQL ${found.version.split(' ')[0]}`;
 		const latest = latestMigrationId();

@@ -60,7 +60,7 @@ export async function appliedMigrationId(
 	db: Pool | PoolClient | Client,
 	schema: string,
 ): Promise<number> {
-	const { rows } = await db.query<{ exists: boolean }>(migrationsTableExistsSql, [schema]);
+	const { rows } = await db.query<{ exists: boolean }>(migrationsTableExistsSql({ schema }));
 	if (!rows[0].exists) return 0;
 	const result = await db.query<{ id: number | null }>(appliedMigrationSql(schema));
 	return result.rows[0].id ?? 0;
@@ -88,14 +88,14 @@ export async function migrate(pool: Pool, schema: string): Promise<number[]> {
 	try {
 		await client.query('BEGIN');
 		try {
-			await client.query(migrationLockSql, [schema]);
+			await client.query(migrationLockSql({ schema }));
 			// Read again under the lock: the worker that held it before may have migrated everything.
 			const current = await appliedMigrationId(client, schema);
 			const pending = migrations.filter((m) => m.id > current);
 			if (pending.length > 0) await client.query(bootstrapSql(schema));
 			for (const migration of pending) {
 				await client.query(renderMigration(migration, schema));
-				await client.query(recordMigrationSql(schema), [migration.id, migration.name]);
+				await client.query(recordMigrationSql(schema, { id: migration.id, name: migration.name }));
 			}
 			await client.query('COMMIT');
 			return pending.map((m) => m.id);
@@ -114,7 +114,7 @@ export function migrationScript(schema: string): string {
 	const parts = [
 		`-- n8n-nodes-reliability store, schema ${quoteIdent(schema)}: migrations 1 to ${latestMigrationId()}.`,
 		'-- Run as a role with CREATE on the database; the nodes then find the schema up to date.',
-		bootstrapSql(schema).trim(),
+		bootstrapSql(schema).text.trim(),
 	];
 	for (const migration of loadMigrations()) {
 		parts.push(

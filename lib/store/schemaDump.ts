@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Pool } from 'pg';
 import { latestMigrationId } from './migrations';
+import type { SqlQuery } from './store';
 import {
 	dumpColumnsSql,
 	dumpConstraintsSql,
@@ -80,16 +81,16 @@ async function readCatalog(pool: Pool, schema: string): Promise<Catalog> {
 	try {
 		await client.query('BEGIN READ ONLY');
 		await client.query(dumpSearchPathSql());
-		const read = async <R>(sql: string): Promise<R[]> =>
-			(await client.query(sql, [schema])).rows as R[];
+		const read = async <R>(query: SqlQuery): Promise<R[]> =>
+			(await client.query(query)).rows as R[];
 		const catalog: Catalog = {
-			tables: await read(dumpTablesSql()),
-			columns: await read(dumpColumnsSql()),
-			constraints: await read(dumpConstraintsSql()),
-			indexes: await read(dumpIndexesSql()),
-			triggers: await read(dumpTriggersSql()),
-			functions: await read(dumpFunctionsSql()),
-			views: await read(dumpViewsSql()),
+			tables: await read(dumpTablesSql({ schema })),
+			columns: await read(dumpColumnsSql({ schema })),
+			constraints: await read(dumpConstraintsSql({ schema })),
+			indexes: await read(dumpIndexesSql({ schema })),
+			triggers: await read(dumpTriggersSql({ schema })),
+			functions: await read(dumpFunctionsSql({ schema })),
+			views: await read(dumpViewsSql({ schema })),
 		};
 		await client.query('COMMIT');
 		return catalog;

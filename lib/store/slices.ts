@@ -29,7 +29,7 @@ export async function purgeTrail(
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
-		(limit) => ({ text: purgeTrailSql(store, trail), values: [olderThanDays, limit] }),
+		(limit) => purgeTrailSql(store, { trail, olderThanDays, limit }),
 		sliceSize,
 	);
 }

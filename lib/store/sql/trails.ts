@@ -1,14 +1,20 @@
-import type { Store } from '../store';
+import type { SqlQuery, Store } from '../store';
 
 /**
- * One slice ($2 rows) of an audit trail's lines older than $1 days, skipping rows another purge
- * holds: the pause history and the fire drill's trail, whose current state lives in a table of
- * its own (pauses, drills) and is never purged.
+ * One slice (`limit` rows) of an audit trail's lines older than `olderThanDays`, skipping rows
+ * another purge holds. The `trail` is the pause history or the fire drill's trail, whose current
+ * state lives in a table of its own (pauses, drills) and is never purged.
  */
-export const purgeTrailSql = (store: Store, trail: 'pause_events' | 'drill_events'): string => `
+export const purgeTrailSql = (
+	store: Store,
+	input: { trail: 'pause_events' | 'drill_events'; olderThanDays: number; limit: number },
+): SqlQuery => ({
+	text: `
 WITH doomed AS (
-	SELECT id FROM ${store.table(trail)} WHERE at < now() - make_interval(days => $1)
+	SELECT id FROM ${store.table(input.trail)} WHERE at < now() - make_interval(days => $1)
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
 )
-DELETE FROM ${store.table(trail)} e USING doomed d WHERE e.id = d.id`;
+DELETE FROM ${store.table(input.trail)} e USING doomed d WHERE e.id = d.id`,
+	values: [input.olderThanDays, input.limit],
+});
