@@ -20,7 +20,9 @@ export async function markAlertDue(
 	store: Store,
 	letters: { executionId: string; ids: string[] },
 ): Promise<number> {
-	const result = await store.execute(markAlertDueSql(store), [letters.executionId, letters.ids]);
+	const result = await store.execute(
+		markAlertDueSql(store, { executionId: letters.executionId, ids: letters.ids }),
+	);
 	return result.rowCount;
 }
 
@@ -55,7 +57,9 @@ export async function takeDueAlerts(
 	limit: number,
 	workflowId?: string,
 ): Promise<DueAlert[]> {
-	return await store.query<DueAlert>(takeDueAlertsSql(store), [limit, workflowId ?? null]);
+	return await store.query<DueAlert>(
+		takeDueAlertsSql(store, { limit, workflowId: workflowId ?? null }),
+	);
 }
 
 /**
@@ -73,9 +77,11 @@ export async function unalertedLetters(
 	store: Store,
 	options: { limit: number; graceSeconds?: number; workflowId?: string },
 ): Promise<DueAlert[]> {
-	return await store.query<DueAlert>(unalertedLettersSql(store), [
-		options.limit,
-		options.graceSeconds ?? 120,
-		options.workflowId ?? null,
-	]);
+	return await store.query<DueAlert>(
+		unalertedLettersSql(store, {
+			limit: options.limit,
+			graceSeconds: options.graceSeconds ?? 120,
+			workflowId: options.workflowId ?? null,
+		}),
+	);
 }

@@ -246,7 +246,7 @@ async function parkValid(
 		failure_count: number;
 		inserted: boolean;
 		ord: number;
-	}>(parkSql(store), [JSON.stringify(unique.map(sentRow))]);
+	}>(parkSql(store, { rows: unique.map(sentRow) }));
 	// Each row's record is the one parked for the last row of its identity (by position).
 	const byOrd = new Map(result.map((r) => [r.ord, r]));
 	return rows.map((row) => {

@@ -3,11 +3,7 @@ import { purgeDailyStatsSql, purgeSql } from './sql';
 
 /** Deletes closed records past retention and says how many; open records are never purged. */
 export async function purgeDeadLetters(store: Store, sliceSize = 10_000): Promise<number> {
-	return await deleteInSlices(
-		store,
-		(limit) => ({ text: purgeSql(store), values: [limit] }),
-		sliceSize,
-	);
+	return await deleteInSlices(store, (limit) => purgeSql(store, { limit }), sliceSize);
 }
 
 /**
@@ -21,7 +17,7 @@ export async function purgeDeadLetterStats(
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
-		(limit) => ({ text: purgeDailyStatsSql(store), values: [olderThanDays, limit] }),
+		(limit) => purgeDailyStatsSql(store, { olderThanDays, limit }),
 		sliceSize,
 	);
 }

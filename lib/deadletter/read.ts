@@ -11,6 +11,7 @@ import {
 	historySql,
 	latestSourceVersionSql,
 	listSql,
+	type ListFilterInput,
 } from './sql';
 import { type DeadLetterStatus } from './statuses';
 import { isDeadLetterId } from './park';
@@ -43,7 +44,7 @@ export async function withHistory(
 		from_status: string | null;
 		to_status: string;
 		reason: string | null;
-	}>(historySql(store), [rows.map((r) => r.id)]);
+	}>(historySql(store, { ids: rows.map((r) => r.id) }));
 	return rows.map((row) => ({
 		...row,
 		id: String(row.id),
@@ -64,7 +65,7 @@ export async function withHistory(
 export async function getDeadLetters(store: Store, ids: string[]): Promise<DeadLetterRecord[]> {
 	const valid = ids.filter(isDeadLetterId);
 	if (valid.length === 0) return [];
-	return await withHistory(store, await store.query(getByIdSql(store), [valid]));
+	return await withHistory(store, await store.query(getByIdSql(store, { ids: valid })));
 }
 
 /** A step of a parked item whose effect Compensate reversed. */
@@ -84,7 +85,9 @@ export async function compensatedSteps(
 	const valid = ids.filter(isDeadLetterId);
 	const byId = new Map<string, CompensatedStep[]>();
 	if (valid.length === 0) return byId;
-	for (const row of await store.query<CompensatedStep>(compensatedStepsSql(store), [valid])) {
+	for (const row of await store.query<CompensatedStep>(
+		compensatedStepsSql(store, { ids: valid }),
+	)) {
 		const id = String(row.id);
 		byId.set(id, [...(byId.get(id) ?? []), { ...row, id }]);
 	}
@@ -112,7 +115,9 @@ export async function getDeadLettersByKey(
 ): Promise<DeadLetterRecord[]> {
 	return await withHistory(
 		store,
-		await store.query(getByKeySql(store), [keys.map((key) => storableText(plainText(key)))]),
+		await store.query(
+			getByKeySql(store, { keys: keys.map((key) => storableText(plainText(key))) }),
+		),
 	);
 }
 
@@ -127,8 +132,11 @@ export async function newerSourceVersion(
 ): Promise<{ sourceVersion: string; seenAt: Date } | undefined> {
 	if (typeof record.source_version !== 'string' || !record.source_version) return undefined;
 	const [row] = await store.query<{ source_version: string; last_failed_at: Date }>(
-		latestSourceVersionSql(store),
-		[record.workflow_id, record.step, record.last_failed_at],
+		latestSourceVersionSql(store, {
+			workflowId: record.workflow_id,
+			step: record.step,
+			after: record.last_failed_at,
+		}),
 	);
 	if (!row || row.source_version === record.source_version) return undefined;
 	return { sourceVersion: row.source_version, seenAt: row.last_failed_at };
@@ -152,38 +160,42 @@ export interface ListFilter {
 	limit?: number;
 }
 
-function filterValues(filter: ListFilter): unknown[] {
+function filterInput(filter: ListFilter): ListFilterInput {
 	const minutes = optionalInRange(filter.olderThanMinutes, LIMITS.olderThanMinutes);
 	const olderThan = minutes ? new Date(Date.now() - minutes * 60_000) : null;
 	const text = (value: unknown): string | null =>
 		value === undefined || value === null || value === '' ? null : storableText(plainText(value));
-	return [
-		filter.statuses?.length ? filter.statuses.map((s) => storableText(plainText(s))) : null,
-		text(filter.workflowId),
-		text(filter.step),
-		text(filter.errorClass),
-		text(filter.owner),
-		text(filter.integration),
-		olderThan,
-		text(filter.search),
-		filter.ownedBy ? filter.ownedBy.map((team) => storableText(plainText(team))) : null,
-		filter.issueId && /^\d{1,18}$/.test(filter.issueId) ? filter.issueId : null,
-	];
+	return {
+		statuses: filter.statuses?.length
+			? filter.statuses.map((s) => storableText(plainText(s)))
+			: null,
+		workflowId: text(filter.workflowId),
+		step: text(filter.step),
+		errorClass: text(filter.errorClass),
+		owner: text(filter.owner),
+		integration: text(filter.integration),
+		parkedBefore: olderThan,
+		search: text(filter.search),
+		ownedBy: filter.ownedBy ? filter.ownedBy.map((team) => storableText(plainText(team))) : null,
+		issueId: filter.issueId && /^\d{1,18}$/.test(filter.issueId) ? filter.issueId : null,
+	};
 }
 
 export async function listDeadLetters(
 	store: Store,
 	filter: ListFilter = {},
 ): Promise<Array<Record<string, unknown>>> {
-	return await store.query(listSql(store), [
-		...filterValues(filter),
-		inRange(filter.limit ?? 100, LIMITS.listLimit),
-	]);
+	return await store.query(
+		listSql(store, {
+			filter: filterInput(filter),
+			limit: inRange(filter.limit ?? 100, LIMITS.listLimit),
+		}),
+	);
 }
 
 /** How many records match a filter (the list is limited; the count is not). */
 export async function countDeadLetters(store: Store, filter: ListFilter = {}): Promise<number> {
-	const [row] = await store.query<{ n: number }>(countSql(store), filterValues(filter));
+	const [row] = await store.query<{ n: number }>(countSql(store, { filter: filterInput(filter) }));
 	return row.n;
 }
 

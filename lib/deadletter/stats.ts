@@ -23,11 +23,18 @@ export async function deadLetterStats(
 	store: Store,
 	options: { days?: number; workflowId?: string; topReasons?: number } = {},
 ): Promise<DeadLetterStats> {
-	const [row] = await store.query<Record<string, unknown>>(statsSql(store), [
-		inRange(options.days ?? 30, LIMITS.statsDays),
-		options.workflowId ? storableText(plainText(options.workflowId)) : null,
-		inRange(options.topReasons ?? 5, { label: 'Top reasons', min: 0, max: 1000, integer: true }),
-	]);
+	const [row] = await store.query<Record<string, unknown>>(
+		statsSql(store, {
+			days: inRange(options.days ?? 30, LIMITS.statsDays),
+			workflowId: options.workflowId ? storableText(plainText(options.workflowId)) : null,
+			topReasons: inRange(options.topReasons ?? 5, {
+				label: 'Top reasons',
+				min: 0,
+				max: 1000,
+				integer: true,
+			}),
+		}),
+	);
 	return {
 		parkedPerDay: row.parked_per_day as DeadLetterStats['parkedPerDay'],
 		openByStatus: row.open_by_status as Record<string, number>,

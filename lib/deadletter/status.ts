@@ -38,7 +38,9 @@ export async function appendEvidence(
 	actor: string,
 	evidence: string,
 ): Promise<void> {
-	await store.query(evidenceSql(store), [id, storableText(actor), maskText(evidence)]);
+	await store.query(
+		evidenceSql(store, { id, actor: storableText(actor), evidence: maskText(evidence) }),
+	);
 }
 
 /** A status change refused before anything was written (no actor, no reason, unknown status). */
@@ -164,15 +166,17 @@ async function changeStatuses(
 		);
 	}
 	if (ids.length === 0) return [];
-	return await store.query<StatusChangeRow>(updateStatusSql(store), [
-		change.to,
-		actor,
-		// An operator's note may quote what they were sent: masked like any text from outside.
-		reason ? maskText(reason) : null,
-		ALLOWED_FROM[change.to],
-		change.expectedGeneration ?? null,
-		ids.map((id) => String(id).trim()),
-	]);
+	return await store.query<StatusChangeRow>(
+		updateStatusSql(store, {
+			to: change.to,
+			actor,
+			// An operator's note may quote what they were sent: masked like any text from outside.
+			reason: reason ? maskText(reason) : null,
+			from: ALLOWED_FROM[change.to],
+			generation: change.expectedGeneration ?? null,
+			ids: ids.map((id) => String(id).trim()),
+		}),
+	);
 }
 
 /**
@@ -190,16 +194,18 @@ export async function closeSucceededDeadLetters(
 	},
 ): Promise<number> {
 	if (done.keys.length === 0) return 0;
-	const rows = await store.query<StatusChangeRow>(closeSucceededSql(store), [
-		'replayed',
-		done.actor,
-		done.reason,
-		ALLOWED_FROM.replayed,
-		null,
-		JSON.stringify(storableValue(done.keys)),
-		done.workflowId,
-		done.step,
-	]);
+	const rows = await store.query<StatusChangeRow>(
+		closeSucceededSql(store, {
+			to: 'replayed',
+			actor: done.actor,
+			reason: done.reason,
+			from: ALLOWED_FROM.replayed,
+			generation: null,
+			keys: storableValue(done.keys),
+			workflowId: done.workflowId,
+			step: done.step,
+		}),
+	);
 	return rows.filter((row) => row.changed).length;
 }
 
@@ -213,14 +219,16 @@ export async function closeDoneEventLetters(
 	/** The caller's transaction, when the close must commit with its work. */
 	via: Pick<Transaction, 'query'> = store,
 ): Promise<number> {
-	const rows = await via.query<StatusChangeRow>(closeDoneEventLettersSql(store), [
-		'replayed',
-		'Event Dedupe',
-		`the event's work succeeded (execution ${executionId})`,
-		ALLOWED_FROM.replayed,
-		null,
-		executionId,
-	]);
+	const rows = await via.query<StatusChangeRow>(
+		closeDoneEventLettersSql(store, {
+			to: 'replayed',
+			actor: 'Event Dedupe',
+			reason: `the event's work succeeded (execution ${executionId})`,
+			from: ALLOWED_FROM.replayed,
+			generation: null,
+			executionId,
+		}),
+	);
 	return rows.filter((row) => row.changed).length;
 }
 
@@ -232,14 +240,16 @@ export async function releaseBreakerHolds(
 	store: Store,
 	release: { integration?: string; actor: string; reason: string },
 ): Promise<number> {
-	const rows = await store.query<StatusChangeRow>(releaseBreakerHoldsSql(store), [
-		'replay_requested',
-		release.actor,
-		release.reason,
-		ALLOWED_FROM.replay_requested,
-		null,
-		release.integration ?? null,
-	]);
+	const rows = await store.query<StatusChangeRow>(
+		releaseBreakerHoldsSql(store, {
+			to: 'replay_requested',
+			actor: release.actor,
+			reason: release.reason,
+			from: ALLOWED_FROM.replay_requested,
+			generation: null,
+			integration: release.integration ?? null,
+		}),
+	);
 	return rows.filter((row) => row.changed).length;
 }
 
@@ -289,7 +299,7 @@ export async function failedStepsNow(
 	store: Store,
 	ids: string[],
 ): Promise<Map<string, FailedStepNow>> {
-	const rows = await store.query<FailedStepNow>(replayedStepsSql(store), [ids]);
+	const rows = await store.query<FailedStepNow>(replayedStepsSql(store, { ids }));
 	return new Map(rows.map((r) => [String(r.id), r]));
 }
 
@@ -361,13 +371,15 @@ export async function takeForReplay(
 	take: { taker: string; limit: number; workflowId?: string; staleAfterMinutes?: number },
 ): Promise<Array<DeadLetterRecord & { generation: string }>> {
 	await releaseBreakerHolds(store, { actor: take.taker, reason: 'circuit breaker cool-down over' });
-	const rows = await store.query<Record<string, unknown>>(takeForReplaySql(store), [
-		take.taker,
-		'taken for replay',
-		take.limit,
-		take.workflowId ?? null,
-		take.staleAfterMinutes ?? 30,
-	]);
+	const rows = await store.query<Record<string, unknown>>(
+		takeForReplaySql(store, {
+			taker: take.taker,
+			reason: 'taken for replay',
+			limit: take.limit,
+			workflowId: take.workflowId ?? null,
+			staleAfterMinutes: take.staleAfterMinutes ?? 30,
+		}),
+	);
 	const compensated = await compensatedSteps(
 		store,
 		rows.map((row) => String(row.id)),

@@ -245,8 +245,9 @@ describe('leases follow the work', () => {
 			get(target, prop, receiver) {
 				const value = Reflect.get(target, prop, receiver);
 				if (prop !== 'query') return value;
-				return async (sql: string, ...rest: unknown[]) => {
-					if (!released && /INSERT INTO\s+\S*dead_letters\b/.test(sql)) {
+				return async (sql: string | { text: string }, ...rest: unknown[]) => {
+					const text = typeof sql === 'string' ? sql : sql.text;
+					if (!released && /INSERT INTO\s+\S*dead_letters\b/.test(text)) {
 						released = true;
 						owner.open();
 						await first;
@@ -285,8 +286,9 @@ describe('leases follow the work', () => {
 			get(target, prop, receiver) {
 				const value = Reflect.get(target, prop, receiver);
 				if (prop !== 'query') return value;
-				return async (sql: string, ...rest: unknown[]) => {
-					if (!taken && /INSERT INTO\s+\S*dead_letters\b/.test(sql)) {
+				return async (sql: string | { text: string }, ...rest: unknown[]) => {
+					const text = typeof sql === 'string' ? sql : sql.text;
+					if (!taken && /INSERT INTO\s+\S*dead_letters\b/.test(text)) {
 						taken = run('/stopped-lost', context(), [write('stopped-lost', { n: 1 })]);
 						await taken;
 					}

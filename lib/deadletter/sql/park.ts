@@ -1,4 +1,4 @@
-import type { Store } from '../../store';
+import type { SqlQuery, Store } from '../../store';
 
 /**
  * Parks a batch in one statement. An item that is already open (same workflow, step and item
@@ -14,7 +14,11 @@ import type { Store } from '../../store';
  * hold asked for by an open breaker stays a hold only while the breaker is still open; a hold
  * whose cause ended before the record was written goes straight to replay (nothing was sent).
  */
-export const parkSql = (store: Store): string => `
+export const parkSql = (
+	store: Store,
+	input: { rows: Array<Record<string, unknown>> },
+): SqlQuery => ({
+	text: `
 WITH input AS (
 	SELECT * FROM json_to_recordset($1::json) AS t(
 		ord int, workflow_id text, workflow_name text, execution_id text, step text, item_index int,
@@ -91,4 +95,6 @@ WITH input AS (
 	WHERE p.inserted OR p.previous_status IS DISTINCT FROM p.status
 )
 SELECT p.id, p.status, p.failure_count, p.inserted, i.ord
-FROM parked p JOIN input i ON i.workflow_id = p.workflow_id AND i.step = p.step AND i.item_key = p.item_key`;
+FROM parked p JOIN input i ON i.workflow_id = p.workflow_id AND i.step = p.step AND i.item_key = p.item_key`,
+	values: [JSON.stringify(input.rows)],
+});

@@ -1,10 +1,14 @@
-import type { Store } from '../../store';
+import type { SqlQuery, Store } from '../../store';
 
 /**
  * Stats in one statement: the open queue from the covering partial index (one pass with
  * grouping sets), history from the daily rollup kept by triggers. Never loads closed rows.
  */
-export const statsSql = (store: Store): string => `
+export const statsSql = (
+	store: Store,
+	input: { days: number; workflowId: string | null; topReasons: number },
+): SqlQuery => ({
+	text: `
 WITH open_combos AS (
 	-- One hash aggregate over the open rows; the four breakdowns then add up its few combinations.
 	SELECT status, workflow_id, step, coalesce(owner, '(no owner)') AS owner, count(*)::int AS n
@@ -45,4 +49,6 @@ SELECT
 			WHERE d.is_open AND d.workflow_id = g.workflow_id LIMIT 100) named),
 		'open', g.n) ORDER BY g.n DESC, g.workflow_id), '[]'::json) FROM open_groups g WHERE g.grouping_id = 11) AS open_by_workflow,
 	(SELECT coalesce(json_agg(json_build_object('step', step, 'open', n) ORDER BY n DESC, step), '[]'::json) FROM open_groups WHERE grouping_id = 13) AS open_by_step,
-	(SELECT coalesce(json_agg(json_build_object('owner', owner, 'open', n) ORDER BY n DESC, owner), '[]'::json) FROM open_groups WHERE grouping_id = 14) AS open_by_owner`;
+	(SELECT coalesce(json_agg(json_build_object('owner', owner, 'open', n) ORDER BY n DESC, owner), '[]'::json) FROM open_groups WHERE grouping_id = 14) AS open_by_owner`,
+	values: [input.days, input.workflowId, input.topReasons],
+});

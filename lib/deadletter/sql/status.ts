@@ -1,23 +1,49 @@
 import { eventLetterKeySql, hashedEventLetterKeySql } from '../../dedupe/eventIds';
-import type { Store } from '../../store';
+import type { SqlQuery, Store } from '../../store';
+import type { DeadLetterStatus } from '../statuses';
 
 /**
- * Evidence in the audit trail ($1 record, $2 actor, $3 what happened): an event that leaves the
- * status as it is (from = to), such as the answer to a compensating request.
+ * Evidence in the audit trail (record `id`, `actor`, `evidence`: what happened): an event that
+ * leaves the status as it is (from = to), such as the answer to a compensating request.
  */
-export const evidenceSql = (store: Store): string => `
+export const evidenceSql = (
+	store: Store,
+	input: { id: string; actor: string; evidence: string },
+): SqlQuery => ({
+	text: `
 INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
-SELECT id, $2, status, status, $3 FROM ${store.table('dead_letters')} WHERE id = $1`;
+SELECT id, $2, status, status, $3 FROM ${store.table('dead_letters')} WHERE id = $1`,
+	values: [input.id, input.actor, input.evidence],
+});
+
+/** What every status change binds first ($1 to $5), whatever records it selects. */
+export interface StatusChangeInput {
+	/** The status the records move to ($1). */
+	to: DeadLetterStatus;
+	/** Who changes them ($2) and why ($3), for the audit events. */
+	actor: string;
+	reason: string | null;
+	/** The statuses a record may move from ($4): the allowed transitions into `to`. */
+	from: DeadLetterStatus[];
+	/** When set, a record moves only while still at this generation ($5): a take's fence. */
+	generation: string | number | null;
+}
 
 /**
- * Moves the records that `where` selects to status $1 and writes each one's audit event (actor
- * $2, reason $3) in the same statement; the selection's own parameters start at $6. A record
- * moves only from a status in $4 (the allowed transitions into $1) and, when $5 is set, only
- * while it is still at that generation (a take's fence). Every change increments the
- * generation, so an older take can no longer settle it. Returns one row per selected record:
- * its status now and whether it changed.
+ * Moves the records that `where` selects to status `to` and writes each one's audit event
+ * (`actor`, `reason`) in the same statement; the selection's own parameters start at $6, their
+ * values (`whereValues`) bound after the change's. A record moves only from a status in `from`
+ * and, when `generation` is set, only while it is still at that generation (a take's fence).
+ * Every change increments the generation, so an older take can no longer settle it. Returns one
+ * row per selected record: its status now and whether it changed.
  */
-const statusChangeSql = (store: Store, where: string): string => `
+const statusChangeSql = (
+	store: Store,
+	change: StatusChangeInput,
+	where: string,
+	whereValues: unknown[],
+): SqlQuery => ({
+	text: `
 WITH target AS (
 	SELECT id, status, generation FROM ${store.table('dead_letters')} WHERE ${where}
 	-- In the park's order (its identity), so a status change and a park never deadlock.
@@ -37,16 +63,20 @@ WITH target AS (
 )
 SELECT t.id, coalesce(c.to_status, t.status) AS status, t.status AS from_status, c.id IS NOT NULL AS changed,
        coalesce(c.generation, t.generation) AS generation
-FROM target t LEFT JOIN changed c ON c.id = t.id`;
+FROM target t LEFT JOIN changed c ON c.id = t.id`,
+	values: [change.to, change.actor, change.reason, change.from, change.generation, ...whereValues],
+});
 
-/** Records by id ($6); ids that do not exist are simply not in the result. */
-export const updateStatusSql = (store: Store): string =>
-	statusChangeSql(store, 'id = ANY($6::bigint[])');
+/** Records by `ids`; ids that do not exist are simply not in the result. */
+export const updateStatusSql = (
+	store: Store,
+	input: StatusChangeInput & { ids: string[] },
+): SqlQuery => statusChangeSql(store, input, 'id = ANY($6::bigint[])', [input.ids]);
 
 /**
- * The open records of items that have now succeeded (a later delivery of the keys $6, a JSON list
- * of {scope, key} and, where the success must be of the same request, its fingerprint, at step $8
- * of workflow $7), while each key's record still says succeeded: once
+ * The open records of items that have now succeeded (a later delivery of the `keys`, each its
+ * scope and key and, where the success must be of the same request, its fingerprint, at `step` of
+ * workflow `workflowId`), while each key's record still says succeeded: once
  * a key passed its retention and was claimed again, its letters belong to the new operation, and
  * a success of the old one says nothing of them. Only records waiting for a person, a resume or
  * a replay: one taken by the Replay workflow or an operator is theirs to close. A conflict stays open: the
@@ -57,37 +87,52 @@ export const updateStatusSql = (store: Store): string =>
  * on the word of the old operation's success. Locked in key order, as claims and settles lock
  * them, so a close and a many-key claim never wait on each other in a circle.
  */
-export const closeSucceededSql = (store: Store): string =>
+export const closeSucceededSql = (
+	store: Store,
+	input: StatusChangeInput & {
+		keys: Array<{ scope: string; key: string; fingerprint?: string }>;
+		workflowId: string;
+		step: string;
+	},
+): SqlQuery =>
 	statusChangeSql(
 		store,
+		input,
 		`idempotency_key IN (
 		SELECT s.key FROM json_to_recordset($6::json) AS s(scope text, key text, fingerprint text)
 		JOIN ${store.table('idempotency_keys')} k ON k.scope = s.scope AND k.key = s.key
 		WHERE k.status = 'succeeded' AND (s.fingerprint IS NULL OR k.fingerprint = s.fingerprint)
 		ORDER BY k.scope, k.key FOR SHARE OF k)
 	AND workflow_id = $7 AND step = $8 AND status IN ('new', 'held', 'replay_requested') AND error_class <> 'conflict'`,
+		[JSON.stringify(input.keys), input.workflowId, input.step],
 	);
 
 /**
  * Held records whose breaker no longer holds them: their integration's breaker is closed (or its
- * cool-down over) and the integration is not paused. Of one integration ($6), or of all (null).
+ * cool-down over) and the integration is not paused. Of one `integration`, or of all (null).
  */
-export const releaseBreakerHoldsSql = (store: Store): string =>
+export const releaseBreakerHoldsSql = (
+	store: Store,
+	input: StatusChangeInput & { integration: string | null },
+): SqlQuery =>
 	statusChangeSql(
 		store,
+		input,
 		`status = 'held' AND hold_reason = 'breaker' AND ($6::text IS NULL OR integration = $6)
 	AND NOT EXISTS (SELECT 1 FROM ${store.table('breakers')} b WHERE b.integration = dead_letters.integration AND b.open_until > now())
 	AND NOT EXISTS (SELECT 1 FROM ${store.table('pauses')} p WHERE p.scope = 'integration' AND p.name = dead_letters.integration AND p.paused)`,
+		[input.integration],
 	);
 
 /**
- * What the store says of the failed step of records $1 (ids) that a replay run took: the status
+ * What the store says of the failed step of records `ids` that a replay run took: the status
  * of the write key the record is parked under (its key, in its workflow), and of the event a
  * letter `event:<consumer>:<event ID>` (or its hashed form) names by its business ID. Either is
  * null when the record names no such key or event (a letter of the user's own key, an
  * execution-level record): the store cannot say, and the run's own result decides.
  */
-export const replayedStepsSql = (store: Store): string => `
+export const replayedStepsSql = (store: Store, input: { ids: string[] }): SqlQuery => ({
+	text: `
 SELECT d.id, d.status, d.generation, d.step,
        (SELECT k.status FROM ${store.table('idempotency_keys')} k
         WHERE k.key = d.idempotency_key AND k.workflow_id = d.workflow_id
@@ -98,16 +143,29 @@ SELECT d.id, d.status, d.generation, d.step,
               ${hashedEventLetterKeySql(eventLetterKeySql('p.consumer', 'p.event_id'))})
         LIMIT 1) AS event_status
 FROM ${store.table('dead_letters')} d
-WHERE d.id = ANY($1::bigint[])`;
+WHERE d.id = ANY($1::bigint[])`,
+	values: [input.ids],
+});
 
 /**
- * Takes up to $3 records asked to be replayed for one replay run ($1, the taker; $2 the reason;
- * $4 an optional workflow), atomically: two overlapping runs never take one record. A record
- * another run took more than $5 minutes ago without settling it (that run died) is taken again.
+ * Takes up to `limit` records asked to be replayed for one replay run (`taker`; `reason`; an
+ * optional `workflowId`), atomically: two overlapping runs never take one record. A record
+ * another run took more than `staleAfterMinutes` ago without settling it (that run died) is
+ * taken again.
  * Each taken record is being fixed, at a new generation that the run's later status change must
  * present, so a late settle of the dead run changes nothing.
  */
-export const takeForReplaySql = (store: Store): string => `
+export const takeForReplaySql = (
+	store: Store,
+	input: {
+		taker: string;
+		reason: string;
+		limit: number;
+		workflowId: string | null;
+		staleAfterMinutes: number;
+	},
+): SqlQuery => ({
+	text: `
 WITH target AS (
 	SELECT id, status FROM ${store.table('dead_letters')}
 	WHERE (status = 'replay_requested'
@@ -128,22 +186,29 @@ WITH target AS (
 	       CASE WHEN from_status = 'being_fixed' THEN $2 || ' (an earlier replay run did not finish)' ELSE $2 END
 	FROM changed
 )
-SELECT * FROM changed ORDER BY updated_at, id`;
+SELECT * FROM changed ORDER BY updated_at, id`,
+	values: [input.taker, input.reason, input.limit, input.workflowId, input.staleAfterMinutes],
+});
 
 /**
- * The open letters of events execution $6 has now done (keys `event:<consumer>:<event ID>`, or
+ * The open letters of events execution `executionId` has now done (keys `event:<consumer>:<event ID>`, or
  * `event:sha256:<hex>` of that when it is too long to store: eventLetterKey, as the Error handler,
  * Recover and a stopped execution park them): a successful run of an item closes
  * every letter still waiting for it (new, held, asked to be replayed). One taken by the Replay
  * workflow or an operator (being fixed) is theirs to close.
  */
-export const closeDoneEventLettersSql = (store: Store): string =>
+export const closeDoneEventLettersSql = (
+	store: Store,
+	input: StatusChangeInput & { executionId: string },
+): SqlQuery =>
 	statusChangeSql(
 		store,
+		input,
 		`idempotency_key IN (
 		SELECT k FROM (
 			SELECT ${eventLetterKeySql('p.consumer', 'p.event_id')} AS plain FROM ${store.table('processed_events')} p
 			WHERE p.execution_id = $6 AND p.status = 'done'
 		) e, LATERAL (VALUES (e.plain), (${hashedEventLetterKeySql('e.plain')})) AS v(k))
 	AND status IN ('new', 'held', 'replay_requested')`,
+		[input.executionId],
 	);
