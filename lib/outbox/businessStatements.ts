@@ -53,7 +53,7 @@ export async function runStatements(
 	for (const [position, statement] of statements.entries()) {
 		refuseTransactionControl(statement, itemIndex, position);
 		try {
-			const answer = await tx.execute(statement.text, statement.values);
+			const answer = await tx.execute(statement);
 			// A text of several statements (possible without parameters) reports no rows.
 			results.push({ rowCount: answer.rowCount, rows: answer.rows ?? [] });
 		} catch (error) {

@@ -68,6 +68,10 @@ export class Store {
 		}
 	}
 
+	/**
+	 * Runs one statement; its rows. The engine's statements come from SQL builders as a SqlQuery;
+	 * text with its values (or none) is accepted too, for inline SQL such as a test's own checks.
+	 */
 	async query<R extends QueryResultRow>(
 		query: SqlQuery | string,
 		values: unknown[] = [],
@@ -75,7 +79,7 @@ export class Store {
 		return (await this.execute<R>(query, values)).rows;
 	}
 
-	/** Runs one statement; the rows and how many rows it changed. */
+	/** Runs one statement, given as `query` does; the rows and how many rows it changed. */
 	async execute<R extends QueryResultRow>(
 		query: SqlQuery | string,
 		values: unknown[] = [],
@@ -155,6 +159,7 @@ export class Transaction {
 		private readonly config: StoreConfig,
 	) {}
 
+	/** Runs one statement on the transaction's connection, given as Store.query takes it. */
 	async query<R extends QueryResultRow>(
 		query: SqlQuery | string,
 		values: unknown[] = [],
