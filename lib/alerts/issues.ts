@@ -334,7 +334,9 @@ export async function notifyAlerts(
 			if (await underCeiling(store, tx, n, null, settings.ceilingPerHour ?? DEFAULT_CEILING))
 				results[entry.index].notifications.push(n);
 		}
-		const grouped = entries.filter((e) => e.letterId !== undefined);
+		const grouped = entries.filter(
+			(e): e is typeof e & { letterId: string } => e.letterId !== undefined,
+		);
 		if (grouped.length === 0) return;
 		const causes = [...new Set(grouped.map((e) => e.cause))].sort();
 		await tx.query(lockCausesSql({ causes }));
@@ -364,7 +366,7 @@ export async function notifyAlerts(
 		const issueOfCause = new Map(issues.map((i) => [i.cause, i]));
 		await tx.query(
 			assignLettersSql(store, {
-				letters: grouped.map((e) => ({ id: e.letterId!, issue: issueOfCause.get(e.cause)!.id })),
+				letters: grouped.map((e) => ({ id: e.letterId, issue: issueOfCause.get(e.cause)!.id })),
 			}),
 		);
 		const latest: Record<string, string | null> = {};

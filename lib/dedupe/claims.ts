@@ -165,20 +165,23 @@ async function applyOrdering(
 	won: ClaimRequest[],
 	results: Map<number, ClaimResult>,
 ): Promise<string[]> {
-	const ordered = won.filter((r) => r.entityKey !== undefined && r.version !== undefined);
+	type Ordered = ClaimRequest & { entityKey: string; version: string };
+	const ordered = won.filter(
+		(r): r is Ordered => r.entityKey !== undefined && r.version !== undefined,
+	);
 	if (ordered.length === 0) return [];
-	const newestByEntity = new Map<string, ClaimRequest>();
+	const newestByEntity = new Map<string, Ordered>();
 	for (const request of ordered) {
-		const best = newestByEntity.get(request.entityKey!);
-		if (!best || compareVersions(request.version!, best.version!) > 0)
-			newestByEntity.set(request.entityKey!, request);
+		const best = newestByEntity.get(request.entityKey);
+		if (!best || compareVersions(request.version, best.version) > 0)
+			newestByEntity.set(request.entityKey, request);
 	}
 	const rejected: string[] = [];
-	const reject = (request: ClaimRequest, against: string): void => {
+	const reject = (request: Ordered, against: string): void => {
 		rejected.push(request.eventId);
 		results.set(
 			request.index,
-			compareVersions(request.version!, against) === 0
+			compareVersions(request.version, against) === 0
 				? {
 						index: request.index,
 						eventId: request.eventId,
@@ -201,8 +204,8 @@ async function applyOrdering(
 	}>(
 		advanceVersionsSql(store, {
 			consumer: context.consumer,
-			entityKeys: newest.map((r) => r.entityKey!),
-			versions: newest.map((r) => r.version!),
+			entityKeys: newest.map((r) => r.entityKey),
+			versions: newest.map((r) => r.version),
 			eventIds: newest.map((r) => r.eventId),
 			executionId: context.executionId,
 		}),
@@ -211,7 +214,7 @@ async function applyOrdering(
 	for (const row of rows) {
 		const request = newestByEntity.get(row.entity_key)!;
 		if (row.advanced) {
-			current.set(row.entity_key, request.version!);
+			current.set(row.entity_key, request.version);
 		} else {
 			const stored = String(row.current_version);
 			current.set(row.entity_key, stored);
@@ -219,8 +222,8 @@ async function applyOrdering(
 		}
 	}
 	for (const request of ordered) {
-		if (newestByEntity.get(request.entityKey!) !== request)
-			reject(request, current.get(request.entityKey!)!);
+		if (newestByEntity.get(request.entityKey) !== request)
+			reject(request, current.get(request.entityKey)!);
 	}
 	return rejected;
 }
