@@ -34,9 +34,8 @@ export async function routeOperation(
 			context.getNode(),
 			`The operation "${operation}" is not supported`,
 		);
-	const store = await storeFor(context);
-	return await showingErrors(context, () =>
-		handler.execute.call(context, store, context.getInputData()),
+	return await showingErrors(context, async () =>
+		handler.execute.call(context, await storeFor(context), context.getInputData()),
 	);
 }
 

@@ -4,7 +4,7 @@ import type {
 	IExecuteFunctions,
 	INodeCredentialTestResult,
 } from 'n8n-workflow';
-import { ExecutionBaseError, NodeOperationError } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 import { diagnoseStore, getStore, isReliabilityError, type Store, toStoreConfig } from '../../lib';
 
 const STORE_CREDENTIAL = 'reliabilityStoreApi';
@@ -18,17 +18,15 @@ export async function reliabilityStoreTest(
 	return { status: result.ok ? 'OK' : 'Error', message: result.message };
 }
 
-/** The shared, migrated store for this node's credential; fails the execution before any side effect. */
+/**
+ * The shared, migrated store for this node's credential; fails the execution before any side
+ * effect. Called inside showingErrors (the routers, the write), which shows what it throws.
+ */
 export async function storeFor(context: IExecuteFunctions): Promise<Store> {
-	try {
-		const credentials = await context.getCredentials(STORE_CREDENTIAL);
-		const store = getStore(toStoreConfig(credentials as Record<string, unknown>));
-		await store.ready();
-		return store;
-	} catch (error) {
-		// n8n's own errors (the credential's expression, its decryption) say what to show already.
-		throw error instanceof ExecutionBaseError ? error : toNodeError(context, error);
-	}
+	const credentials = await context.getCredentials(STORE_CREDENTIAL);
+	const store = getStore(toStoreConfig(credentials as Record<string, unknown>));
+	await store.ready();
+	return store;
 }
 
 /** Turns an engine error into the NodeOperationError n8n shows, keeping the item index. */

@@ -51,6 +51,11 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			`The operation "${operation}" of "${resource}" is not supported`,
 		);
 	// Composing an alert needs no store (and its node may have no store credential).
-	const store = resource === 'alert' && operation === 'compose' ? undefined : await storeFor(this);
-	return await showingErrors(this, () => handler.call(this, store, this.getInputData()));
+	return await showingErrors(this, async () =>
+		handler.call(
+			this,
+			resource === 'alert' && operation === 'compose' ? undefined : await storeFor(this),
+			this.getInputData(),
+		),
+	);
 }
