@@ -159,8 +159,12 @@ export interface Rules {
 
 const rulesCache = new Map<string, Rules>();
 
+/** The rules without Mask Fields: what most masking asks for, answered without a lookup. */
+const DEFAULT_RULES: Rules = { extra: new Set(), decided: new Map() };
+
 /** The rules for a Mask Fields list, cached per list (masking runs for every stored string). */
 export function rulesFor(extraFields: readonly string[] | undefined): Rules {
+	if (!Array.isArray(extraFields) || extraFields.length === 0) return DEFAULT_RULES;
 	// Masking never fails: names that are not text are ignored (parseMaskFields reports them).
 	const names = Array.isArray(extraFields)
 		? extraFields.filter((name): name is string => typeof name === 'string')

@@ -53,15 +53,24 @@ export const CIRCULAR = '[circular]';
  * reference stays shared in the copy, a circular one becomes CIRCULAR and anything below
  * MAX_DEPTH levels becomes CUT_TOO_DEEP, so the copy can always be written as JSON.
  */
-export function walk(root: unknown, rules: Rules): { value: unknown; changed: boolean } {
+export function walk(
+	root: unknown,
+	rules: Rules,
+): { value: unknown; changed: boolean; opaque: boolean } {
 	let changed = false;
+	// An object that is neither plain, an array nor a Date (a class instance, a Buffer) is copied
+	// as it is, unwalked: the caller that stores the copy must make it storable itself.
+	let opaque = false;
 	const leaf = (value: unknown): unknown => {
-		if (typeof value !== 'string') return value;
+		if (typeof value !== 'string') {
+			if (value !== null && typeof value === 'object' && !(value instanceof Date)) opaque = true;
+			return value;
+		}
 		const masked = maskString(value, rules);
 		if (masked !== value) changed = true;
 		return masked;
 	};
-	if (!Array.isArray(root) && !isPlainObject(root)) return { value: leaf(root), changed };
+	if (!Array.isArray(root) && !isPlainObject(root)) return { value: leaf(root), changed, opaque };
 	interface Frame {
 		source: object;
 		target: Record<string, unknown> | unknown[];
@@ -138,5 +147,5 @@ export function walk(root: unknown, rules: Rules): { value: unknown; changed: bo
 			else out[outKey] = value;
 		}
 	}
-	return { value: result, changed };
+	return { value: result, changed, opaque };
 }

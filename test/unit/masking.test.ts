@@ -5,6 +5,7 @@ import {
 	isSecretName,
 	MASKED,
 	MAX_DEPTH,
+	maskStorable,
 	maskText,
 	maskValue,
 	parseMaskFields,
@@ -508,6 +509,18 @@ describe('storable text', () => {
 		expect(storableText('emoji 😀 and ünïcödé')).toBe('emoji 😀 and ünïcödé');
 		expect(maskText('token=\u0000abc')).toBe('token=[masked]');
 		expect(maskValue({ 'k\u0000': ['v\ud83d'] })).toEqual({ 'k\ufffd': ['v\ufffd'] });
+	});
+
+	it('maskStorable gives what maskValue gives, and a class instance inside it made storable', () => {
+		const plain = { 'k\u0000': ['v\ud83d', { password: SECRET }], at: new Date(0), n: 1 };
+		expect(maskStorable(plain)).toEqual(maskValue(plain));
+		class Lead {
+			name = 'a\u0000b';
+		}
+		const stored = maskStorable({ lead: new Lead(), list: [new Lead()] }) as unknown;
+		// Nothing in it that Postgres refuses, whatever the walk left unwalked.
+		expect(JSON.stringify(stored)).not.toMatch(/\\u0000/);
+		expect(stored).toEqual({ lead: { name: 'a\ufffdb' }, list: [{ name: 'a\ufffdb' }] });
 	});
 });
 
