@@ -26,6 +26,11 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 		});
 	}
 	const settings = readSettings(this);
+	// The store's credential is read (and its pool found) while the request's own credential is
+	// read: n8n reads each from its database, and one after the other they add up. It is awaited
+	// after the items are checked, so an item's error still comes first.
+	const opening = storeFor(this);
+	opening.catch(() => undefined);
 	const build = await requestBuilder(this, items, settings);
 	const requests: Array<PreparedRequest | WriteRequest> = [];
 	await forEachItem(
@@ -46,7 +51,7 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 		},
 	);
 
-	const store = await storeFor(this);
+	const store = await opening;
 	const workflow = this.getWorkflow();
 	const executionId = this.getExecutionId();
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
