@@ -5,7 +5,7 @@ import { ItemError } from '../errors';
 import { type Compensation } from '../idempotency/compensation';
 import { type AttemptEntry } from '../idempotency/types';
 import { type Store } from '../store';
-import { maskStorable, maskText } from '../masking';
+import { maskForStore, maskText } from '../masking';
 import { checkParkRequest, storable } from './validate';
 import { parkSql } from './sql';
 import { type DeadLetterStatus, type ErrorClass } from './statuses';
@@ -182,14 +182,18 @@ async function parkValid(
 	const maskedList = (list: unknown[] | undefined): unknown[] | undefined =>
 		list === undefined || list === null || list.length === 0
 			? undefined
-			: (maskStorable(list, options.maskFields) ?? undefined);
+			: (maskForStore(list, options.maskFields).stored ?? undefined);
+	const shown: unknown[] = [];
 	const rows = requests.map((request, ord) => {
 		// Secrets never land in the store: the payload and every text that came from outside.
 		// Masked text is storable too; the other text columns are made storable (no NUL).
 		// A payload of null (or none, or one JSON has no value for, such as NaN) is stored as {}:
 		// the column holds JSON, and SQL NULL is not.
-		const masked = maskStorable(request.payload ?? {}, options.maskFields);
-		const payload = jsonIsNull(masked) ? {} : masked;
+		// The masked payload names the item (its key) and goes on to the next node as it is; the
+		// row carries its storable form, which differs only where the walk left a part unwalked.
+		const masked = maskForStore(request.payload ?? {}, options.maskFields);
+		const payload = jsonIsNull(masked.value) ? {} : masked.value;
+		shown[ord] = payload;
 		const idempotencyKey = storable(request.idempotencyKey);
 		return {
 			ord,
@@ -214,7 +218,7 @@ async function parkValid(
 			status: request.status ?? 'new',
 			// Only a breaker's hold is read from the request (a pause's is decided by the statement).
 			hold_reason: request.holdReason === 'breaker' ? 'breaker' : undefined,
-			payload,
+			payload: payload === masked.value ? masked.stored : payload,
 			retry_after: request.retryAfter?.toISOString(),
 			// As validated: a number given as text ("30", "3e1") or left empty ("") is read the same way.
 			retention_days: optionalInRange(request.retentionDays, LIMITS.retentionDays) ?? 90,
@@ -246,7 +250,7 @@ async function parkValid(
 			status: r.status,
 			failureCount: r.failure_count,
 			created: r.inserted,
-			payload: row.payload,
+			payload: shown[row.ord],
 			message: row.error_message ?? null,
 		};
 	});

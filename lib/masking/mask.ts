@@ -31,11 +31,16 @@ export function maskValue<T>(value: T, extraFields?: readonly string[]): T {
 }
 
 /**
- * maskValue for a value about to be stored: the copy is storable as it is (every string and key
- * in it already is, being masked), so only a part the walk copied unwalked (a class instance, a
- * Buffer) is made storable, instead of walking the whole copy a second time.
+ * maskValue for a value about to be stored, and its stored form. The masked copy (`value`) is
+ * storable as it is, every string and key in it having been masked, unless the walk copied a
+ * part unwalked (a class instance, a Buffer): only then is `stored` a second, storable copy
+ * (storableValue), instead of walking every value twice.
  */
-export function maskStorable<T>(value: T, extraFields?: readonly string[]): T {
+export function maskForStore<T>(
+	value: T,
+	extraFields?: readonly string[],
+): { value: T; stored: T } {
 	const walked = walk(value, rulesFor(extraFields));
-	return (walked.opaque ? storableValue(walked.value) : walked.value) as T;
+	const masked = walked.value as T;
+	return { value: masked, stored: walked.opaque ? storableValue(masked) : masked };
 }

@@ -5,7 +5,7 @@ import {
 	isSecretName,
 	MASKED,
 	MAX_DEPTH,
-	maskStorable,
+	maskForStore,
 	maskText,
 	maskValue,
 	parseMaskFields,
@@ -511,16 +511,25 @@ describe('storable text', () => {
 		expect(maskValue({ 'k\u0000': ['v\ud83d'] })).toEqual({ 'k\ufffd': ['v\ufffd'] });
 	});
 
-	it('maskStorable gives what maskValue gives, and a class instance inside it made storable', () => {
+	it('maskForStore gives what maskValue gives, and a storable copy only where it must', () => {
 		const plain = { 'k\u0000': ['v\ud83d', { password: SECRET }], at: new Date(0), n: 1 };
-		expect(maskStorable(plain)).toEqual(maskValue(plain));
+		const masked = maskForStore(plain);
+		expect(masked.value).toEqual(maskValue(plain));
+		// Nothing unwalked: the masked copy is stored as it is, not copied again.
+		expect(masked.stored).toBe(masked.value);
 		class Lead {
 			name = 'a\u0000b';
 		}
-		const stored = maskStorable({ lead: new Lead(), list: [new Lead()] }) as unknown;
-		// Nothing in it that Postgres refuses, whatever the walk left unwalked.
-		expect(JSON.stringify(stored)).not.toMatch(/\\u0000/);
-		expect(stored).toEqual({ lead: { name: 'a\ufffdb' }, list: [{ name: 'a\ufffdb' }] });
+		const lead = new Lead();
+		const withInstance = maskForStore({ lead, list: [lead] });
+		// What goes on to the next node keeps the instance; what is stored holds nothing Postgres
+		// refuses, whatever the walk left unwalked.
+		expect((withInstance.value as { lead: unknown }).lead).toBe(lead);
+		expect(JSON.stringify(withInstance.stored)).not.toMatch(/\\u0000/);
+		expect(withInstance.stored).toEqual({
+			lead: { name: 'a\ufffdb' },
+			list: [{ name: 'a\ufffdb' }],
+		});
 	});
 });
 
