@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { runLink, runWrites, type WriteRequest } from '../../lib';
 import { forEachItem } from '../shared/router';
 import { sourceVersionOf } from '../shared/sourceVersion';
-import { storeFor } from '../shared/store';
+import { storeCredentialOf, storeFor } from '../shared/store';
 import { toOutputs } from './outputs';
 import { type PreparedRequest, requestBuilder } from './request';
 import { readSettings } from './settings';
@@ -26,11 +26,12 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 		});
 	}
 	const settings = readSettings(this);
-	// The store's credential is read (and its pool found) while the request's own credential is
-	// read: n8n reads each from its database, and one after the other they add up. It is awaited
-	// after the items are checked, so an item's error still comes first.
-	const opening = storeFor(this);
-	opening.catch(() => undefined);
+	// The store's credential is read while the request's own credential is: n8n reads each from
+	// its database, and one after the other they add up. The store is opened with it only after
+	// the items are checked, so an item's error still comes first and a run that fails there
+	// touches no store.
+	const storeCredential = storeCredentialOf(this);
+	storeCredential.catch(() => undefined);
 	const build = await requestBuilder(this, items, settings);
 	const requests: Array<PreparedRequest | WriteRequest> = [];
 	await forEachItem(
@@ -51,7 +52,7 @@ export async function write(this: IExecuteFunctions): Promise<INodeExecutionData
 		},
 	);
 
-	const store = await opening;
+	const store = await storeFor(this, storeCredential);
 	const workflow = this.getWorkflow();
 	const executionId = this.getExecutionId();
 	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');

@@ -1,4 +1,5 @@
 import type {
+	ICredentialDataDecryptedObject,
 	ICredentialTestFunctions,
 	ICredentialsDecrypted,
 	IExecuteFunctions,
@@ -19,11 +20,22 @@ export async function reliabilityStoreTest(
 }
 
 /**
+ * The store credential as n8n decrypts it for this execution (a read of n8n's database). A node
+ * that reads another credential too can start this one first and hand it to storeFor.
+ */
+export const storeCredentialOf = (
+	context: IExecuteFunctions,
+): Promise<ICredentialDataDecryptedObject> => context.getCredentials(STORE_CREDENTIAL);
+
+/**
  * The shared, migrated store for this node's credential; fails the execution before any side
  * effect. Called inside showingErrors (the routers, the write), which shows what it throws.
  */
-export async function storeFor(context: IExecuteFunctions): Promise<Store> {
-	const credentials = await context.getCredentials(STORE_CREDENTIAL);
+export async function storeFor(
+	context: IExecuteFunctions,
+	credential: Promise<ICredentialDataDecryptedObject> = storeCredentialOf(context),
+): Promise<Store> {
+	const credentials = await credential;
 	const store = getStore(toStoreConfig(credentials as Record<string, unknown>));
 	await store.ready();
 	return store;
