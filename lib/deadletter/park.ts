@@ -182,7 +182,7 @@ async function parkValid(
 	const maskedList = (list: unknown[] | undefined): unknown[] | undefined =>
 		list === undefined || list === null || list.length === 0
 			? undefined
-			: (maskForStore(list, options.maskFields).stored ?? undefined);
+			: maskForStore(list, options.maskFields).stored;
 	const shown: unknown[] = [];
 	const rows = requests.map((request, ord) => {
 		// Secrets never land in the store: the payload and every text that came from outside.
@@ -204,7 +204,7 @@ async function parkValid(
 			item_index: request.itemIndex ?? undefined,
 			item_key: itemKeyOf(idempotencyKey, payload),
 			idempotency_key: idempotencyKey ?? undefined,
-			business_id: keptBusinessId(storable(request.businessId) ?? undefined) ?? undefined,
+			business_id: keptBusinessId(kept(request.businessId)) ?? undefined,
 			run_link: kept(request.runLink),
 			integration: kept(request.integration),
 			error_class: kept(request.errorClass),
@@ -218,7 +218,7 @@ async function parkValid(
 			status: request.status ?? 'new',
 			// Only a breaker's hold is read from the request (a pause's is decided by the statement).
 			hold_reason: request.holdReason === 'breaker' ? 'breaker' : undefined,
-			payload: payload === masked.value ? masked.stored : payload,
+			payload: jsonIsNull(masked.value) ? {} : masked.stored,
 			retry_after: request.retryAfter?.toISOString(),
 			// As validated: a number given as text ("30", "3e1") or left empty ("") is read the same way.
 			retention_days: optionalInRange(request.retentionDays, LIMITS.retentionDays) ?? 90,

@@ -166,9 +166,7 @@ const DEFAULT_RULES: Rules = { extra: new Set(), decided: new Map() };
 export function rulesFor(extraFields: readonly string[] | undefined): Rules {
 	if (!Array.isArray(extraFields) || extraFields.length === 0) return DEFAULT_RULES;
 	// Masking never fails: names that are not text are ignored (parseMaskFields reports them).
-	const names = Array.isArray(extraFields)
-		? extraFields.filter((name): name is string => typeof name === 'string')
-		: [];
+	const names = extraFields.filter((name): name is string => typeof name === 'string');
 	const key = names.join('\u0000');
 	let rules = rulesCache.get(key);
 	if (!rules) {
