@@ -54,7 +54,7 @@ function withStoredEntityKey(request: ClaimRequest): ClaimRequest {
 
 /**
  * Claims a run's events: duplicates inside the batch are settled in memory, the rest in one
- * statement (plus one for entity versions when ordering is on), inside one transaction so an
+ * statement. With ordering on, the entity versions' statements join it in one transaction, so an
  * event rejected as stale is never left claimed.
  */
 export async function claimEvents(
@@ -79,48 +79,20 @@ export async function claimEvents(
 		}
 	}
 	const candidates = [...firstByEvent.values()];
-	if (candidates.length > 0) {
+	if (candidates.length > 0 && !candidates.some(isOrdered)) {
+		// Without Check Order the claim is one statement, atomic on its own: no transaction's
+		// BEGIN and COMMIT round trips, each a wait for n8n's event loop in a one-item execution.
+		await claimCandidates(store, store, context, candidates, firstByEvent, results);
+	} else if (candidates.length > 0) {
 		await store.transaction(async (tx) => {
-			const claimed = await tx.query<{
-				event_id: string;
-				claimed: boolean;
-				existing_status: string | null;
-				claimed_by: string | null;
-			}>(
-				claimEventsSql(store, {
-					consumer: context.consumer,
-					eventIds: candidates.map((c) => c.eventId),
-					entityKeys: candidates.map((c) => c.entityKey ?? null),
-					versions: candidates.map((c) => c.version ?? null),
-					status: context.mode === ClaimMode.doneAtClaim ? 'done' : 'in_progress',
-					workflowId: context.workflowId ?? null,
-					executionId: context.executionId,
-					leaseSeconds: context.leaseSeconds,
-					retentionDays: context.retentionDays,
-					payloads: candidates.map((c) =>
-						c.payload === undefined ? null : JSON.stringify(storableValue(c.payload)),
-					),
-					payloadBytes: candidates.map((c) => c.payloadBytes ?? null),
-				}),
+			const { won, reclaimed } = await claimCandidates(
+				tx,
+				store,
+				context,
+				candidates,
+				firstByEvent,
+				results,
 			);
-			const won: ClaimRequest[] = [];
-			const reclaimed = new Set<string>();
-			for (const row of claimed) {
-				const request = firstByEvent.get(row.event_id)!;
-				if (row.claimed) {
-					won.push(request);
-					if (row.existing_status !== null) reclaimed.add(row.event_id);
-				} else {
-					results.set(request.index, {
-						index: request.index,
-						eventId: request.eventId,
-						outcome: 'duplicate',
-						reason:
-							row.existing_status === 'done' ? DuplicateReason.done : DuplicateReason.inProgress,
-						claimedBy: row.claimed_by,
-					});
-				}
-			}
 			const rejected = await applyOrdering(tx, store, context, won, results);
 			const fresh = rejected.filter((eventId) => !reclaimed.has(eventId));
 			const taken = rejected.filter((eventId) => reclaimed.has(eventId));
@@ -153,6 +125,65 @@ export async function claimEvents(
 	);
 }
 
+type Ordered = ClaimRequest & { entityKey: string; version: string };
+
+const isOrdered = (r: ClaimRequest): r is Ordered =>
+	r.entityKey !== undefined && r.version !== undefined;
+
+/**
+ * The claim statement over the batch's first occurrences: the duplicates go into `results`; the
+ * events won, and which of them were claimed again (a row was there before), come back.
+ */
+async function claimCandidates(
+	on: Store | Transaction,
+	store: Store,
+	context: ClaimContext,
+	candidates: ClaimRequest[],
+	firstByEvent: Map<string, ClaimRequest>,
+	results: Map<number, ClaimResult>,
+): Promise<{ won: ClaimRequest[]; reclaimed: Set<string> }> {
+	const claimed = await on.query<{
+		event_id: string;
+		claimed: boolean;
+		existing_status: string | null;
+		claimed_by: string | null;
+	}>(
+		claimEventsSql(store, {
+			consumer: context.consumer,
+			eventIds: candidates.map((c) => c.eventId),
+			entityKeys: candidates.map((c) => c.entityKey ?? null),
+			versions: candidates.map((c) => c.version ?? null),
+			status: context.mode === ClaimMode.doneAtClaim ? 'done' : 'in_progress',
+			workflowId: context.workflowId ?? null,
+			executionId: context.executionId,
+			leaseSeconds: context.leaseSeconds,
+			retentionDays: context.retentionDays,
+			payloads: candidates.map((c) =>
+				c.payload === undefined ? null : JSON.stringify(storableValue(c.payload)),
+			),
+			payloadBytes: candidates.map((c) => c.payloadBytes ?? null),
+		}),
+	);
+	const won: ClaimRequest[] = [];
+	const reclaimed = new Set<string>();
+	for (const row of claimed) {
+		const request = firstByEvent.get(row.event_id)!;
+		if (row.claimed) {
+			won.push(request);
+			if (row.existing_status !== null) reclaimed.add(row.event_id);
+		} else {
+			results.set(request.index, {
+				index: request.index,
+				eventId: request.eventId,
+				outcome: 'duplicate',
+				reason: row.existing_status === 'done' ? DuplicateReason.done : DuplicateReason.inProgress,
+				claimedBy: row.claimed_by,
+			});
+		}
+	}
+	return { won, reclaimed };
+}
+
 /**
  * Ordering: within the batch only the highest version of an entity can be new (the rest are
  * older than it, or equal); that one then has to beat the stored version. Returns the event
@@ -165,10 +196,7 @@ async function applyOrdering(
 	won: ClaimRequest[],
 	results: Map<number, ClaimResult>,
 ): Promise<string[]> {
-	type Ordered = ClaimRequest & { entityKey: string; version: string };
-	const ordered = won.filter(
-		(r): r is Ordered => r.entityKey !== undefined && r.version !== undefined,
-	);
+	const ordered = won.filter(isOrdered);
 	if (ordered.length === 0) return [];
 	const newestByEntity = new Map<string, Ordered>();
 	for (const request of ordered) {
