@@ -42,9 +42,9 @@ import {
 const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 500);
 /**
  * Executions of each side of the write against the authenticated HTTP Request, one at a time:
- * the pair the p99 target is judged on. Of 500 executions the p99 is the fifth slowest, and the
- * difference of two such tails moved by several ms between runs of the same code; of 2,000 it is
- * the twentieth, and the pair still takes only minutes.
+ * the pair the p99 target is judged on. Of 500 executions the p99 is the sixth slowest, and the
+ * difference of two such tails moved by several ms from run to run; of 2,000 it is
+ * the twenty-first, and the pair still takes only minutes.
  */
 const WRITE_PAIR_EXECUTIONS = Number(process.env.BENCH_WRITE_PAIR_EXECUTIONS ?? 2000);
 const PARALLEL = Number(process.env.BENCH_PARALLEL ?? 8);
