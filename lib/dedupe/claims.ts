@@ -78,21 +78,15 @@ export async function claimEvents(
 			firstByEvent.set(request.eventId, request);
 		}
 	}
-	const candidates = [...firstByEvent.values()];
-	if (candidates.length > 0 && !candidates.some(isOrdered)) {
+	if (firstByEvent.size === 0) {
+		// Every event was a duplicate inside the batch: nothing to claim.
+	} else if (![...firstByEvent.values()].some(isOrdered)) {
 		// Without Check Order the claim is one statement, atomic on its own: no transaction's
 		// BEGIN and COMMIT round trips, each a wait for n8n's event loop in a one-item execution.
-		await claimCandidates(store, store, context, candidates, firstByEvent, results);
-	} else if (candidates.length > 0) {
+		await claimCandidates(store, store, context, firstByEvent, results);
+	} else {
 		await store.transaction(async (tx) => {
-			const { won, reclaimed } = await claimCandidates(
-				tx,
-				store,
-				context,
-				candidates,
-				firstByEvent,
-				results,
-			);
+			const { won, reclaimed } = await claimCandidates(tx, store, context, firstByEvent, results);
 			const rejected = await applyOrdering(tx, store, context, won, results);
 			const fresh = rejected.filter((eventId) => !reclaimed.has(eventId));
 			const taken = rejected.filter((eventId) => reclaimed.has(eventId));
@@ -131,17 +125,18 @@ const isOrdered = (r: ClaimRequest): r is Ordered =>
 	r.entityKey !== undefined && r.version !== undefined;
 
 /**
- * The claim statement over the batch's first occurrences: the duplicates go into `results`; the
- * events won, and which of them were claimed again (a row was there before), come back.
+ * The claim statement over the batch's first occurrences (by event ID): the duplicates go into
+ * `results`; the events won, and which of them were claimed again (a row was there before), come
+ * back.
  */
 async function claimCandidates(
 	on: Store | Transaction,
 	store: Store,
 	context: ClaimContext,
-	candidates: ClaimRequest[],
 	firstByEvent: Map<string, ClaimRequest>,
 	results: Map<number, ClaimResult>,
 ): Promise<{ won: ClaimRequest[]; reclaimed: Set<string> }> {
+	const candidates = [...firstByEvent.values()];
 	const claimed = await on.query<{
 		event_id: string;
 		claimed: boolean;
