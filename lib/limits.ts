@@ -22,6 +22,7 @@ export const LIMITS = {
 	historyRetentionDays: { label: 'History Retention (Days)', min: 1, max: 3650, integer: true },
 	statsRetentionDays: { label: 'Stats Retention (Days)', min: 1, max: 3650, integer: true },
 	purgeSliceSize: { label: 'Slice Size', min: 1, max: 100_000, integer: true },
+	purgeRestPercent: { label: 'Rest Between Slices (%)', min: 0, max: 1000, integer: true },
 	listLimit: { label: 'Limit', min: 1, max: 10_000, integer: true },
 	alertUpdateMinutes: { label: 'Update Interval (Minutes)', min: 1, max: 1440, integer: true },
 	alertCeilingPerHour: {

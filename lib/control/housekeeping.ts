@@ -4,7 +4,7 @@ import { purgeExpiredKeys } from '../idempotency/purge';
 import { inRange, LIMITS } from '../limits';
 import { purgeMessages } from '../outbox/purge';
 import type { Store } from '../store';
-import { purgeTrail } from '../store/slices';
+import { purgeTrail, type Slices } from '../store/slices';
 
 /**
  * Housekeeping: every table of the store with a retention purged by it, so the store stays the
@@ -21,6 +21,11 @@ export interface HousekeepingOptions {
 	statsRetentionDays: number;
 	/** Rows per DELETE statement. */
 	sliceSize: number;
+	/**
+	 * After each full slice, rest this share (in percent) of the time the slice took, so live
+	 * claims and writes keep the database and the cores between slices; 0 purges flat out.
+	 */
+	restPercent: number;
 }
 
 export const DEFAULT_HOUSEKEEPING: HousekeepingOptions = {
@@ -28,6 +33,7 @@ export const DEFAULT_HOUSEKEEPING: HousekeepingOptions = {
 	historyRetentionDays: 365,
 	statsRetentionDays: 400,
 	sliceSize: 10_000,
+	restPercent: 100,
 };
 
 /** Rows deleted per table. */
@@ -44,11 +50,17 @@ export interface HousekeepingResult {
 	executionReports: number;
 }
 
+/**
+ * Purges every table, resting between slices as `restPercent` says; a cancelled run (`signal`)
+ * stops before its next slice and says what it deleted. The store is held for the whole purge, so
+ * a rest is never taken for a store nobody uses and closed under it.
+ */
 export async function purgeExpired(
 	store: Store,
 	options: Partial<HousekeepingOptions> = {},
+	signal?: AbortSignal,
 ): Promise<HousekeepingResult> {
-	const { retentionDays, historyRetentionDays, statsRetentionDays, sliceSize } = {
+	const { retentionDays, historyRetentionDays, statsRetentionDays, sliceSize, restPercent } = {
 		retentionDays: inRange(
 			options.retentionDays ?? DEFAULT_HOUSEKEEPING.retentionDays,
 			LIMITS.retentionDays,
@@ -62,17 +74,27 @@ export async function purgeExpired(
 			LIMITS.statsRetentionDays,
 		),
 		sliceSize: inRange(options.sliceSize ?? DEFAULT_HOUSEKEEPING.sliceSize, LIMITS.purgeSliceSize),
+		restPercent: inRange(
+			options.restPercent ?? DEFAULT_HOUSEKEEPING.restPercent,
+			LIMITS.purgeRestPercent,
+		),
 	};
+	const slices: Slices = { size: sliceSize, rest: restPercent / 100, signal };
 	// One table after another: a purge is background work and takes one connection at a time.
-	return {
-		idempotencyKeys: await purgeExpiredKeys(store, sliceSize),
-		processedEvents: await purgeExpiredEvents(store, null, sliceSize),
-		entityVersions: await purgeEntityVersions(store, retentionDays, sliceSize),
-		deadLetters: await purgeDeadLetters(store, sliceSize),
-		deadLetterDaily: await purgeDeadLetterStats(store, statsRetentionDays, sliceSize),
-		pauseEvents: await purgeTrail(store, 'pause_events', historyRetentionDays, sliceSize),
-		drillEvents: await purgeTrail(store, 'drill_events', historyRetentionDays, sliceSize),
-		outboxMessages: await purgeMessages(store, retentionDays, sliceSize),
-		executionReports: await purgeExecutionReports(store, retentionDays, sliceSize),
-	};
+	const release = store.hold();
+	try {
+		return {
+			idempotencyKeys: await purgeExpiredKeys(store, slices),
+			processedEvents: await purgeExpiredEvents(store, null, slices),
+			entityVersions: await purgeEntityVersions(store, retentionDays, slices),
+			deadLetters: await purgeDeadLetters(store, slices),
+			deadLetterDaily: await purgeDeadLetterStats(store, statsRetentionDays, slices),
+			pauseEvents: await purgeTrail(store, 'pause_events', historyRetentionDays, slices),
+			drillEvents: await purgeTrail(store, 'drill_events', historyRetentionDays, slices),
+			outboxMessages: await purgeMessages(store, retentionDays, slices),
+			executionReports: await purgeExecutionReports(store, retentionDays, slices),
+		};
+	} finally {
+		release();
+	}
 }

@@ -1,9 +1,12 @@
-import { deleteInSlices, type Store } from '../store';
+import { DEFAULT_SLICES, deleteInSlices, type Slices, type Store } from '../store';
 import { purgeDailyStatsSql, purgeSql } from './sql';
 
 /** Deletes closed records past retention and says how many; open records are never purged. */
-export async function purgeDeadLetters(store: Store, sliceSize = 10_000): Promise<number> {
-	return await deleteInSlices(store, (limit) => purgeSql(store, { limit }), sliceSize);
+export async function purgeDeadLetters(
+	store: Store,
+	slices: Readonly<Slices> = DEFAULT_SLICES,
+): Promise<number> {
+	return await deleteInSlices(store, (limit) => purgeSql(store, { limit }), slices);
 }
 
 /**
@@ -13,11 +16,11 @@ export async function purgeDeadLetters(store: Store, sliceSize = 10_000): Promis
 export async function purgeDeadLetterStats(
 	store: Store,
 	olderThanDays: number,
-	sliceSize = 10_000,
+	slices: Readonly<Slices> = DEFAULT_SLICES,
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
 		(limit) => purgeDailyStatsSql(store, { olderThanDays, limit }),
-		sliceSize,
+		slices,
 	);
 }

@@ -1,4 +1,4 @@
-import { deleteInSlices, type Store } from '../store';
+import { DEFAULT_SLICES, deleteInSlices, type Slices, type Store } from '../store';
 import { purgeEntityVersionsSql, purgeExecutionReportsSql, purgeExpiredSql } from './sql';
 
 /** Purging by retention, in short slices. */
@@ -11,12 +11,12 @@ import { purgeEntityVersionsSql, purgeExecutionReportsSql, purgeExpiredSql } fro
 export async function purgeExpiredEvents(
 	store: Store,
 	consumer: string | null,
-	sliceSize = 10_000,
+	slices: Readonly<Slices> = DEFAULT_SLICES,
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
 		(limit) => purgeExpiredSql(store, { consumer, limit }),
-		sliceSize,
+		slices,
 	);
 }
 
@@ -27,12 +27,12 @@ export async function purgeExpiredEvents(
 export async function purgeEntityVersions(
 	store: Store,
 	olderThanDays: number,
-	sliceSize = 10_000,
+	slices: Readonly<Slices> = DEFAULT_SLICES,
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
 		(limit) => purgeEntityVersionsSql(store, { olderThanDays, limit }),
-		sliceSize,
+		slices,
 	);
 }
 
@@ -40,11 +40,11 @@ export async function purgeEntityVersions(
 export async function purgeExecutionReports(
 	store: Store,
 	olderThanDays: number,
-	sliceSize = 10_000,
+	slices: Readonly<Slices> = DEFAULT_SLICES,
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
 		(limit) => purgeExecutionReportsSql(store, { olderThanDays, limit }),
-		sliceSize,
+		slices,
 	);
 }

@@ -2,6 +2,7 @@ import { markAlertDue } from '../deadletter/alertDue';
 import { StoreUnavailableError } from '../errors';
 import { maskText } from '../masking';
 import { checkLength, inRange, lengthProblem, LIMITS, TEXT_LIMITS } from '../limits';
+import { abortableSleep } from '../sleep';
 import type { Store } from '../store';
 import { ItemWrite } from './attempts';
 import { BreakerStreak, recordBreaker } from './breaker';
@@ -315,18 +316,4 @@ class Run implements RunState {
 				: `${error.hint ?? ''} ${sent} request${sent === 1 ? ' had' : 's had'} been sent when the store failed, so some may have taken effect; their idempotency keys make a redelivery safe: deliver the items again once the store is back (a write that was in flight is reconciled once its lease, the request timeout plus a margin, ends).`;
 		return new StoreUnavailableError(error.message, hint.trim(), { cause: error.cause ?? error });
 	}
-}
-
-/** Waits `ms`, or less when the execution is cancelled meanwhile (the send loop then stops). */
-function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-	if (signal?.aborted) return Promise.resolve();
-	return new Promise<void>((resolve) => {
-		const done = () => {
-			clearTimeout(timer);
-			signal?.removeEventListener('abort', done);
-			resolve();
-		};
-		const timer = setTimeout(done, ms);
-		signal?.addEventListener('abort', done, { once: true });
-	});
 }

@@ -1,4 +1,4 @@
-import type { Store } from '../store';
+import { DEFAULT_SLICES, inSlices, type Slices, type Store } from '../store';
 import { purgeMessagesSql } from './sql';
 
 /**
@@ -8,14 +8,12 @@ import { purgeMessagesSql } from './sql';
 export async function purgeMessages(
 	outbox: Store,
 	olderThanDays: number,
-	sliceSize = 10_000,
+	slices: Readonly<Slices> = DEFAULT_SLICES,
 ): Promise<number> {
-	let total = 0;
-	for (;;) {
+	return await inSlices(slices, async (limit) => {
 		const [{ n }] = await outbox.query<{ n: number }>(
-			purgeMessagesSql(outbox, { olderThanDays, limit: sliceSize }),
+			purgeMessagesSql(outbox, { olderThanDays, limit }),
 		);
-		total += n;
-		if (n < sliceSize) return total;
-	}
+		return n;
+	});
 }

@@ -1,23 +1,63 @@
+import { abortableSleep } from '../sleep';
 import type { SqlQuery, Store } from './store';
 import { purgeTrailSql } from './sql/trails';
 
+/** How a purge deletes: rows per statement, and how long it rests after each full slice. */
+export interface Slices {
+	/** Rows per DELETE statement. */
+	size: number;
+	/**
+	 * After each full slice, wait this many times as long as the slice took before starting the
+	 * next (0: no rest). Live claims and writes then have the database and the machine's cores
+	 * to themselves between slices: 1 halves the purge's share of them and doubles its duration.
+	 */
+	rest: number;
+	/** The execution's cancel signal: a cancelled purge stops after the slice it is in. */
+	signal?: AbortSignal;
+}
+
+/** The single purges' slices (a node's Purge operation): 10,000 rows at a time, no rest. */
+export const DEFAULT_SLICES: Readonly<Slices> = Object.freeze({ size: 10_000, rest: 0 });
+
+/** Where `inSlices` reads the time and rests: the real clock, or a test's. */
+export interface SliceClock {
+	now(): number;
+	sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+const REAL_CLOCK: SliceClock = { now: () => performance.now(), sleep: abortableSleep };
+
 /**
- * Runs a bounded DELETE (`slice` builds it for a slice of at most `sliceSize` rows) until a slice
- * comes back short, and says how many rows went. Each slice is its own short statement, so a
- * purge of millions of rows never holds a long transaction that blocks claims or keeps vacuum
- * from cleaning up.
+ * Runs `deleteSlice` (it deletes at most `size` rows and says how many) until a slice comes back
+ * short, resting after each full one as `slices.rest` says, and says how many rows went. Each
+ * slice is its own short statement, so a purge of millions of rows never holds a long
+ * transaction that blocks claims or keeps vacuum from cleaning up. A cancelled purge stops
+ * before its next slice (a rest ends at once) and says what it deleted: a purge only deletes
+ * what is past retention, so stopping early loses nothing, and the next purge goes on from there.
  */
-export async function deleteInSlices(
-	store: Store,
-	slice: (sliceSize: number) => SqlQuery,
-	sliceSize: number,
+export async function inSlices(
+	slices: Readonly<Slices>,
+	deleteSlice: (size: number) => Promise<number>,
+	clock: SliceClock = REAL_CLOCK,
 ): Promise<number> {
 	let total = 0;
-	for (;;) {
-		const { rowCount } = await store.execute(slice(sliceSize));
-		total += rowCount;
-		if (rowCount < sliceSize) return total;
+	while (!slices.signal?.aborted) {
+		const began = clock.now();
+		const deleted = await deleteSlice(slices.size);
+		total += deleted;
+		if (deleted < slices.size) break;
+		if (slices.rest > 0) await clock.sleep((clock.now() - began) * slices.rest, slices.signal);
 	}
+	return total;
+}
+
+/** `inSlices` with a bounded DELETE (`slice` builds it for a slice of at most `size` rows). */
+export async function deleteInSlices(
+	store: Store,
+	slice: (size: number) => SqlQuery,
+	slices: Readonly<Slices> = DEFAULT_SLICES,
+): Promise<number> {
+	return await inSlices(slices, async (size) => (await store.execute(slice(size))).rowCount);
 }
 
 /** Deletes an audit trail's lines older than `olderThanDays`, in slices; says how many went. */
@@ -25,11 +65,11 @@ export async function purgeTrail(
 	store: Store,
 	trail: 'pause_events' | 'drill_events',
 	olderThanDays: number,
-	sliceSize = 10_000,
+	slices: Readonly<Slices> = DEFAULT_SLICES,
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
 		(limit) => purgeTrailSql(store, { trail, olderThanDays, limit }),
-		sliceSize,
+		slices,
 	);
 }

@@ -196,4 +196,20 @@ describe('housekeeping', () => {
 		}
 		expect(await count('processed_events', `event_id = 'c-fresh' AND status = 'done'`)).toBe(1);
 	});
+
+	it('a stopped run purges nothing more, and the next run purges what it left', async () => {
+		await seed('d-');
+		const stopped = purgeExpired(store, { sliceSize: 10 }, AbortSignal.abort());
+		expect(Object.values(await stopped)).toEqual(Array(9).fill(0));
+		expect(await count('idempotency_keys', prefixed('d-', 'gone-'))).toBe(25);
+		expect(await count('processed_events', prefixed('d-', 'gone-', 'event_id'))).toBe(25);
+		expect(await count('outbox_messages', prefixed('d-', 'gone-', 'idempotency_key'))).toBe(25);
+		expect(store.held).toBe(false);
+
+		await purgeExpired(store, { sliceSize: 10, restPercent: 0 });
+		expect(await count('idempotency_keys', prefixed('d-', 'gone-'))).toBe(0);
+		expect(await count('processed_events', prefixed('d-', 'gone-', 'event_id'))).toBe(0);
+		expect(await count('outbox_messages', prefixed('d-', 'gone-', 'idempotency_key'))).toBe(0);
+		expect(store.held).toBe(false);
+	});
 });
