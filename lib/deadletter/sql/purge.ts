@@ -9,11 +9,11 @@ import type { SqlQuery, Store } from '../../store';
 export const purgeSql = (store: Store, input: { limit: number }): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT id FROM ${store.table('dead_letters')} WHERE expires_at < now() AND NOT is_open
+	SELECT ctid FROM ${store.table('dead_letters')} WHERE expires_at < now() AND NOT is_open
 	LIMIT $1
 	FOR UPDATE SKIP LOCKED
 )
-DELETE FROM ${store.table('dead_letters')} d USING doomed WHERE d.id = doomed.id`,
+DELETE FROM ${store.table('dead_letters')} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
 	values: [input.limit],
 });
 
@@ -24,12 +24,11 @@ export const purgeDailyStatsSql = (
 ): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT day, workflow_id, step, owner, reason FROM ${store.table('dead_letter_daily')}
+	SELECT ctid FROM ${store.table('dead_letter_daily')}
 	WHERE day < (now() AT TIME ZONE 'UTC')::date - $1::int
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
 )
-DELETE FROM ${store.table('dead_letter_daily')} s USING doomed d
-WHERE (s.day, s.workflow_id, s.step, s.owner, s.reason) = (d.day, d.workflow_id, d.step, d.owner, d.reason)`,
+DELETE FROM ${store.table('dead_letter_daily')} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
 	values: [input.olderThanDays, input.limit],
 });

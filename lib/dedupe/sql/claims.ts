@@ -247,13 +247,12 @@ export const purgeExpiredSql = (
 ): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT consumer, event_id FROM ${store.table('processed_events')}
+	SELECT ctid FROM ${store.table('processed_events')}
 	WHERE expires_at < now() AND status IN ('done', 'failed') AND ($1::text IS NULL OR consumer = $1)
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
 )
-DELETE FROM ${store.table('processed_events')} p USING doomed d
-WHERE p.consumer = d.consumer AND p.event_id = d.event_id`,
+DELETE FROM ${store.table('processed_events')} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
 	values: [input.consumer, input.limit],
 });
 
@@ -270,7 +269,7 @@ export const purgeEntityVersionsSql = (
 ): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT v.consumer, v.entity_key FROM ${store.table('entity_versions')} v
+	SELECT v.ctid FROM ${store.table('entity_versions')} v
 	WHERE v.updated_at < now() - make_interval(days => $1)
 	  AND NOT EXISTS (
 		SELECT 1 FROM ${store.table('processed_events')} p
@@ -279,7 +278,6 @@ WITH doomed AS (
 	LIMIT $2
 	FOR UPDATE OF v SKIP LOCKED
 )
-DELETE FROM ${store.table('entity_versions')} v USING doomed d
-WHERE v.consumer = d.consumer AND v.entity_key = d.entity_key`,
+DELETE FROM ${store.table('entity_versions')} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
 	values: [input.olderThanDays, input.limit],
 });

@@ -199,11 +199,11 @@ export const purgeExecutionReportsSql = (
 ): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT execution_id FROM ${store.table('execution_reports')}
+	SELECT ctid FROM ${store.table('execution_reports')}
 	WHERE first_reported_at < now() - make_interval(days => $1)
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
 )
-DELETE FROM ${store.table('execution_reports')} r USING doomed d WHERE r.execution_id = d.execution_id`,
+DELETE FROM ${store.table('execution_reports')} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
 	values: [input.olderThanDays, input.limit],
 });

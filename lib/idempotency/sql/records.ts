@@ -45,12 +45,12 @@ RETURNING scope, key, status`,
 export const purgeKeysSql = (store: Store, input: { limit: number }): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT scope, key FROM ${store.table('idempotency_keys')}
+	SELECT ctid FROM ${store.table('idempotency_keys')}
 	WHERE expires_at < now() AND status IN ('succeeded', 'failed', 'compensated')
 	LIMIT $1
 	FOR UPDATE SKIP LOCKED
 )
-DELETE FROM ${store.table('idempotency_keys')} k USING doomed d WHERE k.scope = d.scope AND k.key = d.key`,
+DELETE FROM ${store.table('idempotency_keys')} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
 	values: [input.limit],
 });
 

@@ -196,12 +196,12 @@ export const purgeMessagesSql = (
 	text: `
 WITH deleted AS (
 	DELETE FROM ${store.table('outbox_messages')}
-	WHERE id IN (
-		SELECT id FROM ${store.table('outbox_messages')}
+	WHERE ctid = ANY (ARRAY(
+		SELECT ctid FROM ${store.table('outbox_messages')}
 		WHERE status IN ('done', 'dead') AND completed_at < now() - make_interval(days => $1)
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
-	)
+	))
 	RETURNING 1
 )
 SELECT count(*)::int AS n FROM deleted`,

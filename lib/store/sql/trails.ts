@@ -11,10 +11,10 @@ export const purgeTrailSql = (
 ): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT id FROM ${store.table(input.trail)} WHERE at < now() - make_interval(days => $1)
+	SELECT ctid FROM ${store.table(input.trail)} WHERE at < now() - make_interval(days => $1)
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
 )
-DELETE FROM ${store.table(input.trail)} e USING doomed d WHERE e.id = d.id`,
+DELETE FROM ${store.table(input.trail)} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
 	values: [input.olderThanDays, input.limit],
 });
