@@ -54,6 +54,32 @@ describe('bench:all against docs/benchmarks.md', () => {
 		expect(write[0].verdict).toBe('SLIPPED more than 20%');
 	});
 
+	it('judges a figure in milliseconds near zero by 5 ms, not by 20% of almost nothing', () => {
+		const rows = judge(
+			'latency',
+			{ bench: 'latency', write_added_p99_ms: 4, dedupe_added_p99_ms: -2, park_added_p99_ms: 9 },
+			{ bench: 'latency', write_added_p99_ms: 0, dedupe_added_p99_ms: -8, park_added_p99_ms: 3 },
+		);
+		const verdict = (figure: string) => rows.find((r) => r.figure === figure)?.verdict;
+		// 0 to 4 ms is within the noise, but no longer unjudged: 0 to 6 would slip.
+		expect(verdict('write_added_p99_ms')).toBe('meets target <= 5');
+		expect(verdict('dedupe_added_p99_ms')).toBe('SLIPPED more than 20%');
+		expect(verdict('park_added_p99_ms')).toBe('SLIPPED more than 20%');
+		const slipped = judge(
+			'latency',
+			{ bench: 'latency', write_added_p99_ms: 6 },
+			{ bench: 'latency', write_added_p99_ms: 0 },
+		);
+		expect(slipped[0].verdict).toBe('MISSES target <= 5; SLIPPED more than 20%');
+		// A ratio keeps the 20% rule alone: it has no unit to floor.
+		const soak = judge(
+			'soak',
+			{ bench: 'soak', p99_during_purge_vs_idle: 2 },
+			{ bench: 'soak', p99_during_purge_vs_idle: 1.6 },
+		);
+		expect(soak[0].verdict).toBe('MISSES target <= 1.5; SLIPPED more than 20%');
+	});
+
 	it('says when a figure of the page was not measured this run', () => {
 		const rows = judge('write', { bench: 'write' }, { bench: 'write', live_vs_http_request: 1.16 });
 		expect(rows).toEqual([
