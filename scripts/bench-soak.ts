@@ -5,7 +5,8 @@
  * with saved bodies and 9.3M claims), in SQL, with the store's own indexes. Then, in one real n8n,
  * Event Dedupe claims and Idempotent HTTP Write writes (one item per execution, alternating) while
  * idle, and again while the bundled Housekeeping workflow (its Run Now webhook) purges the expired
- * day, BENCH_PURGE_ROUNDS times (another expired day seeded before each further round). Reports
+ * day, round after round (another expired day seeded before each further round) until as many
+ * executions ran during purges as idle, at most BENCH_PURGE_ROUNDS (20) rounds. Reports
  * p50 and p99 of the node's own time in both phases, the rows before and after, and the dead
  * tuples the purges left, with what (auto)vacuum made of them.
  */
@@ -23,8 +24,12 @@ const PER_DAY = Number(process.env.BENCH_ROWS_PER_DAY ?? 300_000);
 const SAMPLES = Number(process.env.BENCH_EXECUTIONS ?? 300);
 /** Executions of a node in a row before switching to the other one. */
 const STRETCH = 25;
-/** Purges timed (a fresh expired day is seeded before each after the first). */
-const ROUNDS = Number(process.env.BENCH_PURGE_ROUNDS ?? 5);
+/**
+ * Purges timed at most (a fresh expired day is seeded before each after the first): rounds go on
+ * until as many executions of each node ran during purges as while idle, so both p99s are the
+ * same rank of the same number of samples (with fewer, the p99 during is nearer their maximum).
+ */
+const MAX_ROUNDS = Number(process.env.BENCH_PURGE_ROUNDS ?? 20);
 /** Executions of a node in a row while a purge runs (short, so the phases stay apart). */
 const PURGE_STRETCH = 5;
 /** How long to wait for autovacuum to visit the purged tables after the purge. */
@@ -159,14 +164,20 @@ async function main(): Promise<void> {
 		await load((claims) => claims.node.length >= STRETCH);
 		const idle = await load((claims) => claims.node.length >= SAMPLES);
 
-		// The purge of a day takes seconds, so it runs ROUNDS times, a fresh expired day seeded
-		// before each further round, and only executions started while it ran count as "during".
+		// The purge of a day takes seconds, so it runs until the executions during purges are as
+		// many as the idle ones (at most MAX_ROUNDS times), a fresh expired day seeded before each
+		// further round; only executions started while it ran count as "during", rests included.
 		const during = {
 			claims: { node: [], endToEnd: [] } as Timing,
 			writes: { node: [], endToEnd: [] } as Timing,
 		};
 		const purges: Array<{ ms: number; deleted: unknown }> = [];
-		for (let round = 0; round < ROUNDS; round++) {
+		for (
+			let round = 0;
+			round < MAX_ROUNDS &&
+			Math.min(during.claims.node.length, during.writes.node.length) < SAMPLES;
+			round++
+		) {
 			if (round > 0)
 				for (const table of HOT_TABLES)
 					await admin.query(seedSql[table](schema), [
