@@ -1,4 +1,4 @@
-import { DEFAULT_SLICES, inSlices, type Slices, type Store } from '../store';
+import { DEFAULT_SLICES, deleteInSlices, type Slices, type Store } from '../store';
 import { purgeMessagesSql } from './sql';
 
 /**
@@ -10,10 +10,9 @@ export async function purgeMessages(
 	olderThanDays: number,
 	slices: Readonly<Slices> = DEFAULT_SLICES,
 ): Promise<number> {
-	return await inSlices(slices, async (limit) => {
-		const [{ n }] = await outbox.query<{ n: number }>(
-			purgeMessagesSql(outbox, { olderThanDays, limit }),
-		);
-		return n;
-	});
+	return await deleteInSlices(
+		outbox,
+		(limit) => purgeMessagesSql(outbox, { olderThanDays, limit }),
+		slices,
+	);
 }

@@ -6,5 +6,6 @@ export * from './sqlstate';
 export * from './store';
 export * from './storable';
 export * from './slices';
+export * from './sliceSql';
 export * from './failures';
 export * from './registry';

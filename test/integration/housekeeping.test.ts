@@ -172,7 +172,7 @@ describe('housekeeping', () => {
 			// One slice, its transaction left open: it holds the rows it deleted.
 			await purger.query('BEGIN');
 			const slice = await purger.query(purgeExpiredSql(store, { consumer: null, limit: 10 }));
-			expect(slice.rowCount).toBe(10);
+			expect(slice.rows).toEqual([{ picked: 10, deleted: 10 }]);
 
 			const context = {
 				consumer: 'orders',

@@ -1,11 +1,12 @@
-import { inSlices, type SliceClock } from '../../lib/store/slices';
+import { inSlices, type SliceClock, type SliceResult } from '../../lib/store/slices';
 
 /**
  * A table of `rows` rows deleted `size` at a time on a test clock: slice n takes `took[n]` ms
  * (the last entry for every slice after), and every rest the purge asks for is recorded and
- * passes on the clock.
+ * passes on the clock. Slice n leaves `invisible[n]` of the rows it picked undeleted, as rows
+ * updated after its statement began are.
  */
-function table(rows: number, took: number[]) {
+function table(rows: number, took: number[], invisible: number[] = []) {
 	let left = rows;
 	let now = 0;
 	const slices: number[] = [];
@@ -17,12 +18,13 @@ function table(rows: number, took: number[]) {
 			now += ms;
 		},
 	};
-	const deleteSlice = async (size: number) => {
+	const deleteSlice = async (size: number): Promise<SliceResult> => {
 		now += took[Math.min(slices.length, took.length - 1)];
-		const n = Math.min(size, left);
-		left -= n;
-		slices.push(n);
-		return n;
+		const picked = Math.min(size, left);
+		const deleted = picked - Math.min(picked, invisible[slices.length] ?? 0);
+		left -= deleted;
+		slices.push(deleted);
+		return { picked, deleted };
 	};
 	return { slices, rests, clock, deleteSlice, left: () => left };
 }
@@ -36,6 +38,15 @@ describe('purging in slices', () => {
 		expect(t.left()).toBe(0);
 		// Each rest is its own slice's time, not the purge's so far.
 		expect(t.rests).toEqual([20, 70]);
+	});
+
+	it('a slice that picked a full slice but deleted fewer does not end the purge', async () => {
+		// The second slice picked 10, but 3 of them were updated meanwhile and not deleted.
+		const t = table(25, [10], [0, 3]);
+		expect(await inSlices({ size: 10, rest: 1 }, t.deleteSlice, t.clock)).toBe(25);
+
+		expect(t.slices).toEqual([10, 7, 8]);
+		expect(t.left()).toBe(0);
 	});
 
 	it('scales the rest, and a rest of 0 never waits', async () => {
@@ -74,7 +85,7 @@ describe('purging in slices', () => {
 		const purge = inSlices({ size: 10, rest: 200, signal: cancel.signal }, async (size) => {
 			slices++;
 			await new Promise((resolve) => setTimeout(resolve, 50));
-			return size;
+			return { picked: size, deleted: size };
 		});
 		setTimeout(() => cancel.abort(), 200);
 

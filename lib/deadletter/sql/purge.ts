@@ -1,4 +1,4 @@
-import type { SqlQuery, Store } from '../../store';
+import { deleteDoomed, type SqlQuery, type Store } from '../../store';
 
 /**
  * Removes closed records past retention (open and held ones are never purged), one slice of
@@ -12,8 +12,7 @@ WITH doomed AS (
 	SELECT ctid FROM ${store.table('dead_letters')} WHERE expires_at < now() AND NOT is_open
 	LIMIT $1
 	FOR UPDATE SKIP LOCKED
-)
-DELETE FROM ${store.table('dead_letters')} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
+)${deleteDoomed(store.table('dead_letters'))}`,
 	values: [input.limit],
 });
 
@@ -28,7 +27,6 @@ WITH doomed AS (
 	WHERE day < (now() AT TIME ZONE 'UTC')::date - $1::int
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
-)
-DELETE FROM ${store.table('dead_letter_daily')} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
+)${deleteDoomed(store.table('dead_letter_daily'))}`,
 	values: [input.olderThanDays, input.limit],
 });

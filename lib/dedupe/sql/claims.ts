@@ -1,4 +1,4 @@
-import type { SqlQuery, Store } from '../../store';
+import { deleteDoomed, type SqlQuery, type Store } from '../../store';
 
 /** A claim's life: claimed (and ordered by entity version), completed, released, purged. */
 
@@ -251,8 +251,7 @@ WITH doomed AS (
 	WHERE expires_at < now() AND status IN ('done', 'failed') AND ($1::text IS NULL OR consumer = $1)
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
-)
-DELETE FROM ${store.table('processed_events')} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
+)${deleteDoomed(store.table('processed_events'))}`,
 	values: [input.consumer, input.limit],
 });
 
@@ -277,7 +276,6 @@ WITH doomed AS (
 	  )
 	LIMIT $2
 	FOR UPDATE OF v SKIP LOCKED
-)
-DELETE FROM ${store.table('entity_versions')} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
+)${deleteDoomed(store.table('entity_versions'))}`,
 	values: [input.olderThanDays, input.limit],
 });

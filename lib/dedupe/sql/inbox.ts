@@ -1,4 +1,4 @@
-import type { SqlQuery, Store } from '../../store';
+import { deleteDoomed, type SqlQuery, type Store } from '../../store';
 
 /**
  * Claims held until their execution ends, with the item kept (the inbox): renewed while it runs,
@@ -203,7 +203,6 @@ WITH doomed AS (
 	WHERE first_reported_at < now() - make_interval(days => $1)
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
-)
-DELETE FROM ${store.table('execution_reports')} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
+)${deleteDoomed(store.table('execution_reports'))}`,
 	values: [input.olderThanDays, input.limit],
 });

@@ -1,4 +1,4 @@
-import type { SqlQuery, Store } from '../../store';
+import { deleteDoomed, type SqlQuery, type Store } from '../../store';
 
 /**
  * Ends the record of an owner that is gone (its lease ended without a settle), conditional on
@@ -49,8 +49,7 @@ WITH doomed AS (
 	WHERE expires_at < now() AND status IN ('succeeded', 'failed', 'compensated')
 	LIMIT $1
 	FOR UPDATE SKIP LOCKED
-)
-DELETE FROM ${store.table('idempotency_keys')} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
+)${deleteDoomed(store.table('idempotency_keys'))}`,
 	values: [input.limit],
 });
 

@@ -1,4 +1,4 @@
-import type { SqlQuery, Store } from '../../store';
+import { deleteDoomed, type SqlQuery, type Store } from '../../store';
 import type { Plan } from '../settle';
 
 /**
@@ -187,23 +187,18 @@ RETURNING m.id::text, m.status, m.generation, m.attempts, m.available_at`,
 
 /**
  * Deletes settled (done or dead) messages settled more than `olderThanDays` days ago, `limit` at
- * a time; counts them.
+ * a time; says how many it picked and deleted.
  */
 export const purgeMessagesSql = (
 	store: Store,
 	input: { olderThanDays: number; limit: number },
 ): SqlQuery => ({
 	text: `
-WITH deleted AS (
-	DELETE FROM ${store.table('outbox_messages')}
-	WHERE ctid = ANY (ARRAY(
-		SELECT ctid FROM ${store.table('outbox_messages')}
-		WHERE status IN ('done', 'dead') AND completed_at < now() - make_interval(days => $1)
-		LIMIT $2
-		FOR UPDATE SKIP LOCKED
-	))
-	RETURNING 1
-)
-SELECT count(*)::int AS n FROM deleted`,
+WITH doomed AS (
+	SELECT ctid FROM ${store.table('outbox_messages')}
+	WHERE status IN ('done', 'dead') AND completed_at < now() - make_interval(days => $1)
+	LIMIT $2
+	FOR UPDATE SKIP LOCKED
+)${deleteDoomed(store.table('outbox_messages'))}`,
 	values: [input.olderThanDays, input.limit],
 });

@@ -1,3 +1,4 @@
+import { deleteDoomed } from '../sliceSql';
 import type { SqlQuery, Store } from '../store';
 
 /**
@@ -14,7 +15,6 @@ WITH doomed AS (
 	SELECT ctid FROM ${store.table(input.trail)} WHERE at < now() - make_interval(days => $1)
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
-)
-DELETE FROM ${store.table(input.trail)} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
+)${deleteDoomed(store.table(input.trail))}`,
 	values: [input.olderThanDays, input.limit],
 });
