@@ -35,12 +35,15 @@ const REAL_CLOCK: SliceClock = { now: () => performance.now(), sleep: abortableS
 
 /**
  * Runs `deleteSlice` (it picks and locks at most `size` rows, deletes them, and says how many it
- * picked and how many it deleted) until a slice picks fewer than `size`, resting after each full
- * one as `slices.rest` says, and says how many rows went. The purge ends on what a slice picked,
- * not on what it deleted: a row updated after the statement began and before it was locked is
- * picked but not deleted (see `deleteInSlices`), and ending on that short count would leave the
- * rest of the table for the next night. Each slice is its own short statement, so a purge of millions of rows never holds a long transaction that blocks
- * claims or keeps vacuum from cleaning up. A cancelled purge stops before its next slice (a rest
+ * picked and how many it deleted) until a slice picks fewer than `size` or deletes nothing,
+ * resting after each full one as `slices.rest` says, and says how many rows went. The purge goes
+ * on after a full slice that deleted fewer than it picked: a row updated after the statement
+ * began and before it was locked, still past retention, is picked but not deleted (see
+ * `deleteInSlices`), and ending on that short count would leave the rest of the table for the
+ * next night; a later slice of this purge, or the next purge, deletes it. A slice that deleted
+ * nothing ends it, so rows that can be locked but not deleted (a trigger or row security of the
+ * operator's) never keep it going. Each slice is its own short statement, so a purge of millions
+ * of rows never holds a long transaction that blocks claims or keeps vacuum from cleaning up. A cancelled purge stops before its next slice (a rest
  * ends at once) and says what it deleted: a purge only deletes what is past retention, so
  * stopping early loses nothing, and the next purge goes on from there.
  */
@@ -54,7 +57,7 @@ export async function inSlices(
 		const began = clock.now();
 		const { picked, deleted } = await deleteSlice(slices.size);
 		total += deleted;
-		if (picked < slices.size) break;
+		if (picked < slices.size || deleted === 0) break;
 		if (slices.rest > 0) await clock.sleep((clock.now() - began) * slices.rest, slices.signal);
 	}
 	return total;
@@ -67,7 +70,7 @@ export async function inSlices(
  * it locked, rather than by a join back on the key (measured on a 1.5M-row key table: 28 ms
  * against 45 ms per slice of 10,000 at the median). A row updated after the statement began and
  * before it was locked, still past retention, is locked in its new version, which the statement
- * cannot see: it is not deleted by this slice but by a later one.
+ * cannot see: this slice does not delete it, a later one does.
  */
 export async function deleteInSlices(
 	store: Store,

@@ -49,6 +49,14 @@ describe('purging in slices', () => {
 		expect(t.left()).toBe(0);
 	});
 
+	it('a full slice that deleted nothing ends the purge (rows it can lock but not delete)', async () => {
+		// Every row is picked and none deleted, as under a trigger that skips deletes.
+		const t = table(30, [10], [10, 10, 10]);
+		expect(await inSlices({ size: 10, rest: 0 }, t.deleteSlice, t.clock)).toBe(0);
+		expect(t.slices).toEqual([0]);
+		expect(t.left()).toBe(30);
+	});
+
 	it('scales the rest, and a rest of 0 never waits', async () => {
 		const scaled = table(20, [40]);
 		await inSlices({ size: 10, rest: 2.5 }, scaled.deleteSlice, scaled.clock);
