@@ -4,7 +4,7 @@ import { purgeExpiredKeys } from '../idempotency/purge';
 import { inRange, LIMITS } from '../limits';
 import { purgeMessages } from '../outbox/purge';
 import type { Store } from '../store';
-import { purgeTrail, type Slices } from '../store/slices';
+import { DEFAULT_SLICES, purgeTrail, type Slices } from '../store/slices';
 
 /**
  * Housekeeping: every table of the store with a retention purged by it, so the store stays the
@@ -32,7 +32,7 @@ export const DEFAULT_HOUSEKEEPING: HousekeepingOptions = {
 	retentionDays: 30,
 	historyRetentionDays: 365,
 	statsRetentionDays: 400,
-	sliceSize: 10_000,
+	sliceSize: DEFAULT_SLICES.size,
 	restPercent: 100,
 };
 

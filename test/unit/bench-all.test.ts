@@ -1,5 +1,9 @@
 import { judge, referenceFigures } from '../../scripts/bench-all';
 
+/** The verdict on one figure of one benchmark, this run's value against the page's. */
+const verdictOn = (bench: string, figure: string, now: number, before: number) =>
+	judge(bench, { bench, [figure]: now }, { bench, [figure]: before })[0].verdict;
+
 describe('bench:all against docs/benchmarks.md', () => {
 	it('takes the first JSON line of each benchmark in the page as its reference', () => {
 		const page = [
@@ -39,19 +43,9 @@ describe('bench:all against docs/benchmarks.md', () => {
 			'MISSES target >= 20; SLIPPED more than 20%',
 		);
 		expect(rows.find((r) => r.figure === 'cost_10m_vs_10k')?.verdict).toBe('');
-		const queue = judge(
-			'queue',
-			{ bench: 'queue', ratio_median: 1.3 },
-			{ bench: 'queue', ratio_median: 0.9 },
-		);
-		expect(queue[0].verdict).toBe('meets target >= 0.9');
+		expect(verdictOn('queue', 'ratio_median', 1.3, 0.9)).toBe('meets target >= 0.9');
 		// bench:write's figure is the HTTP Request node's time over ours: less is a slip.
-		const write = judge(
-			'write',
-			{ bench: 'write', live_vs_http_request: 0.8 },
-			{ bench: 'write', live_vs_http_request: 1.16 },
-		);
-		expect(write[0].verdict).toBe('SLIPPED more than 20%');
+		expect(verdictOn('write', 'live_vs_http_request', 0.8, 1.16)).toBe('SLIPPED more than 20%');
 	});
 
 	it('judges a figure in milliseconds near zero by 5 ms, not by 20% of almost nothing', () => {
@@ -65,19 +59,13 @@ describe('bench:all against docs/benchmarks.md', () => {
 		expect(verdict('write_added_p99_ms')).toBe('meets target <= 5');
 		expect(verdict('dedupe_added_p99_ms')).toBe('SLIPPED more than 20%');
 		expect(verdict('park_added_p99_ms')).toBe('SLIPPED more than 20%');
-		const slipped = judge(
-			'latency',
-			{ bench: 'latency', write_added_p99_ms: 6 },
-			{ bench: 'latency', write_added_p99_ms: 0 },
+		expect(verdictOn('latency', 'write_added_p99_ms', 6, 0)).toBe(
+			'MISSES target <= 5; SLIPPED more than 20%',
 		);
-		expect(slipped[0].verdict).toBe('MISSES target <= 5; SLIPPED more than 20%');
 		// A ratio keeps the 20% rule alone: it has no unit to floor.
-		const soak = judge(
-			'soak',
-			{ bench: 'soak', p99_during_purge_vs_idle: 2 },
-			{ bench: 'soak', p99_during_purge_vs_idle: 1.6 },
+		expect(verdictOn('soak', 'p99_during_purge_vs_idle', 2, 1.6)).toBe(
+			'MISSES target <= 1.5; SLIPPED more than 20%',
 		);
-		expect(soak[0].verdict).toBe('MISSES target <= 1.5; SLIPPED more than 20%');
 	});
 
 	it('says when a figure of the page was not measured this run', () => {
