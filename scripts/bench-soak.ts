@@ -35,6 +35,12 @@ const PURGE_STRETCH = 5;
 /** How long to wait for autovacuum to visit the purged tables after the purge. */
 const VACUUM_WAIT_MS = Number(process.env.BENCH_VACUUM_WAIT_MS ?? 120_000);
 const HOT_TABLES = ['idempotency_keys', 'processed_events'] as const;
+/** Housekeeping's slice size and rest for this run; unset, the bundled workflow's own. */
+const SLICE_SIZE = process.env.BENCH_SLICE_SIZE ? Number(process.env.BENCH_SLICE_SIZE) : undefined;
+const REST_PERCENT = process.env.BENCH_REST_PERCENT
+	? Number(process.env.BENCH_REST_PERCENT)
+	: undefined;
+type PlainNode = { parameters?: Record<string, unknown> };
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 const fixed = (n: number): number => Number(n.toFixed(1));
 
@@ -133,8 +139,27 @@ async function main(): Promise<void> {
 					jsonBody: '={{ $json }}',
 				}),
 			}),
-			...bundledWorkflows(target.url('/demo')).filter((w) => w.id === 'relHousekeeping1'),
+			...bundledWorkflows(target.url('/demo'))
+				.filter((w) => w.id === 'relHousekeeping1')
+				.map((w) => ({
+					...w,
+					nodes: (w.nodes as PlainNode[]).map((node) =>
+						node.parameters?.operation === 'purgeExpired'
+							? {
+									...node,
+									parameters: {
+										...node.parameters,
+										...(SLICE_SIZE === undefined ? {} : { sliceSize: SLICE_SIZE }),
+										...(REST_PERCENT === undefined ? {} : { restPercent: REST_PERCENT }),
+									},
+								}
+							: node,
+					),
+				})),
 		];
+		const purgeNode = (flows.flatMap((w) => w.nodes) as PlainNode[]).find(
+			(node) => node.parameters?.operation === 'purgeExpired',
+		);
 		n8n = await startN8n({
 			install: await installN8n(version),
 			tarball: await packPackage(),
@@ -273,6 +298,8 @@ async function main(): Promise<void> {
 					Math.max(ratio(during.claims, idle.claims), ratio(during.writes, idle.writes)).toFixed(2),
 				),
 				rows_after: after.keys.rows + after.claims.rows,
+				slice_size: purgeNode?.parameters?.sliceSize,
+				rest_percent: purgeNode?.parameters?.restPercent,
 			}),
 		);
 	} finally {
