@@ -4,7 +4,7 @@ import { purgeExpiredKeys } from '../idempotency/purge';
 import { inRange, LIMITS } from '../limits';
 import { purgeMessages } from '../outbox/purge';
 import type { Store } from '../store';
-import { DEFAULT_SLICES, purgeTrail, type Slices } from '../store/slices';
+import { purgeTrail, type Slices } from '../store/slices';
 
 /**
  * Housekeeping: every table of the store with a retention purged by it, so the store stays the
@@ -19,7 +19,11 @@ export interface HousekeepingOptions {
 	historyRetentionDays: number;
 	/** Daily dead letter stats older than this go. */
 	statsRetentionDays: number;
-	/** Rows per DELETE statement. */
+	/**
+	 * Rows per DELETE statement: 1,000 by default, a few ms each, so an execution that meets a
+	 * slice waits for a short one (bench:soak: claims' p99 1.33x idle at 1,000, 1.75-2.0x at
+	 * 10,000, resting 100% after each), where the nodes' own single purges take 10,000.
+	 */
 	sliceSize: number;
 	/**
 	 * After each full slice, rest this share (in percent) of the time the slice took, so live
@@ -32,7 +36,7 @@ export const DEFAULT_HOUSEKEEPING: HousekeepingOptions = {
 	retentionDays: 30,
 	historyRetentionDays: 365,
 	statsRetentionDays: 400,
-	sliceSize: DEFAULT_SLICES.size,
+	sliceSize: 1_000,
 	restPercent: 100,
 };
 

@@ -38,9 +38,9 @@ const properties: INodeProperties[] = [
 		name: 'sliceSize',
 		type: 'number',
 		typeOptions: range(LIMITS.purgeSliceSize),
-		default: 10_000,
+		default: 1_000,
 		description:
-			'Rows deleted per statement. Each slice is its own short statement, so claims and writes never wait behind a purge.',
+			'Rows deleted per statement. Each slice is its own short statement, so claims and writes never wait behind a purge; small slices keep what a claim or write meets short.',
 	},
 	{
 		displayName: 'Rest Between Slices (%)',
