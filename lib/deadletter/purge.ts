@@ -6,7 +6,7 @@ export async function purgeDeadLetters(
 	store: Store,
 	slices: Readonly<Slices> = DEFAULT_SLICES,
 ): Promise<number> {
-	return await deleteInSlices(store, (limit) => purgeSql(store, { limit }), slices);
+	return await deleteInSlices(store, (limit, after) => purgeSql(store, { limit, after }), slices);
 }
 
 /**
@@ -20,7 +20,7 @@ export async function purgeDeadLetterStats(
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
-		(limit) => purgeDailyStatsSql(store, { olderThanDays, limit }),
+		(limit, after) => purgeDailyStatsSql(store, { olderThanDays, limit, after }),
 		slices,
 	);
 }

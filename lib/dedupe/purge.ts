@@ -15,7 +15,7 @@ export async function purgeExpiredEvents(
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
-		(limit) => purgeExpiredSql(store, { consumer, limit }),
+		(limit, after) => purgeExpiredSql(store, { consumer, limit, after }),
 		slices,
 	);
 }
@@ -44,7 +44,7 @@ export async function purgeExecutionReports(
 ): Promise<number> {
 	return await deleteInSlices(
 		store,
-		(limit) => purgeExecutionReportsSql(store, { olderThanDays, limit }),
+		(limit, after) => purgeExecutionReportsSql(store, { olderThanDays, limit, after }),
 		slices,
 	);
 }

@@ -9,5 +9,9 @@ export async function purgeExpiredKeys(
 	store: Store,
 	slices: Readonly<Slices> = DEFAULT_SLICES,
 ): Promise<number> {
-	return await deleteInSlices(store, (limit) => purgeKeysSql(store, { limit }), slices);
+	return await deleteInSlices(
+		store,
+		(limit, after) => purgeKeysSql(store, { limit, after }),
+		slices,
+	);
 }

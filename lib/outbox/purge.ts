@@ -12,7 +12,7 @@ export async function purgeMessages(
 ): Promise<number> {
 	return await deleteInSlices(
 		outbox,
-		(limit) => purgeMessagesSql(outbox, { olderThanDays, limit }),
+		(limit, after) => purgeMessagesSql(outbox, { olderThanDays, limit, after }),
 		slices,
 	);
 }

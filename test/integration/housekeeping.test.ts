@@ -1,5 +1,7 @@
 import { claimEvents, ClaimMode } from '../../lib/dedupe';
 import { purgeExpiredSql } from '../../lib/dedupe/sql';
+import { purgeExpiredKeys } from '../../lib/idempotency/purge';
+import { purgeKeysSql } from '../../lib/idempotency/sql';
 import { purgeExpired } from '../../lib/control';
 import { adminClient, adminQuery, testStore } from '../helpers/store';
 
@@ -172,7 +174,7 @@ describe('housekeeping', () => {
 			// One slice, its transaction left open: it holds the rows it deleted.
 			await purger.query('BEGIN');
 			const slice = await purger.query(purgeExpiredSql(store, { consumer: null, limit: 10 }));
-			expect(slice.rows).toEqual([{ picked: 10, deleted: 10 }]);
+			expect(slice.rows).toMatchObject([{ picked: 10, deleted: 10 }]);
 
 			const context = {
 				consumer: 'orders',
@@ -211,5 +213,42 @@ describe('housekeeping', () => {
 		expect(await count('processed_events', prefixed('d-', 'gone-', 'event_id'))).toBe(0);
 		expect(await count('outbox_messages', prefixed('d-', 'gone-', 'idempotency_key'))).toBe(0);
 		expect(store.held).toBe(false);
+	});
+
+	it('each slice picks the oldest rows from where the previous slice ended', async () => {
+		// Thirty expired records an hour apart (e-k-01 the oldest), beside the other tests' rows.
+		await adminQuery(`
+			INSERT INTO ${t('idempotency_keys')} (scope, key, fingerprint, status, lease_until, expires_at)
+			SELECT 'crm', 'e-k-' || lpad(i::text, 2, '0'), 'f', 'succeeded', now() - interval '40 days',
+				now() - interval '1 day' - (31 - i) * interval '1 hour'
+			FROM generate_series(1, 30) i`);
+		const keys = async () =>
+			(
+				await adminQuery<{ key: string }>(
+					`SELECT key FROM ${t('idempotency_keys')} WHERE key LIKE 'e-k-%' ORDER BY key`,
+				)
+			).map((row) => row.key);
+		const range = (from: number, to: number) =>
+			Array.from({ length: to - from + 1 }, (_, i) => `e-k-${String(from + i).padStart(2, '0')}`);
+
+		const [first] = await store.query<{ picked: number; deleted: number; next: string }>(
+			purgeKeysSql(store, { limit: 10, after: null }),
+		);
+		expect(first).toMatchObject({ picked: 10, deleted: 10 });
+		expect(await keys()).toEqual(range(11, 30));
+
+		// A record older than the slice's start, expired since: the next slice goes on from where
+		// the last ended and leaves it to the next purge, which starts from the front again.
+		await adminQuery(`
+			INSERT INTO ${t('idempotency_keys')} (scope, key, fingerprint, status, lease_until, expires_at)
+			VALUES ('crm', 'e-k-00', 'f', 'succeeded', now() - interval '40 days', now() - interval '3 days')`);
+		const [second] = await store.query<{ picked: number; deleted: number; next: string }>(
+			purgeKeysSql(store, { limit: 10, after: first.next }),
+		);
+		expect(second).toMatchObject({ picked: 10, deleted: 10 });
+		expect(await keys()).toEqual(['e-k-00', ...range(21, 30)]);
+
+		await purgeExpiredKeys(store, { size: 4, rest: 0 });
+		expect(await keys()).toEqual([]);
 	});
 });

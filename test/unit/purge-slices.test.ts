@@ -49,6 +49,19 @@ describe('purging in slices', () => {
 		expect(t.left()).toBe(0);
 	});
 
+	it("hands each ordered slice's end to the next slice as its start", async () => {
+		const starts: Array<string | null> = [];
+		let left = 25;
+		const deleteSlice = async (size: number, after: string | null): Promise<SliceResult> => {
+			starts.push(after);
+			const picked = Math.min(size, left);
+			left -= picked;
+			return { picked, deleted: picked, next: picked > 0 ? `t${25 - left}` : null };
+		};
+		expect(await inSlices({ size: 10, rest: 0 }, deleteSlice)).toBe(25);
+		expect(starts).toEqual([null, 't10', 't20']);
+	});
+
 	it('a full slice that deleted nothing ends the purge (rows it can lock but not delete)', async () => {
 		// Every row is picked and none deleted, as under a trigger that skips deletes.
 		const t = table(30, [10], [10, 10, 10]);

@@ -1,4 +1,4 @@
-import { deleteDoomed, type SqlQuery, type Store } from '../../store';
+import { afterSql, deleteDoomed, type SqlQuery, type Store } from '../../store';
 
 /**
  * Removes closed records past retention (open and held ones are never purged), one slice of
@@ -6,27 +6,33 @@ import { deleteDoomed, type SqlQuery, type Store } from '../../store';
  * their audit events go with them (foreign key cascade). A record an operator or a replay holds
  * is skipped, not waited on.
  */
-export const purgeSql = (store: Store, input: { limit: number }): SqlQuery => ({
+export const purgeSql = (
+	store: Store,
+	input: { limit: number; after?: string | null },
+): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT ctid FROM ${store.table('dead_letters')} WHERE expires_at < now() AND NOT is_open
+	SELECT ctid, expires_at AS at FROM ${store.table('dead_letters')}
+	WHERE expires_at < now() AND ${afterSql('expires_at', 2, 'timestamptz')} AND NOT is_open
+	ORDER BY expires_at
 	LIMIT $1
 	FOR UPDATE SKIP LOCKED
-)${deleteDoomed(store.table('dead_letters'))}`,
-	values: [input.limit],
+)${deleteDoomed(store.table('dead_letters'), true)}`,
+	values: [input.limit, input.after ?? null],
 });
 
 /** Removes daily stats rollup rows for days more than `olderThanDays` ago, one slice of `limit`. */
 export const purgeDailyStatsSql = (
 	store: Store,
-	input: { olderThanDays: number; limit: number },
+	input: { olderThanDays: number; limit: number; after?: string | null },
 ): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT ctid FROM ${store.table('dead_letter_daily')}
-	WHERE day < (now() AT TIME ZONE 'UTC')::date - $1::int
+	SELECT ctid, day AS at FROM ${store.table('dead_letter_daily')}
+	WHERE day < (now() AT TIME ZONE 'UTC')::date - $1::int AND ${afterSql('day', 3, 'date')}
+	ORDER BY day
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
-)${deleteDoomed(store.table('dead_letter_daily'))}`,
-	values: [input.olderThanDays, input.limit],
+)${deleteDoomed(store.table('dead_letter_daily'), true)}`,
+	values: [input.olderThanDays, input.limit, input.after ?? null],
 });

@@ -1,4 +1,4 @@
-import { deleteDoomed, type SqlQuery, type Store } from '../../store';
+import { afterSql, deleteDoomed, type SqlQuery, type Store } from '../../store';
 
 /** A claim's life: claimed (and ordered by entity version), completed, released, purged. */
 
@@ -243,16 +243,18 @@ SELECT event_id FROM released UNION ALL SELECT event_id FROM failed`,
  */
 export const purgeExpiredSql = (
 	store: Store,
-	input: { consumer: string | null; limit: number },
+	input: { consumer: string | null; limit: number; after?: string | null },
 ): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT ctid FROM ${store.table('processed_events')}
-	WHERE expires_at < now() AND status IN ('done', 'failed') AND ($1::text IS NULL OR consumer = $1)
+	SELECT ctid, expires_at AS at FROM ${store.table('processed_events')}
+	WHERE expires_at < now() AND ${afterSql('expires_at', 3, 'timestamptz')}
+	  AND status IN ('done', 'failed') AND ($1::text IS NULL OR consumer = $1)
+	ORDER BY expires_at
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
-)${deleteDoomed(store.table('processed_events'))}`,
-	values: [input.consumer, input.limit],
+)${deleteDoomed(store.table('processed_events'), true)}`,
+	values: [input.consumer, input.limit, input.after ?? null],
 });
 
 /**

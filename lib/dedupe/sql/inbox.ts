@@ -1,4 +1,4 @@
-import { deleteDoomed, type SqlQuery, type Store } from '../../store';
+import { afterSql, deleteDoomed, type SqlQuery, type Store } from '../../store';
 
 /**
  * Claims held until their execution ends, with the item kept (the inbox): renewed while it runs,
@@ -195,14 +195,16 @@ RETURNING reports`,
 /** Removes reports older than `olderThanDays` days, one slice of `limit`. */
 export const purgeExecutionReportsSql = (
 	store: Store,
-	input: { olderThanDays: number; limit: number },
+	input: { olderThanDays: number; limit: number; after?: string | null },
 ): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT ctid FROM ${store.table('execution_reports')}
+	SELECT ctid, first_reported_at AS at FROM ${store.table('execution_reports')}
 	WHERE first_reported_at < now() - make_interval(days => $1)
+	  AND ${afterSql('first_reported_at', 3, 'timestamptz')}
+	ORDER BY first_reported_at
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
-)${deleteDoomed(store.table('execution_reports'))}`,
-	values: [input.olderThanDays, input.limit],
+)${deleteDoomed(store.table('execution_reports'), true)}`,
+	values: [input.olderThanDays, input.limit, input.after ?? null],
 });

@@ -1,4 +1,4 @@
-import { deleteDoomed, type SqlQuery, type Store } from '../../store';
+import { afterSql, deleteDoomed, type SqlQuery, type Store } from '../../store';
 
 /**
  * Ends the record of an owner that is gone (its lease ended without a settle), conditional on
@@ -42,15 +42,20 @@ RETURNING scope, key, status`,
  * unknown outcome are never purged: they are the only trace of a write that may have happened.
  * SKIP LOCKED: a record a write holds is left for the next purge rather than waited on.
  */
-export const purgeKeysSql = (store: Store, input: { limit: number }): SqlQuery => ({
+export const purgeKeysSql = (
+	store: Store,
+	input: { limit: number; after?: string | null },
+): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT ctid FROM ${store.table('idempotency_keys')}
-	WHERE expires_at < now() AND status IN ('succeeded', 'failed', 'compensated')
+	SELECT ctid, expires_at AS at FROM ${store.table('idempotency_keys')}
+	WHERE expires_at < now() AND ${afterSql('expires_at', 2, 'timestamptz')}
+	  AND status IN ('succeeded', 'failed', 'compensated')
+	ORDER BY expires_at
 	LIMIT $1
 	FOR UPDATE SKIP LOCKED
-)${deleteDoomed(store.table('idempotency_keys'))}`,
-	values: [input.limit],
+)${deleteDoomed(store.table('idempotency_keys'), true)}`,
+	values: [input.limit, input.after ?? null],
 });
 
 /**

@@ -1,4 +1,4 @@
-import { deleteDoomed, type SqlQuery, type Store } from '../../store';
+import { afterSql, deleteDoomed, type SqlQuery, type Store } from '../../store';
 import type { Plan } from '../settle';
 
 /**
@@ -191,14 +191,16 @@ RETURNING m.id::text, m.status, m.generation, m.attempts, m.available_at`,
  */
 export const purgeMessagesSql = (
 	store: Store,
-	input: { olderThanDays: number; limit: number },
+	input: { olderThanDays: number; limit: number; after?: string | null },
 ): SqlQuery => ({
 	text: `
 WITH doomed AS (
-	SELECT ctid FROM ${store.table('outbox_messages')}
+	SELECT ctid, completed_at AS at FROM ${store.table('outbox_messages')}
 	WHERE status IN ('done', 'dead') AND completed_at < now() - make_interval(days => $1)
+	  AND ${afterSql('completed_at', 3, 'timestamptz')}
+	ORDER BY completed_at
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
-)${deleteDoomed(store.table('outbox_messages'))}`,
-	values: [input.olderThanDays, input.limit],
+)${deleteDoomed(store.table('outbox_messages'), true)}`,
+	values: [input.olderThanDays, input.limit, input.after ?? null],
 });
