@@ -6,11 +6,14 @@
  * as `at`, and the statement answers with the last value it picked as `next`, where the purge's
  * next slice starts: the index entries of the rows this slice deleted stay until vacuum, and a
  * pick that started from the front each time would walk them all again, slice after slice.
+ * `next` is JSON's rendering of the value (ISO 8601 with its offset), which reads back the same
+ * whatever the session's DateStyle and TimeZone; `::text` follows DateStyle, and under some of
+ * them reads back hours off or not at all.
  */
 export const deleteDoomed = (table: string, ordered = false): string => `,
 gone AS (DELETE FROM ${table} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed)) RETURNING 1)
 SELECT (SELECT count(*) FROM doomed)::int AS picked, (SELECT count(*) FROM gone)::int AS deleted${
-	ordered ? ', (SELECT max(at) FROM doomed)::text AS next' : ''
+	ordered ? `, to_json((SELECT max(at) FROM doomed)) #>> '{}' AS next` : ''
 }`;
 
 /**

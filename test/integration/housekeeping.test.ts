@@ -216,12 +216,13 @@ describe('housekeeping', () => {
 	});
 
 	it('each slice picks the oldest rows from where the previous slice ended', async () => {
-		// Thirty expired records an hour apart (e-k-01 the oldest), beside the other tests' rows.
+		// Thirty expired records an hour apart (e-k-01 the oldest), stored newest first, beside the
+		// other tests' rows.
 		await adminQuery(`
 			INSERT INTO ${t('idempotency_keys')} (scope, key, fingerprint, status, lease_until, expires_at)
 			SELECT 'crm', 'e-k-' || lpad(i::text, 2, '0'), 'f', 'succeeded', now() - interval '40 days',
 				now() - interval '1 day' - (31 - i) * interval '1 hour'
-			FROM generate_series(1, 30) i`);
+			FROM generate_series(30, 1, -1) i`);
 		const keys = async () =>
 			(
 				await adminQuery<{ key: string }>(
@@ -250,5 +251,38 @@ describe('housekeeping', () => {
 
 		await purgeExpiredKeys(store, { size: 4, rest: 0 });
 		expect(await keys()).toEqual([]);
+	});
+
+	it("a slice's end reads back the same whatever the session's DateStyle and time zone", async () => {
+		await adminQuery(`
+			INSERT INTO ${t('idempotency_keys')} (scope, key, fingerprint, status, lease_until, expires_at)
+			SELECT 'crm', 'f-k-' || lpad(i::text, 2, '0'), 'f', 'succeeded', now() - interval '40 days',
+				now() - interval '1 day' - (31 - i) * interval '1 hour'
+			FROM generate_series(30, 1, -1) i`);
+		const session = await adminClient();
+		try {
+			// Both print a timestamp with a zone abbreviation under this DateStyle.
+			for (const zone of ['Asia/Jakarta', 'Asia/Shanghai']) {
+				await session.query(`SET DateStyle = 'SQL, DMY'; SET TimeZone = '${zone}'`);
+				const slice = async (after: string | null) =>
+					(
+						await session.query<{ picked: number; next: string }>(
+							purgeKeysSql(store, { limit: 5, after }),
+						)
+					).rows[0];
+				const first = await slice(null);
+				const second = await slice(first.next);
+				expect([first.picked, second.picked]).toEqual([5, 5]);
+			}
+		} finally {
+			await session.end();
+		}
+		// Twenty went, the oldest first: no row was skipped by a cursor read back hours late.
+		const left = await adminQuery<{ key: string }>(
+			`SELECT key FROM ${t('idempotency_keys')} WHERE key LIKE 'f-k-%' ORDER BY key`,
+		);
+		expect(left.map((row) => row.key)).toEqual(
+			Array.from({ length: 10 }, (_, i) => `f-k-${21 + i}`),
+		);
 	});
 });

@@ -244,18 +244,34 @@ SELECT event_id FROM released UNION ALL SELECT event_id FROM failed`,
 export const purgeExpiredSql = (
 	store: Store,
 	input: { consumer: string | null; limit: number; after?: string | null },
-): SqlQuery => ({
-	text: `
+): SqlQuery =>
+	input.consumer === null
+		? {
+				// Every consumer (Housekeeping): the expires_at index in order, from the last slice's end.
+				text: `
 WITH doomed AS (
 	SELECT ctid, expires_at AS at FROM ${store.table('processed_events')}
-	WHERE expires_at < now() AND ${afterSql('expires_at', 3, 'timestamptz')}
-	  AND status IN ('done', 'failed') AND ($1::text IS NULL OR consumer = $1)
+	WHERE expires_at < now() AND ${afterSql('expires_at', 2, 'timestamptz')}
+	  AND status IN ('done', 'failed')
 	ORDER BY expires_at
-	LIMIT $2
+	LIMIT $1
 	FOR UPDATE SKIP LOCKED
 )${deleteDoomed(store.table('processed_events'), true)}`,
-	values: [input.consumer, input.limit, input.after ?? null],
-});
+				values: [input.limit, input.after ?? null],
+			}
+		: {
+				// One consumer (the node's Purge): no index leads with consumer and expires_at, so an
+				// ordered pick would sort all of the consumer's rows for every slice; this one stops
+				// at the slice's size.
+				text: `
+WITH doomed AS (
+	SELECT ctid FROM ${store.table('processed_events')}
+	WHERE expires_at < now() AND status IN ('done', 'failed') AND consumer = $1
+	LIMIT $2
+	FOR UPDATE SKIP LOCKED
+)${deleteDoomed(store.table('processed_events'))}`,
+				values: [input.consumer, input.limit],
+			};
 
 /**
  * Removes the ordering version of entities that have not moved for `olderThanDays` days, one
