@@ -10,6 +10,7 @@
  * p50 and p99 of the node's own time in both phases, the rows before and after, and the dead
  * tuples the purges left, with what (auto)vacuum made of them.
  */
+import { DEFAULT_HOUSEKEEPING } from '../lib/control/housekeeping';
 import { installN8n, packPackage } from '../dev/harness/install';
 import { startN8n } from '../dev/harness/n8n';
 import { DEFAULT_N8N_VERSIONS } from '../dev/harness/paths';
@@ -160,6 +161,12 @@ async function main(): Promise<void> {
 		const purgeNode = (flows.flatMap((w) => w.nodes) as PlainNode[]).find(
 			(node) => node.parameters?.operation === 'purgeExpired',
 		);
+		if (!purgeNode) throw new Error('The bundled Housekeeping workflow has no Purge Expired node');
+		/** What the purge runs with: the workflow's parameters, else the node's defaults. */
+		const purgeWith = {
+			slice_size: purgeNode.parameters?.sliceSize ?? DEFAULT_HOUSEKEEPING.sliceSize,
+			rest_percent: purgeNode.parameters?.restPercent ?? DEFAULT_HOUSEKEEPING.restPercent,
+		};
 		n8n = await startN8n({
 			install: await installN8n(version),
 			tarball: await packPackage(),
@@ -298,8 +305,7 @@ async function main(): Promise<void> {
 					Math.max(ratio(during.claims, idle.claims), ratio(during.writes, idle.writes)).toFixed(2),
 				),
 				rows_after: after.keys.rows + after.claims.rows,
-				slice_size: purgeNode?.parameters?.sliceSize,
-				rest_percent: purgeNode?.parameters?.restPercent,
+				...purgeWith,
 			}),
 		);
 	} finally {

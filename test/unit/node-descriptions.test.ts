@@ -2,6 +2,9 @@ import { DeadLetterPark } from '../../nodes/DeadLetterPark/DeadLetterPark.node';
 import { EventDedupe } from '../../nodes/EventDedupe/EventDedupe.node';
 import { ReliabilityControl } from '../../nodes/ReliabilityControl/ReliabilityControl.node';
 import { TransactionalOutbox } from '../../nodes/TransactionalOutbox/TransactionalOutbox.node';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_HOUSEKEEPING } from '../../lib/control/housekeeping';
 import { flatDescription } from '../helpers/nodeProperties';
 import snapshot from './fixtures/node-properties.json';
 
@@ -30,5 +33,42 @@ describe('node descriptions assembled from their operations', () => {
 		expect(flatDescription(new ReliabilityControl().description)).toEqual(
 			snapshot.reliabilityControl,
 		);
+	});
+});
+
+describe("Housekeeping's defaults", () => {
+	/**
+	 * The node's defaults are literals (n8n's lint wants them so), the library's are what a
+	 * purge without options runs with, and the bundled workflow stores its own: all the same.
+	 */
+	it('are the same in the node, the library and the bundled Housekeeping workflow', () => {
+		const control = new ReliabilityControl().description.properties;
+		const nodeDefault = (name: string) =>
+			control.find(
+				(property) =>
+					property.name === name &&
+					property.displayOptions?.show?.operation?.includes('purgeExpired'),
+			)?.default;
+		const bundled = JSON.parse(
+			readFileSync(join(__dirname, '../../workflows/housekeeping.json'), 'utf8'),
+		) as { nodes: Array<{ parameters: Record<string, unknown> }> };
+		const purge = bundled.nodes.find((node) => node.parameters.operation === 'purgeExpired');
+
+		for (const name of [
+			'retentionDays',
+			'historyRetentionDays',
+			'statsRetentionDays',
+			'sliceSize',
+			'restPercent',
+		] as const) {
+			expect({ name, value: nodeDefault(name) }).toEqual({
+				name,
+				value: DEFAULT_HOUSEKEEPING[name],
+			});
+			expect({ name, value: purge?.parameters[name] }).toEqual({
+				name,
+				value: DEFAULT_HOUSEKEEPING[name],
+			});
+		}
 	});
 });

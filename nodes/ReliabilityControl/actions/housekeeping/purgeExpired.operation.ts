@@ -40,7 +40,7 @@ const properties: INodeProperties[] = [
 		typeOptions: range(LIMITS.purgeSliceSize),
 		default: 1_000,
 		description:
-			'Rows deleted per statement. Each slice is its own short statement, so claims and writes never wait behind a purge; small slices keep what a claim or write meets short.',
+			'Rows deleted per statement. Each slice is its own short statement, so claims and writes never wait behind a purge; small slices keep the work a claim or write shares the CPU with short.',
 	},
 	{
 		displayName: 'Rest Between Slices (%)',
