@@ -20,9 +20,9 @@ export interface HousekeepingOptions {
 	/** Daily dead letter stats older than this go. */
 	statsRetentionDays: number;
 	/**
-	 * Rows per DELETE statement: 1,000 by default, a few ms each, so an execution that meets a
-	 * slice waits for a short one (bench:soak: claims' p99 1.33x idle at 1,000, 1.75-2.0x at
-	 * 10,000, resting 100% after each), where the nodes' own single purges take 10,000.
+	 * Rows per DELETE statement: 1,000 by default, a few ms each, so a claim or write running
+	 * beside a slice shares the CPU with a short statement (see docs/benchmarks.md, bench:soak),
+	 * where the nodes' own single purges take 10,000.
 	 */
 	sliceSize: number;
 	/**
