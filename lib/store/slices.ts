@@ -78,10 +78,10 @@ export async function inSlices(
  * it locked, rather than by a join back on the key (measured on a 1.5M-row key table: 28 ms
  * against 45 ms per slice of 10,000 at the median). A row updated after the statement began and
  * before it was locked, still past retention, is locked in its new version, which the statement
- * cannot see: this slice does not delete it, a later one (or, for an ordered pick past which the
- * next slices start, the next purge) does. Where the table has an index on
- * its retention column, the pick walks it in order from where the previous slice ended (`after`,
- * see `deleteDoomed`), so every slice costs the same however many went before it (in psql, 300
+ * cannot see: this slice does not delete it, a later one (or, for an ordered pick whose next
+ * slices start past it, the next purge) does. Where the table has an index on its retention
+ * column, the pick walks it in order from where the previous slice ended (`after`, see
+ * `deleteDoomed`), so every slice costs the same however many went before it (in psql, 300
  * slices of 1,000 over a 3M-row key table: 2 ms each throughout, where a pick from the front grew
  * from 2 to 5 ms); a row skipped because a claim held it then waits for the next purge.
  */
