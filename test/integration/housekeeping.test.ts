@@ -92,6 +92,18 @@ async function seed(prefix: string): Promise<void> {
 const prefixed = (prefix: string, kind: 'gone-' | 'open-' | 'live-', column = 'key') =>
 	`${column} LIKE '${prefix}${kind}%'`;
 
+/**
+ * Thirty expired key records an hour apart (`${prefix}01` the oldest), stored newest first, so
+ * a pick that took them in the order they are stored would take the newest.
+ */
+async function seedHourly(prefix: string): Promise<void> {
+	await adminQuery(`
+		INSERT INTO ${t('idempotency_keys')} (scope, key, fingerprint, status, lease_until, expires_at)
+		SELECT 'crm', '${prefix}' || lpad(i::text, 2, '0'), 'f', 'succeeded', now() - interval '40 days',
+			now() - interval '1 day' - (31 - i) * interval '1 hour'
+		FROM generate_series(30, 1, -1) i`);
+}
+
 describe('housekeeping', () => {
 	beforeAll(async () => {
 		await store.ready();
@@ -216,13 +228,7 @@ describe('housekeeping', () => {
 	});
 
 	it('each slice picks the oldest rows from where the previous slice ended', async () => {
-		// Thirty expired records an hour apart (e-k-01 the oldest), stored newest first, beside the
-		// other tests' rows.
-		await adminQuery(`
-			INSERT INTO ${t('idempotency_keys')} (scope, key, fingerprint, status, lease_until, expires_at)
-			SELECT 'crm', 'e-k-' || lpad(i::text, 2, '0'), 'f', 'succeeded', now() - interval '40 days',
-				now() - interval '1 day' - (31 - i) * interval '1 hour'
-			FROM generate_series(30, 1, -1) i`);
+		await seedHourly('e-k-');
 		const keys = async () =>
 			(
 				await adminQuery<{ key: string }>(
@@ -254,11 +260,7 @@ describe('housekeeping', () => {
 	});
 
 	it("a slice's end reads back the same whatever the session's DateStyle and time zone", async () => {
-		await adminQuery(`
-			INSERT INTO ${t('idempotency_keys')} (scope, key, fingerprint, status, lease_until, expires_at)
-			SELECT 'crm', 'f-k-' || lpad(i::text, 2, '0'), 'f', 'succeeded', now() - interval '40 days',
-				now() - interval '1 day' - (31 - i) * interval '1 hour'
-			FROM generate_series(30, 1, -1) i`);
+		await seedHourly('f-k-');
 		const session = await adminClient();
 		try {
 			// Both print a timestamp with a zone abbreviation under this DateStyle.
