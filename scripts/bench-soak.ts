@@ -3,10 +3,11 @@
  * work little. Seeds 30 days of a busy instance plus the day that has just passed its retention
  * (BENCH_ROWS_PER_DAY writes and as many events per day, default 300,000: about 9.3M key records
  * with saved bodies and 9.3M claims), in SQL, with the store's own indexes. Then, in one real n8n,
- * Event Dedupe claims and Idempotent HTTP Write writes (one item per execution, alternating) while
- * idle, and again while the bundled Housekeeping workflow (its Run Now webhook) purges the expired
- * day, round after round (another expired day seeded before each further round) until as many
- * executions ran during purges as idle, at most BENCH_PURGE_ROUNDS (20) rounds. Reports
+ * Event Dedupe claims and Idempotent HTTP Write writes (one item per execution, alternating) in
+ * rounds: an idle stretch, then while the bundled Housekeeping workflow (its Run Now webhook)
+ * purges the expired day (another expired day seeded and the tables settled before each further
+ * round), until BENCH_EXECUTIONS (300) of each ran during purges and as many idle, at most
+ * BENCH_PURGE_ROUNDS (20) rounds. Reports
  * p50 and p99 of the node's own time in both phases, the rows before and after, and the dead
  * tuples the purges left, with what (auto)vacuum made of them.
  */
@@ -30,6 +31,8 @@ const SAMPLES = Number(process.env.BENCH_EXECUTIONS ?? 300);
  * during at rests of 100% and 300% alike; with 5 in both, 4 and 5).
  */
 const STRETCH = 5;
+/** Idle executions of each node timed before the first purge (about what a purge of a day sees). */
+const FIRST_IDLE_STRETCH = 50;
 /**
  * Purges timed at most (a fresh expired day is seeded before each after the first): rounds go on
  * until as many executions of each node ran during purges as while idle, so both p99s are the
@@ -45,6 +48,14 @@ const REST_PERCENT = process.env.BENCH_REST_PERCENT
 	? Number(process.env.BENCH_REST_PERCENT)
 	: undefined;
 type PlainNode = { parameters?: Record<string, unknown> };
+const timing = (): Timing => ({ node: [], endToEnd: [] });
+/** Adds a part's timings to a phase's. */
+const append = (phase: { claims: Timing; writes: Timing }, part: typeof phase): void => {
+	for (const node of ['claims', 'writes'] as const) {
+		phase[node].node.push(...part[node].node);
+		phase[node].endToEnd.push(...part[node].endToEnd);
+	}
+};
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 const fixed = (n: number): number => Number(n.toFixed(1));
 
@@ -89,6 +100,17 @@ async function main(): Promise<void> {
 		return rows[0];
 	};
 
+	/**
+	 * Leaves the tables as a night's purge meets them: the last purge's dead rows vacuumed and the
+	 * seeded rows' hint bits set (autovacuum's work between nights; a purge reading unhinted rows
+	 * would write every page it reads), statistics fresh, and the seeding's writes flushed by a
+	 * checkpoint rather than during the next timed stretch.
+	 */
+	const settle = async () => {
+		for (const table of HOT_TABLES) await admin.query(`VACUUM ANALYZE "${schema}".${table}`);
+		await admin.query('CHECKPOINT');
+	};
+
 	let n8n: Awaited<ReturnType<typeof startN8n>> | undefined;
 	let target: TestTarget | undefined;
 	try {
@@ -113,9 +135,9 @@ async function main(): Promise<void> {
 				]);
 			await admin.query(`SET maintenance_work_mem = '512MB'`);
 			for (const index of indexes) await admin.query(index.indexdef);
-			await admin.query(`VACUUM ANALYZE "${schema}".${table}`);
 			say(`${table}: seeded in ${Math.round((Date.now() - began) / 1000)} s`);
 		}
+		await settle();
 		const before = {
 			keys: await tableState('idempotency_keys'),
 			claims: await tableState('processed_events'),
@@ -182,44 +204,46 @@ async function main(): Promise<void> {
 		const body = (prefix: string) => () => ({ id: `${prefix}-${serial++}` });
 		/** Claims and writes, STRETCH at a time each, until `enough()` says stop. */
 		const load = async (enough: (claims: Timing, writes: Timing) => boolean) => {
-			const claims: Timing = { node: [], endToEnd: [] };
-			const writes: Timing = { node: [], endToEnd: [] };
-			while (!enough(claims, writes)) {
-				const c = await measure(api, 'soakClaim', 'soak-claim', STRETCH, 1, body('live-evt'));
-				const w = await measure(api, 'soakWrite', 'soak-write', STRETCH, 1, body('live-order'));
-				claims.node.push(...c.node);
-				claims.endToEnd.push(...c.endToEnd);
-				writes.node.push(...w.node);
-				writes.endToEnd.push(...w.endToEnd);
-			}
-			return { claims, writes };
+			const part = { claims: timing(), writes: timing() };
+			while (!enough(part.claims, part.writes))
+				append(part, {
+					claims: await measure(api, 'soakClaim', 'soak-claim', STRETCH, 1, body('live-evt')),
+					writes: await measure(api, 'soakWrite', 'soak-write', STRETCH, 1, body('live-order')),
+				});
+			return part;
 		};
 
 		// Warm pools, credentials and first-use checks before anything is timed.
 		await load((claims) => claims.node.length >= 25);
-		const idle = await load((claims) => claims.node.length >= SAMPLES);
 
-		// The purge of a day takes seconds, so it runs until the executions during purges are as
-		// many as the idle ones (at most MAX_ROUNDS times), a fresh expired day seeded before each
-		// further round; only executions started while it ran count as "during", rests included.
-		const during = {
-			claims: { node: [], endToEnd: [] } as Timing,
-			writes: { node: [], endToEnd: [] } as Timing,
+		// Idle and purge phases take turns, round after round, so the machine's drift over the run
+		// falls on both: each round times an idle stretch (as many executions as the last purge
+		// saw, FIRST_IDLE_STRETCH before the first), then a purge of a day, timing the executions
+		// started while it ran ("during", its rests included). Before each purge after the first, a
+		// fresh expired day is seeded and the tables settled, so every round meets them as the
+		// first did and as a nightly purge does.
+		const idle = { claims: timing(), writes: timing() };
+		const during = { claims: timing(), writes: timing() };
+		const fewest = (phase: typeof idle) =>
+			Math.min(phase.claims.node.length, phase.writes.node.length);
+		/** Times `count` more idle executions of each node. */
+		const idleStretch = async (count: number) => {
+			const part = await load((claims, writes) => fewest({ claims, writes }) >= count);
+			append(idle, part);
 		};
 		const purges: Array<{ ms: number; deleted: unknown }> = [];
-		for (
-			let round = 0;
-			round < MAX_ROUNDS &&
-			Math.min(during.claims.node.length, during.writes.node.length) < SAMPLES;
-			round++
-		) {
-			if (round > 0)
+		let stretch = FIRST_IDLE_STRETCH;
+		for (let round = 0; round < MAX_ROUNDS && fewest(during) < SAMPLES; round++) {
+			if (round > 0) {
 				for (const table of HOT_TABLES)
 					await admin.query(seedSql[table](schema), [
 						PER_DAY,
 						(DAYS + round) * PER_DAY,
 						(DAYS + round + 1) * PER_DAY - 1,
 					]);
+				await settle();
+			}
+			await idleStretch(stretch);
 			let done = false;
 			const started = Date.now();
 			const purge = api.webhook('reliability-housekeeping', {}).finally(() => {
@@ -233,14 +257,20 @@ async function main(): Promise<void> {
 				ms: Date.now() - started,
 				deleted: (purged.body as { deleted?: unknown }).deleted,
 			});
-			during.claims.node.push(...part.claims.node);
-			during.writes.node.push(...part.writes.node);
+			append(during, part);
+			stretch = Math.max(STRETCH, fewest(part));
 		}
-
 		const after = {
 			keys: await tableState('idempotency_keys'),
 			claims: await tableState('processed_events'),
 		};
+		// The last purge may have seen more executions than the idle stretch before it: the idle
+		// phase makes up the difference, after a checkpoint as the other stretches had.
+		if (fewest(idle) < fewest(during)) {
+			await admin.query('CHECKPOINT');
+			await idleStretch(fewest(during) - fewest(idle));
+		}
+
 		// Autovacuum's turn: the purge's dead tuples should not outlive its next visit. A server
 		// with autovacuum off (some test servers) gets a plain VACUUM instead, said so below.
 		const { rows: setting } = await admin.query<{ autovacuum: string }>('SHOW autovacuum');
