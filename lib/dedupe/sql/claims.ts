@@ -244,34 +244,35 @@ SELECT event_id FROM released UNION ALL SELECT event_id FROM failed`,
 export const purgeExpiredSql = (
 	store: Store,
 	input: { consumer: string | null; limit: number; after?: string | null },
-): SqlQuery =>
-	input.consumer === null
-		? {
-				// Every consumer (Housekeeping): the expires_at index in order, from the last slice's end.
-				text: `
+): SqlQuery => {
+	const table = store.table('processed_events');
+	const expired = `expires_at < now() AND status IN ('done', 'failed')`;
+	// Every consumer (Housekeeping): the expires_at index in order, from the last slice's end.
+	if (input.consumer === null)
+		return {
+			text: `
 WITH doomed AS (
-	SELECT ctid, expires_at AS at FROM ${store.table('processed_events')}
-	WHERE expires_at < now() AND ${afterSql('expires_at', 2, 'timestamptz')}
-	  AND status IN ('done', 'failed')
+	SELECT ctid, expires_at AS at FROM ${table}
+	WHERE ${expired} AND ${afterSql('expires_at', 2, 'timestamptz')}
 	ORDER BY expires_at
 	LIMIT $1
 	FOR UPDATE SKIP LOCKED
-)${deleteDoomed(store.table('processed_events'), true)}`,
-				values: [input.limit, input.after ?? null],
-			}
-		: {
-				// One consumer (the node's Purge): no index leads with consumer and expires_at, so an
-				// ordered pick would sort all of the consumer's rows for every slice; this one stops
-				// at the slice's size.
-				text: `
+)${deleteDoomed(table, true)}`,
+			values: [input.limit, input.after ?? null],
+		};
+	// One consumer (the node's Purge): no index leads with consumer and expires_at, so an ordered
+	// pick would sort all of the consumer's rows for every slice; this one stops at the slice's size.
+	return {
+		text: `
 WITH doomed AS (
-	SELECT ctid FROM ${store.table('processed_events')}
-	WHERE expires_at < now() AND status IN ('done', 'failed') AND consumer = $1
+	SELECT ctid FROM ${table}
+	WHERE ${expired} AND consumer = $1
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
-)${deleteDoomed(store.table('processed_events'))}`,
-				values: [input.consumer, input.limit],
-			};
+)${deleteDoomed(table)}`,
+		values: [input.consumer, input.limit],
+	};
+};
 
 /**
  * Removes the ordering version of entities that have not moved for `olderThanDays` days, one
