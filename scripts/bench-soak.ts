@@ -148,6 +148,25 @@ async function main(): Promise<void> {
 
 		target = await new TestTarget().start();
 		const url = target.route('/orders', { honoursKey: true, latencyMs: 5 });
+		// The bundled Housekeeping workflow, its Purge Expired node run with this run's overrides.
+		const housekeeping = bundledWorkflows(target.url('/demo')).find(
+			(w) => w.id === 'relHousekeeping1',
+		);
+		const purgeNode = (housekeeping?.nodes as PlainNode[] | undefined)?.find(
+			(node) => node.parameters?.operation === 'purgeExpired',
+		);
+		if (!housekeeping || !purgeNode)
+			throw new Error('The bundled Housekeeping workflow has no Purge Expired node');
+		purgeNode.parameters = {
+			...purgeNode.parameters,
+			...(SLICE_SIZE === undefined ? {} : { sliceSize: SLICE_SIZE }),
+			...(REST_PERCENT === undefined ? {} : { restPercent: REST_PERCENT }),
+		};
+		/** What the purge runs with: the workflow's parameters, else the node's defaults. */
+		const purgeWith = {
+			slice_size: purgeNode.parameters.sliceSize ?? DEFAULT_HOUSEKEEPING.sliceSize,
+			rest_percent: purgeNode.parameters.restPercent ?? DEFAULT_HOUSEKEEPING.restPercent,
+		};
 		const flows = [
 			timedWorkflow('soakClaim', 'soak-claim', {
 				...packageNode('eventDedupe', 'Timed', {
@@ -165,33 +184,8 @@ async function main(): Promise<void> {
 					jsonBody: '={{ $json }}',
 				}),
 			}),
-			...bundledWorkflows(target.url('/demo'))
-				.filter((w) => w.id === 'relHousekeeping1')
-				.map((w) => ({
-					...w,
-					nodes: (w.nodes as PlainNode[]).map((node) =>
-						node.parameters?.operation === 'purgeExpired'
-							? {
-									...node,
-									parameters: {
-										...node.parameters,
-										...(SLICE_SIZE === undefined ? {} : { sliceSize: SLICE_SIZE }),
-										...(REST_PERCENT === undefined ? {} : { restPercent: REST_PERCENT }),
-									},
-								}
-							: node,
-					),
-				})),
+			housekeeping,
 		];
-		const purgeNode = (flows.flatMap((w) => w.nodes) as PlainNode[]).find(
-			(node) => node.parameters?.operation === 'purgeExpired',
-		);
-		if (!purgeNode) throw new Error('The bundled Housekeeping workflow has no Purge Expired node');
-		/** What the purge runs with: the workflow's parameters, else the node's defaults. */
-		const purgeWith = {
-			slice_size: purgeNode.parameters?.sliceSize ?? DEFAULT_HOUSEKEEPING.sliceSize,
-			rest_percent: purgeNode.parameters?.restPercent ?? DEFAULT_HOUSEKEEPING.restPercent,
-		};
 		n8n = await startN8n({
 			install: await installN8n(version),
 			tarball: await packPackage(),
