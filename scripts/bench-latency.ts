@@ -296,8 +296,8 @@ async function main(): Promise<void> {
 				executions = EXECUTIONS,
 			): Promise<[Timing, Timing]> => {
 				const timings: [Timing, Timing] = [
-					{ node: [], endToEnd: [] },
-					{ node: [], endToEnd: [] },
+					{ node: [], endToEnd: [], started: [] },
+					{ node: [], endToEnd: [], started: [] },
 				];
 				for (let turn = 0; turn * TURN < executions; turn++) {
 					const count = Math.min(TURN, executions - turn * TURN);

@@ -5,11 +5,11 @@
  * with saved bodies and 9.3M claims), in SQL, with the store's own indexes. Then, in one real n8n,
  * Event Dedupe claims and Idempotent HTTP Write writes (one item per execution, alternating) in
  * rounds: an idle stretch, then while the bundled Housekeeping workflow (its Run Now webhook)
- * purges the expired day (another expired day seeded and the tables settled before each further
- * round), until BENCH_EXECUTIONS (300) of each ran during purges and as many idle, at most
- * BENCH_PURGE_ROUNDS (20) rounds. Reports
- * p50 and p99 of the node's own time in both phases, the rows before and after, and the dead
- * tuples the purges left, with what (auto)vacuum made of them.
+ * purges the expired day (before each further round another expired day is seeded and the tables
+ * vacuumed, analysed and checkpointed), until BENCH_EXECUTIONS (300) of each ran during purges, at
+ * most BENCH_PURGE_ROUNDS (20) rounds; idle then has as many. Reports p50 and p99 of the node's own
+ * time in both phases, the rows before and after, and the dead tuples the last purge left, with
+ * what (auto)vacuum made of them. The vacuum after a purge is not timed against live work.
  */
 import { DEFAULT_HOUSEKEEPING } from '../lib/control/housekeeping';
 import { installN8n, packPackage } from '../dev/harness/install';
@@ -22,7 +22,10 @@ import { measure, openBenchStore, percentile, timedWorkflow, type Timing } from 
 
 const DAYS = 30;
 const PER_DAY = Number(process.env.BENCH_ROWS_PER_DAY ?? 300_000);
-/** Executions of each node timed while idle (and at least as many while the purge runs). */
+/**
+ * Executions of each node timed during purges, at least (the last purge may see more), and as
+ * many idle.
+ */
 const SAMPLES = Number(process.env.BENCH_EXECUTIONS ?? 300);
 /**
  * Executions of a node in a row before switching to the other one, in both phases: short, so a
@@ -31,12 +34,17 @@ const SAMPLES = Number(process.env.BENCH_EXECUTIONS ?? 300);
  * during at rests of 100% and 300% alike; with 5 in both, 4 and 5).
  */
 const STRETCH = 5;
-/** Idle executions of each node timed before the first purge (about what a purge of a day sees). */
+/** Idle executions of each node in the first round; later rounds, as many as the last purge saw. */
 const FIRST_IDLE_STRETCH = 50;
 /**
- * Purges timed at most (a fresh expired day is seeded before each after the first): rounds go on
- * until as many executions of each node ran during purges as while idle, so both p99s are the
- * same rank of the same number of samples (with fewer, the p99 during is nearer their maximum).
+ * Untimed executions of each node once the tables are settled: the settle outlasts the store
+ * pool's idle timeout (30 s), so the first executions after it open connections and fill caches.
+ */
+const WARM_UP = 25;
+/**
+ * Purge rounds at most (a fresh expired day is seeded before each after the first): rounds go on
+ * until SAMPLES executions of each node ran during purges, so both p99s are the same rank of the
+ * same number of samples (with fewer, the p99 during is nearer their maximum).
  */
 const MAX_ROUNDS = Number(process.env.BENCH_PURGE_ROUNDS ?? 20);
 /** How long to wait for autovacuum to visit the purged tables after the purge. */
@@ -48,14 +56,39 @@ const REST_PERCENT = process.env.BENCH_REST_PERCENT
 	? Number(process.env.BENCH_REST_PERCENT)
 	: undefined;
 type PlainNode = { parameters?: Record<string, unknown> };
-const timing = (): Timing => ({ node: [], endToEnd: [] });
-/** Adds a part's timings to a phase's. */
-const append = (phase: { claims: Timing; writes: Timing }, part: typeof phase): void => {
-	for (const node of ['claims', 'writes'] as const) {
-		phase[node].node.push(...part[node].node);
-		phase[node].endToEnd.push(...part[node].endToEnd);
-	}
+
+/** The two timed workflows, one per node. */
+const NODES = {
+	claims: { id: 'soakClaim', path: 'soak-claim', prefix: 'live-evt' },
+	writes: { id: 'soakWrite', path: 'soak-write', prefix: 'live-order' },
+} as const;
+type NodeName = keyof typeof NODES;
+const NODE_NAMES = Object.keys(NODES) as NodeName[];
+/** Node times of both nodes' runs in one phase (the soak judges node times alone). */
+type Phase = Record<NodeName, Timing>;
+const phase = (): Phase => ({
+	claims: { node: [], endToEnd: [], started: [] },
+	writes: { node: [], endToEnd: [], started: [] },
+});
+/** Adds `part`'s node times to `into`, of the runs `counts` keeps by their start. */
+const append = (
+	into: Phase,
+	part: Phase,
+	counts: (started: number) => boolean = () => true,
+): void => {
+	for (const name of NODE_NAMES)
+		part[name].started.forEach((started, i) => {
+			if (!counts(started)) return;
+			into[name].node.push(part[name].node[i]);
+			into[name].started.push(started);
+		});
 };
+const fewest = (of: Phase): number => Math.min(...NODE_NAMES.map((name) => of[name].node.length));
+/** Asks `load` for `count` executions of each node. */
+const each =
+	(count: number) =>
+	(part: Phase, name: NodeName): number =>
+		count - part[name].node.length;
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 const fixed = (n: number): number => Number(n.toFixed(1));
 
@@ -86,6 +119,8 @@ interface TableState {
 }
 
 async function main(): Promise<void> {
+	if (!(SAMPLES > 0 && MAX_ROUNDS > 0))
+		throw new Error('BENCH_EXECUTIONS and BENCH_PURGE_ROUNDS must be positive numbers');
 	const version = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSIONS[0];
 	const bench = await openBenchStore('bench_soak');
 	const { postgres, schema, admin } = bench;
@@ -100,15 +135,31 @@ async function main(): Promise<void> {
 		return rows[0];
 	};
 
+	let checkpoints = true;
+	/** Flushes what the seeding wrote; a role that may not checkpoint is said so, once. */
+	const checkpoint = async () => {
+		if (!checkpoints) return;
+		try {
+			await admin.query('CHECKPOINT');
+		} catch (error) {
+			if ((error as { code?: string }).code !== '42501') throw error;
+			checkpoints = false;
+			say(
+				"No CHECKPOINT between rounds (it takes a superuser or pg_checkpoint): the seeding's writes may be flushed while a stretch is timed.",
+			);
+		}
+	};
 	/**
 	 * Leaves the tables as a night's purge meets them: the last purge's dead rows vacuumed and the
 	 * seeded rows' hint bits set (autovacuum's work between nights; a purge reading unhinted rows
 	 * would write every page it reads), statistics fresh, and the seeding's writes flushed by a
-	 * checkpoint rather than during the next timed stretch.
+	 * checkpoint rather than during the next timed stretch. Unlike a night's, the expired day was
+	 * written (and vacuumed) minutes ago, so its pages are more likely in memory.
 	 */
-	const settle = async () => {
-		for (const table of HOT_TABLES) await admin.query(`VACUUM ANALYZE "${schema}".${table}`);
-		await admin.query('CHECKPOINT');
+	const settle = async ({ vacuum } = { vacuum: true }) => {
+		for (const table of HOT_TABLES)
+			await admin.query(`${vacuum ? 'VACUUM ANALYZE' : 'ANALYZE'} "${schema}".${table}`);
+		await checkpoint();
 	};
 
 	let n8n: Awaited<ReturnType<typeof startN8n>> | undefined;
@@ -196,36 +247,39 @@ async function main(): Promise<void> {
 		const api = n8n.api;
 		let serial = 0;
 		const body = (prefix: string) => () => ({ id: `${prefix}-${serial++}` });
-		/** Claims and writes, STRETCH at a time each, until `enough()` says stop. */
-		const load = async (enough: (claims: Timing, writes: Timing) => boolean) => {
-			const part = { claims: timing(), writes: timing() };
-			while (!enough(part.claims, part.writes))
-				append(part, {
-					claims: await measure(api, 'soakClaim', 'soak-claim', STRETCH, 1, body('live-evt')),
-					writes: await measure(api, 'soakWrite', 'soak-write', STRETCH, 1, body('live-order')),
-				});
+		/**
+		 * Claims and writes, up to STRETCH of one node and then of the other, for as long as
+		 * `wanted` asks for more of either (how many more runs of that node).
+		 */
+		const load = async (wanted: (part: Phase, name: NodeName) => number) => {
+			const part = phase();
+			for (let ran = true; ran;) {
+				ran = false;
+				for (const name of NODE_NAMES) {
+					const count = Math.min(STRETCH, wanted(part, name));
+					if (count <= 0) continue;
+					const { id, path, prefix } = NODES[name];
+					const timed = await measure(api, id, path, count, 1, body(prefix));
+					part[name].node.push(...timed.node);
+					part[name].started.push(...timed.started);
+					ran = true;
+				}
+			}
 			return part;
 		};
 
 		// Warm pools, credentials and first-use checks before anything is timed.
-		await load((claims) => claims.node.length >= 25);
+		await load(each(WARM_UP));
 
 		// Idle and purge phases take turns, round after round, so the machine's drift over the run
 		// falls on both: each round times an idle stretch (as many executions as the last purge
-		// saw, FIRST_IDLE_STRETCH before the first), then a purge of a day, timing the executions
-		// started while it ran ("during", its rests included). Before each purge after the first, a
-		// fresh expired day is seeded and the tables settled, so every round meets them as the
-		// first did and as a nightly purge does.
-		const idle = { claims: timing(), writes: timing() };
-		const during = { claims: timing(), writes: timing() };
-		const fewest = (phase: typeof idle) =>
-			Math.min(phase.claims.node.length, phase.writes.node.length);
-		/** Times `count` more idle executions of each node. */
-		const idleStretch = async (count: number) => {
-			const part = await load((claims, writes) => fewest({ claims, writes }) >= count);
-			append(idle, part);
-		};
-		const purges: Array<{ ms: number; deleted: unknown }> = [];
+		// saw, FIRST_IDLE_STRETCH in the first), then a purge of a day, timing the executions whose
+		// node started before the purge answered ("during", its rests included). Before each
+		// further round a fresh expired day is seeded, the tables settled and the pools warmed
+		// again, so each round starts as the first did.
+		const idle = phase();
+		const during = phase();
+		const purges: Array<{ ms: number; deleted: unknown; during: number }> = [];
 		let stretch = FIRST_IDLE_STRETCH;
 		for (let round = 0; round < MAX_ROUNDS && fewest(during) < SAMPLES; round++) {
 			if (round > 0) {
@@ -236,34 +290,32 @@ async function main(): Promise<void> {
 						(DAYS + round + 1) * PER_DAY - 1,
 					]);
 				await settle();
+				await load(each(WARM_UP));
 			}
-			await idleStretch(stretch);
-			let done = false;
-			const started = Date.now();
+			append(idle, await load(each(stretch)));
+			const began = Date.now();
+			let ended: number | undefined;
 			const purge = api.webhook('reliability-housekeeping', {}).finally(() => {
-				done = true;
+				ended = Date.now();
 			});
-			const part = await load(() => done);
+			const part = await load(() => (ended === undefined ? STRETCH : 0));
 			const purged = await purge;
 			if (purged.status !== 200)
 				throw new Error(`Housekeeping answered ${purged.status}: ${JSON.stringify(purged.body)}`);
+			const counted = phase();
+			append(counted, part, (started) => started < ended!);
+			append(during, counted);
 			purges.push({
-				ms: Date.now() - started,
+				ms: ended! - began,
 				deleted: (purged.body as { deleted?: unknown }).deleted,
+				during: fewest(counted),
 			});
-			append(during, part);
-			stretch = Math.max(STRETCH, fewest(part));
+			stretch = Math.max(STRETCH, fewest(counted));
 		}
 		const after = {
 			keys: await tableState('idempotency_keys'),
 			claims: await tableState('processed_events'),
 		};
-		// The last purge may have seen more executions than the idle stretch before it: the idle
-		// phase makes up the difference, after a checkpoint as the other stretches had.
-		if (fewest(idle) < fewest(during)) {
-			await admin.query('CHECKPOINT');
-			await idleStretch(fewest(during) - fewest(idle));
-		}
 
 		// Autovacuum's turn: the purge's dead tuples should not outlive its next visit. A server
 		// with autovacuum off (some test servers) gets a plain VACUUM instead, said so below.
@@ -296,12 +348,28 @@ async function main(): Promise<void> {
 			vacuumNote = `after a plain VACUUM (${Math.round((Date.now() - began) / 1000)} s; autovacuum is off on this server)`;
 		}
 
+		// The last purge may have seen more executions of a node than the idle stretch before it:
+		// idle makes up the difference on tables settled as before every stretch (the vacuum above,
+		// fresh statistics, a checkpoint, a warm-up). Where idle has more, its first runs are left
+		// out, so both p99s are the same rank of the same number of samples.
+		const short = (name: NodeName) => during[name].node.length - idle[name].node.length;
+		if (NODE_NAMES.some((name) => short(name) > 0)) {
+			await settle({ vacuum: false });
+			await load(each(WARM_UP));
+			append(idle, await load((part, name) => short(name) - part[name].node.length));
+		}
+		for (const name of NODE_NAMES) {
+			const extra = -short(name);
+			if (extra > 0)
+				for (const list of ['node', 'started'] as const) idle[name][list].splice(0, extra);
+		}
+
 		const row = (name: string, phase: string, t: Timing) =>
 			`| ${name} | ${phase} | ${t.node.length} | ${fixed(percentile(t.node, 50))} | ${fixed(percentile(t.node, 99))} |`;
 		say('');
 		for (const [round, purge] of purges.entries())
 			say(
-				`Housekeeping round ${round + 1}: ${fixed(purge.ms / 1000)} s, deleted ${JSON.stringify(purge.deleted)}`,
+				`Housekeeping round ${round + 1}: ${fixed(purge.ms / 1000)} s, deleted ${JSON.stringify(purge.deleted)}, ${purge.during} executions of each node during it`,
 			);
 		say('');
 		say('| node | phase | executions | node p50 (ms) | node p99 (ms) |');
@@ -312,7 +380,7 @@ async function main(): Promise<void> {
 		say(row('Idempotent HTTP Write', 'during the purge', during.writes));
 		say('');
 		say(
-			`| table | rows before | expired before | rows after | expired after | dead tuples after the purges | ${vacuumNote} |`,
+			`| table | rows before | expired before | rows after | expired after | dead tuples after the last purge | ${vacuumNote} |`,
 		);
 		say('|---|---:|---:|---:|---:|---:|---:|');
 		for (const [name, key] of [

@@ -52,6 +52,8 @@ const BATCH = 100;
 export interface Timing {
 	node: number[];
 	endToEnd: number[];
+	/** When each of `node`'s runs started (epoch ms, n8n's clock), in the same order. */
+	started: number[];
 }
 
 /** `count` executions of one workflow, `parallel` at a time; node and end-to-end times in ms. */
@@ -63,7 +65,7 @@ export async function measure(
 	parallel: number,
 	body: (i: number) => Record<string, unknown>,
 ): Promise<Timing> {
-	const timing: Timing = { node: [], endToEnd: [] };
+	const timing: Timing = { node: [], endToEnd: [], started: [] };
 	for (let start = 0; start < count; start += BATCH) {
 		const size = Math.min(BATCH, count - start);
 		const seen = new Set((await api.executions(workflowId)).map((e) => e.id));
@@ -80,7 +82,11 @@ export async function measure(
 		};
 		await Promise.all(Array.from({ length: parallel }, worker));
 		const runs = await waitForNew(api, workflowId, seen, size);
-		for (const run of runs) timing.node.push(nodeTime(await api.execution(run)));
+		for (const run of runs) {
+			const node = timedRun(await api.execution(run));
+			timing.node.push(node.executionTime);
+			timing.started.push(node.startTime);
+		}
 	}
 	return timing;
 }
@@ -103,13 +109,14 @@ async function waitForNew(
 	}
 }
 
-export const nodeTime = (run: Execution): number => {
+/** The Timed node's run in an execution that succeeded. */
+const timedRun = (run: Execution): { executionTime: number; startTime: number } => {
 	const node = run.data.resultData.runData.Timed?.[0];
 	if (run.status !== 'success' || !node)
 		throw new Error(
 			`run ${run.id} failed: ${JSON.stringify(run.data.resultData.error ?? node?.error)}`,
 		);
-	return node.executionTime;
+	return node;
 };
 
 const makeItem = codeNode('Item', 'return [{ json: $input.first().json.body }];');

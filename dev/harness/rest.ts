@@ -329,6 +329,7 @@ export interface Execution extends ExecutionSummary {
 			runData: Record<
 				string,
 				Array<{
+					startTime: number;
 					executionTime: number;
 					error?: { message: string; description?: string };
 					data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> };
