@@ -306,6 +306,7 @@ async function main(): Promise<void> {
 						const t = await measure(n8n.api, id, path, count, parallel, item(`${prefix}${turn}-`));
 						timings[side].node.push(...t.node);
 						timings[side].endToEnd.push(...t.endToEnd);
+						timings[side].started.push(...t.started);
 					}
 				}
 				rows.push({ name: a.name, mode, timing: timings[0] });

@@ -4,12 +4,12 @@
  * (BENCH_ROWS_PER_DAY writes and as many events per day, default 300,000: about 9.3M key records
  * with saved bodies and 9.3M claims), in SQL, with the store's own indexes. Then, in one real n8n,
  * Event Dedupe claims and Idempotent HTTP Write writes (one item per execution, alternating) in
- * rounds: an idle stretch, then while the bundled Housekeeping workflow (its Run Now webhook)
- * purges the expired day (before each further round another expired day is seeded and the tables
- * vacuumed, analysed and checkpointed), until BENCH_EXECUTIONS (300) of each ran during purges, at
- * most BENCH_PURGE_ROUNDS (20) rounds; idle then has as many. Reports p50 and p99 of the node's own
- * time in both phases, the rows before and after, and the dead tuples the last purge left, with
- * what (auto)vacuum made of them. The vacuum after a purge is not timed against live work.
+ * rounds: an idle stretch; then while the bundled Housekeeping workflow (its Run Now webhook)
+ * purges the expired day; then while a vacuum paced as autovacuum's reclaims the purged rows
+ * (before each further round another expired day is seeded and the tables vacuumed, analysed and
+ * checkpointed), until BENCH_EXECUTIONS (300) of each ran during purges, at most
+ * BENCH_PURGE_ROUNDS (20) rounds; idle then has as many. Reports p50 and p99 of the node's own time
+ * in the three phases, each round's purge and vacuum, and the rows before and after.
  */
 import { DEFAULT_HOUSEKEEPING } from '../lib/control/housekeeping';
 import { installN8n, packPackage } from '../dev/harness/install';
@@ -47,8 +47,6 @@ const WARM_UP = 25;
  * same number of samples (with fewer, the p99 during is nearer their maximum).
  */
 const MAX_ROUNDS = Number(process.env.BENCH_PURGE_ROUNDS ?? 20);
-/** How long to wait for autovacuum to visit the purged tables after the purge. */
-const VACUUM_WAIT_MS = Number(process.env.BENCH_VACUUM_WAIT_MS ?? 120_000);
 const HOT_TABLES = ['idempotency_keys', 'processed_events'] as const;
 /** Housekeeping's slice size and rest for this run; unset, the bundled workflow's own. */
 const SLICE_SIZE = process.env.BENCH_SLICE_SIZE ? Number(process.env.BENCH_SLICE_SIZE) : undefined;
@@ -115,7 +113,6 @@ interface TableState {
 	rows: number;
 	expired: number;
 	deadTuples: number;
-	autovacuums: number;
 }
 
 async function main(): Promise<void> {
@@ -128,7 +125,7 @@ async function main(): Promise<void> {
 		const { rows } = await admin.query<TableState>(
 			`SELECT (SELECT count(*)::int FROM "${schema}".${table}) AS rows,
 			        (SELECT count(*)::int FROM "${schema}".${table} WHERE expires_at < now()) AS expired,
-			        n_dead_tup::int AS "deadTuples", autovacuum_count::int AS autovacuums
+			        n_dead_tup::int AS "deadTuples"
 			 FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`,
 			[schema, table],
 		);
@@ -150,16 +147,45 @@ async function main(): Promise<void> {
 		}
 	};
 	/**
-	 * Leaves the tables as a night's purge meets them: the last purge's dead rows vacuumed and the
-	 * seeded rows' hint bits set (autovacuum's work between nights; a purge reading unhinted rows
-	 * would write every page it reads), statistics fresh, and the seeding's writes flushed by a
-	 * checkpoint rather than during the next timed stretch. Unlike a night's, the expired day was
-	 * written (and vacuumed) minutes ago, so its pages are more likely in memory.
+	 * Leaves the tables as a night's purge meets them: any dead rows vacuumed and the seeded rows'
+	 * hint bits set (autovacuum's work between nights; a purge reading unhinted rows would write
+	 * every page it reads), statistics fresh, and the seeding's writes flushed by a checkpoint
+	 * rather than during the next timed stretch. Unlike a night's, the expired day was written
+	 * minutes ago, so its pages are more likely in memory; and no checkpoint of its own falls in a
+	 * timed stretch.
 	 */
-	const settle = async ({ vacuum } = { vacuum: true }) => {
-		for (const table of HOT_TABLES)
-			await admin.query(`${vacuum ? 'VACUUM ANALYZE' : 'ANALYZE'} "${schema}".${table}`);
+	const settle = async () => {
+		for (const table of HOT_TABLES) await admin.query(`VACUUM ANALYZE "${schema}".${table}`);
 		await checkpoint();
+	};
+	const { rows: costs } = await admin.query<{ delay: string; limit: string; plain: string }>(
+		`SELECT current_setting('autovacuum_vacuum_cost_delay') AS delay,
+		        current_setting('autovacuum_vacuum_cost_limit') AS limit,
+		        current_setting('vacuum_cost_limit') AS plain`,
+	);
+	/**
+	 * Vacuums the hot tables as autovacuum would after the purge, paced by autovacuum's cost delay
+	 * and limit, so what reclaiming the purged rows costs live work is timed too.
+	 */
+	const autovacuumLike = async () => {
+		await admin.query(`SET vacuum_cost_delay = '${costs[0].delay}'`);
+		await admin.query(
+			`SET vacuum_cost_limit = ${costs[0].limit === '-1' ? costs[0].plain : costs[0].limit}`,
+		);
+		try {
+			for (const table of HOT_TABLES) await admin.query(`VACUUM "${schema}".${table}`);
+		} finally {
+			await admin.query('RESET vacuum_cost_delay');
+			await admin.query('RESET vacuum_cost_limit');
+		}
+	};
+	const deadRows = async (): Promise<number> => {
+		const { rows } = await admin.query<{ dead: number }>(
+			`SELECT coalesce(sum(n_dead_tup), 0)::int AS dead FROM pg_stat_user_tables
+			 WHERE schemaname = $1 AND relname = ANY($2)`,
+			[schema, HOT_TABLES],
+		);
+		return rows[0].dead;
 	};
 
 	let n8n: Awaited<ReturnType<typeof startN8n>> | undefined;
@@ -272,15 +298,32 @@ async function main(): Promise<void> {
 		await load(each(WARM_UP));
 
 		// Idle and purge phases take turns, round after round, so the machine's drift over the run
-		// falls on both: each round times an idle stretch (as many executions as the last purge
-		// saw, FIRST_IDLE_STRETCH in the first), then a purge of a day, timing the executions whose
-		// node started before the purge answered ("during", its rests included). Before each
-		// further round a fresh expired day is seeded, the tables settled and the pools warmed
-		// again, so each round starts as the first did.
+		// falls on both: each round times an idle stretch (of each node, as many executions as the
+		// last purge saw, FIRST_IDLE_STRETCH in the first), then a purge of a day, timing the
+		// executions whose node started before the purge answered ("during", its rests included),
+		// then the vacuum that reclaims the purged rows, paced as autovacuum paces it, timing the
+		// executions started before it ended (until SAMPLES of each; later rounds' vacuums run
+		// untimed in the settle). Before each further round a fresh expired day is seeded, the
+		// tables settled and the pools warmed again, so each round starts as the first did.
 		const idle = phase();
 		const during = phase();
-		const purges: Array<{ ms: number; deleted: unknown; during: number }> = [];
-		let stretch = FIRST_IDLE_STRETCH;
+		const vacuuming = phase();
+		/** Runs the load while `work` runs, adding to `into` the runs started before it ended. */
+		const beside = async <T>(work: Promise<T>, into: Phase) => {
+			let ended: number | undefined;
+			const finished = work.finally(() => {
+				ended = Date.now();
+			});
+			const began = Date.now();
+			const part = await load(() => (ended === undefined ? STRETCH : 0));
+			const result = await finished;
+			const counted = phase();
+			append(counted, part, (started) => started < ended!);
+			append(into, counted);
+			return { result, ms: ended! - began, counted };
+		};
+		const rounds: string[] = [];
+		const stretch = { claims: FIRST_IDLE_STRETCH, writes: FIRST_IDLE_STRETCH };
 		for (let round = 0; round < MAX_ROUNDS && fewest(during) < SAMPLES; round++) {
 			if (round > 0) {
 				for (const table of HOT_TABLES)
@@ -292,69 +335,35 @@ async function main(): Promise<void> {
 				await settle();
 				await load(each(WARM_UP));
 			}
-			append(idle, await load(each(stretch)));
-			const began = Date.now();
-			let ended: number | undefined;
-			const purge = api.webhook('reliability-housekeeping', {}).finally(() => {
-				ended = Date.now();
-			});
-			const part = await load(() => (ended === undefined ? STRETCH : 0));
-			const purged = await purge;
-			if (purged.status !== 200)
-				throw new Error(`Housekeeping answered ${purged.status}: ${JSON.stringify(purged.body)}`);
-			const counted = phase();
-			append(counted, part, (started) => started < ended!);
-			append(during, counted);
-			purges.push({
-				ms: ended! - began,
-				deleted: (purged.body as { deleted?: unknown }).deleted,
-				during: fewest(counted),
-			});
-			stretch = Math.max(STRETCH, fewest(counted));
+			append(idle, await load((part, name) => stretch[name] - part[name].node.length));
+			const purge = await beside(api.webhook('reliability-housekeeping', {}), during);
+			if (purge.result.status !== 200)
+				throw new Error(
+					`Housekeeping answered ${purge.result.status}: ${JSON.stringify(purge.result.body)}`,
+				);
+			for (const name of NODE_NAMES)
+				stretch[name] = Math.max(STRETCH, purge.counted[name].node.length);
+			const deleted = (purge.result.body as { deleted?: unknown }).deleted;
+			let line = `Round ${round + 1}: the purge ${fixed(purge.ms / 1000)} s, deleted ${JSON.stringify(deleted)}, ${fewest(purge.counted)} executions of each node during it`;
+			if (fewest(vacuuming) < SAMPLES) {
+				const dead = await deadRows();
+				const vacuum = await beside(autovacuumLike(), vacuuming);
+				line += `; its vacuum ${fixed(vacuum.ms / 1000)} s (${dead} dead rows), ${fewest(vacuum.counted)} executions of each during it`;
+			}
+			rounds.push(line);
 		}
 		const after = {
 			keys: await tableState('idempotency_keys'),
 			claims: await tableState('processed_events'),
 		};
 
-		// Autovacuum's turn: the purge's dead tuples should not outlive its next visit. A server
-		// with autovacuum off (some test servers) gets a plain VACUUM instead, said so below.
-		const { rows: setting } = await admin.query<{ autovacuum: string }>('SHOW autovacuum');
-		const autovacuumOn = setting[0].autovacuum === 'on';
-		let settled = after;
-		let vacuumNote = '';
-		if (autovacuumOn) {
-			const vacuumDeadline = Date.now() + VACUUM_WAIT_MS;
-			while (Date.now() < vacuumDeadline) {
-				settled = {
-					keys: await tableState('idempotency_keys'),
-					claims: await tableState('processed_events'),
-				};
-				if (
-					settled.keys.autovacuums > after.keys.autovacuums &&
-					settled.claims.autovacuums > after.claims.autovacuums
-				)
-					break;
-				await new Promise((resolve) => setTimeout(resolve, 5_000));
-			}
-			vacuumNote = `after autovacuum (waited up to ${VACUUM_WAIT_MS / 1000} s)`;
-		} else {
-			const began = Date.now();
-			for (const table of HOT_TABLES) await admin.query(`VACUUM "${schema}".${table}`);
-			settled = {
-				keys: await tableState('idempotency_keys'),
-				claims: await tableState('processed_events'),
-			};
-			vacuumNote = `after a plain VACUUM (${Math.round((Date.now() - began) / 1000)} s; autovacuum is off on this server)`;
-		}
-
 		// The last purge may have seen more executions of a node than the idle stretch before it:
-		// idle makes up the difference on tables settled as before every stretch (the vacuum above,
-		// fresh statistics, a checkpoint, a warm-up). Where idle has more, its first runs are left
-		// out, so both p99s are the same rank of the same number of samples.
+		// idle makes up the difference on tables settled as before every stretch. Where idle has
+		// more, its first runs are left out, so the p99s of idle and during the purge are the same
+		// rank of the same number of samples.
 		const short = (name: NodeName) => during[name].node.length - idle[name].node.length;
 		if (NODE_NAMES.some((name) => short(name) > 0)) {
-			await settle({ vacuum: false });
+			await settle();
 			await load(each(WARM_UP));
 			append(idle, await load((part, name) => short(name) - part[name].node.length));
 		}
@@ -363,42 +372,49 @@ async function main(): Promise<void> {
 			if (extra > 0)
 				for (const list of ['node', 'started'] as const) idle[name][list].splice(0, extra);
 		}
+		if (fewest(idle) === 0 || fewest(during) === 0 || fewest(vacuuming) === 0)
+			throw new Error('A phase timed no executions: no ratio to report');
 
 		const row = (name: string, phase: string, t: Timing) =>
 			`| ${name} | ${phase} | ${t.node.length} | ${fixed(percentile(t.node, 50))} | ${fixed(percentile(t.node, 99))} |`;
 		say('');
-		for (const [round, purge] of purges.entries())
-			say(
-				`Housekeeping round ${round + 1}: ${fixed(purge.ms / 1000)} s, deleted ${JSON.stringify(purge.deleted)}, ${purge.during} executions of each node during it`,
-			);
+		for (const line of rounds) say(line);
 		say('');
 		say('| node | phase | executions | node p50 (ms) | node p99 (ms) |');
 		say('|---|---|---:|---:|---:|');
-		say(row('Event Dedupe claim', 'idle', idle.claims));
-		say(row('Event Dedupe claim', 'during the purge', during.claims));
-		say(row('Idempotent HTTP Write', 'idle', idle.writes));
-		say(row('Idempotent HTTP Write', 'during the purge', during.writes));
+		for (const [label, name] of [
+			['Event Dedupe claim', 'claims'],
+			['Idempotent HTTP Write', 'writes'],
+		] as const) {
+			say(row(label, 'idle', idle[name]));
+			say(row(label, 'during the purge', during[name]));
+			say(row(label, 'during its vacuum', vacuuming[name]));
+		}
 		say('');
-		say(
-			`| table | rows before | expired before | rows after | expired after | dead tuples after the last purge | ${vacuumNote} |`,
-		);
-		say('|---|---:|---:|---:|---:|---:|---:|');
+		say('| table | rows before | expired before | rows after | expired after | dead rows after |');
+		say('|---|---:|---:|---:|---:|---:|');
 		for (const [name, key] of [
 			['idempotency_keys', 'keys'],
 			['processed_events', 'claims'],
 		] as const)
 			say(
-				`| ${name} | ${before[key].rows} | ${before[key].expired} | ${after[key].rows} | ${after[key].expired} | ${after[key].deadTuples} | ${settled[key].deadTuples}${autovacuumOn && settled[key].autovacuums === after[key].autovacuums ? ' (no autovacuum yet)' : ''} |`,
+				`| ${name} | ${before[key].rows} | ${before[key].expired} | ${after[key].rows} | ${after[key].expired} | ${after[key].deadTuples} |`,
 			);
-		const ratio = (phase: Timing, base: Timing) =>
-			percentile(phase.node, 99) / percentile(base.node, 99);
+		/** The worse of the two nodes' p99 in `of` over idle. */
+		const ratio = (of: Phase) =>
+			Number(
+				Math.max(
+					...NODE_NAMES.map(
+						(name) => percentile(of[name].node, 99) / percentile(idle[name].node, 99),
+					),
+				).toFixed(2),
+			);
 		say('');
 		say(
 			JSON.stringify({
 				bench: 'soak',
-				p99_during_purge_vs_idle: Number(
-					Math.max(ratio(during.claims, idle.claims), ratio(during.writes, idle.writes)).toFixed(2),
-				),
+				p99_during_purge_vs_idle: ratio(during),
+				p99_during_vacuum_vs_idle: ratio(vacuuming),
 				rows_after: after.keys.rows + after.claims.rows,
 				...purgeWith,
 			}),

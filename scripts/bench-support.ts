@@ -52,7 +52,10 @@ const BATCH = 100;
 export interface Timing {
 	node: number[];
 	endToEnd: number[];
-	/** When each of `node`'s runs started (epoch ms, n8n's clock), in the same order. */
+	/**
+	 * When each of `node`'s runs started (epoch ms), in the same order: the order n8n lists the
+	 * executions (newest first), not the order `endToEnd` was timed in.
+	 */
 	started: number[];
 }
 
@@ -116,6 +119,8 @@ const timedRun = (run: Execution): { executionTime: number; startTime: number } 
 		throw new Error(
 			`run ${run.id} failed: ${JSON.stringify(run.data.resultData.error ?? node?.error)}`,
 		);
+	if (typeof node.startTime !== 'number')
+		throw new Error(`run ${run.id}: n8n recorded no start time for the timed node`);
 	return node;
 };
 
