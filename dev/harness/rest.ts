@@ -272,11 +272,28 @@ export class N8nRestClient {
 		return data.results;
 	}
 
-	/** One execution with its run data, decoded from n8n's flatted form. */
+	/**
+	 * One execution with its run data, decoded from n8n's flatted form. n8n 1.x on SQLite (its
+	 * default single connection) saves an ending execution in two statements outside a
+	 * transaction: the status first, then the run data. Read between them, a `success` or `error`
+	 * execution still carries the data it started with, which names no node run and no error
+	 * (once in CI: "Create Contact did not run in execution 1"). Such a read is repeated, for up
+	 * to 10 s, until the run data n8n writes at the end is there.
+	 */
 	async execution(id: string): Promise<Execution> {
-		const raw = await this.rest<Execution & { data: string | object }>('GET', `/executions/${id}`);
-		const data = typeof raw.data === 'string' ? parseFlatted(raw.data) : raw.data;
-		return { ...raw, data } as Execution;
+		const deadline = Date.now() + 10_000;
+		for (;;) {
+			const raw = await this.rest<Execution & { data: string | object }>(
+				'GET',
+				`/executions/${id}`,
+			);
+			const execution = {
+				...raw,
+				data: typeof raw.data === 'string' ? parseFlatted(raw.data) : raw.data,
+			} as Execution;
+			if (hasFinalRunData(execution) || Date.now() > deadline) return execution;
+			await new Promise((resolve) => setTimeout(resolve, 100));
+		}
 	}
 
 	/** Waits until a workflow has `count` finished executions; returns them, oldest first, with run data. */
@@ -339,13 +356,28 @@ export interface Execution extends ExecutionSummary {
 	};
 }
 
+/**
+ * Whether an execution's run data is the one n8n writes when it ends: an execution that ended in
+ * success or error has run a node or holds the error that stopped it. One in another status
+ * (running, waiting, canceled, crashed) is taken as it is read.
+ */
+function hasFinalRunData(execution: Execution): boolean {
+	if (execution.status !== 'success' && execution.status !== 'error') return true;
+	const result = execution.data?.resultData;
+	return Boolean(result?.lastNodeExecuted || result?.error);
+}
+
 /** The items a node sent to each of its outputs in its first run. */
 export function nodeOutputs(
 	execution: Execution,
 	nodeName: string,
 ): Array<Array<Record<string, unknown>>> {
-	const runs = execution.data.resultData.runData[nodeName];
-	if (!runs?.length) throw new Error(`Node "${nodeName}" did not run in execution ${execution.id}`);
+	const result = execution.data.resultData;
+	const runs = result.runData[nodeName];
+	if (!runs?.length)
+		throw new Error(
+			`Node "${nodeName}" did not run in execution ${execution.id} (${execution.status}; nodes run: ${Object.keys(result.runData).join(', ') || 'none'}; last: ${result.lastNodeExecuted ?? 'none'}; error: ${result.error?.message ?? 'none'})`,
+		);
 	return (runs[0].data?.main ?? []).map((items) => (items ?? []).map((item) => item.json));
 }
 
