@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { stringify as stringifyFlatted } from 'flatted';
-import { N8nRestClient } from '../../dev/harness/rest';
+import { N8nRestClient, nodeOutputs } from '../../dev/harness/rest';
 
 /**
  * The harness reads executions as n8n 1.x on SQLite saves them: the ending status in one
@@ -43,6 +43,8 @@ const ended = {
 	runData: { Webhook: [{ startTime: 1, executionTime: 1, data: { main: [[{ json: {} }]] } }] },
 	lastNodeExecuted: 'Webhook',
 };
+/** An execution n8n stopped before its first node, e.g. on a workflow with issues. */
+const stoppedBeforeAnyNode = { runData: {}, error: { message: 'The workflow has issues' } };
 
 describe('the harness reading an execution', () => {
 	it('reads again while an ended execution still carries the data it started with', async () => {
@@ -61,9 +63,28 @@ describe('the harness reading an execution', () => {
 		}
 	});
 
-	it('takes a running, canceled or crashed execution as it is read', async () => {
-		for (const status of ['running', 'canceled', 'crashed']) {
-			const n8n = executionsServer([{ status, resultData: started }]);
+	it('gives up after 2 s and returns what it read, for nodeOutputs to say what is missing', async () => {
+		const n8n = executionsServer([{ status: 'success', resultData: started }]);
+		const client = new N8nRestClient(await n8n.start(), 1);
+		try {
+			const began = Date.now();
+			const execution = await client.execution('7');
+			expect(Date.now() - began).toBeGreaterThanOrEqual(2_000);
+			expect(() => nodeOutputs(execution, 'Create Contact')).toThrow(
+				'Node "Create Contact" did not run in execution 7 (success; nodes run: none; last: none; error: none)',
+			);
+		} finally {
+			await n8n.stop();
+		}
+	});
+
+	it('takes an execution stopped before any node, running, canceled or crashed as read', async () => {
+		const cases = [
+			{ status: 'error', resultData: stoppedBeforeAnyNode },
+			...['running', 'canceled', 'crashed'].map((status) => ({ status, resultData: started })),
+		];
+		for (const { status, resultData } of cases) {
+			const n8n = executionsServer([{ status, resultData }]);
 			const client = new N8nRestClient(await n8n.start(), 1);
 			try {
 				const execution = await client.execution('7');
