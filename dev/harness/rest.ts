@@ -274,32 +274,38 @@ export class N8nRestClient {
 
 	/**
 	 * One execution with its run data, decoded from n8n's flatted form. An execution that ended
-	 * in success or error but has run no node and holds no error is read again, for up to 2 s,
-	 * and the re-read is reported on stderr. n8n 1.x on SQLite with its default single connection
-	 * saves an ending execution's status and its run data in two statements outside a
-	 * transaction, so such a read may land between them. That is one possible cause of a CI
-	 * failure seen once on n8n 1.123.81 ("Create Contact did not run in execution 1"); it was
-	 * not reproduced, and the report tells the next failure whether a re-read happened.
+	 * in success or error but has run no node and holds no error is read again, for 2 s after
+	 * that first read, and each such read is reported on stderr. n8n 1.x on SQLite with its
+	 * default single connection saves an ending execution's status and its run data in two
+	 * statements outside a transaction, so such a read may land between them. That is one
+	 * possible cause of a CI failure seen once on n8n 1.123.81 ("Create Contact did not run in
+	 * execution 1"); it was not reproduced, and the report tells the next failure whether a read
+	 * came too early.
 	 */
 	async execution(id: string): Promise<Execution> {
-		const deadline = Date.now() + 2_000;
-		for (let reads = 1; ; reads++) {
+		const read = async (): Promise<Execution> => {
 			const raw = await this.rest<Execution & { data: string | object }>(
 				'GET',
 				`/executions/${id}`,
 			);
-			const execution = {
-				...raw,
-				data: typeof raw.data === 'string' ? parseFlatted(raw.data) : raw.data,
-			} as Execution;
-			const final = hasFinalRunData(execution);
-			if (reads > 1 && (final || Date.now() > deadline))
-				process.stderr.write(
-					`[harness] execution ${id} (${execution.status}) showed no node run and no error; after ${reads} reads ${final ? 'its run data was there' : 'it still had none'}\n`,
-				);
-			if (final || Date.now() > deadline) return execution;
+			const data = typeof raw.data === 'string' ? parseFlatted(raw.data) : raw.data;
+			return { ...raw, data } as Execution;
+		};
+		let execution = await read();
+		if (hasFinalRunData(execution)) return execution;
+		const deadline = Date.now() + 2_000;
+		let reads = 1;
+		let final = false;
+		while (!final && Date.now() < deadline) {
 			await new Promise((resolve) => setTimeout(resolve, 100));
+			execution = await read();
+			reads += 1;
+			final = hasFinalRunData(execution);
 		}
+		process.stderr.write(
+			`[harness] n8n ${this.baseUrl} execution ${id} (${execution.status}) read with no node run and no error; after ${reads} reads ${final ? 'its run data was there' : 'it still had none'}\n`,
+		);
+		return execution;
 	}
 
 	/** Waits until a workflow has `count` finished executions; returns them, oldest first, with run data. */
@@ -365,8 +371,8 @@ export interface Execution extends ExecutionSummary {
 /**
  * Whether an execution's run data can be the one n8n writes when it ends: an execution that
  * ended in success or error has run a node or holds the error that stopped it. One in another
- * status (running, waiting, canceled, crashed: n8n sets these without writing run data) is taken
- * as it is read.
+ * status (running, waiting, canceled, crashed) is taken as it is read: n8n may mark a crashed or
+ * canceled execution without writing its run data, so none is no sign of an early read.
  */
 function hasFinalRunData(execution: Execution): boolean {
 	if (execution.status !== 'success' && execution.status !== 'error') return true;
