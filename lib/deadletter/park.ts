@@ -228,9 +228,10 @@ async function parkValid(
 			alert_due: request.alertLater === true ? true : undefined,
 		};
 	});
-	// Storable text holds no NUL, so NUL separates the parts of an identity unambiguously.
+	// Storable text holds no NUL, so NUL separates the parts of an identity unambiguously. An
+	// item's own letter is one per item, at any step (OPEN_IDENTITY_STEP).
 	const identity = (row: (typeof rows)[number]): string =>
-		`${row.workflow_id}\u0000${row.step}\u0000${row.item_key}`;
+		`${row.workflow_id}\u0000${row.item_key.startsWith('key:event:') ? '' : row.step}\u0000${row.item_key}`;
 	const last = new Map<string, (typeof rows)[number]>();
 	for (const row of rows) last.set(identity(row), row);
 	const unique = [...last.values()];

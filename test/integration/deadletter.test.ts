@@ -195,6 +195,29 @@ describe('park and get', () => {
 		]);
 	});
 
+	it("an item's own letter is one per item at any step; a step's letter is one per step", async () => {
+		// An event's letter (the item's own): a stop at Enrich, then a failure at CRM Upsert.
+		const [atEnrich] = await parkAll(store, [
+			failed({ step: 'Enrich', idempotencyKey: 'event:leads:L-77', errorClass: 'stopped' }),
+		]);
+		const [atCrm] = await parkAll(store, [
+			failed({ step: 'CRM Upsert', idempotencyKey: 'event:leads:L-77', executionId: '102' }),
+		]);
+		expect(atCrm).toMatchObject({ id: atEnrich.id, created: false, failureCount: 2 });
+		const [letter] = await getDeadLettersByKey(store, ['event:leads:L-77']);
+		expect(letter).toMatchObject({
+			step: 'CRM Upsert',
+			execution_id: '102',
+			error_class: 'permanent',
+		});
+		// A write's letter is its step's: the same key at two steps is two records.
+		const [first] = await parkAll(store, [failed({ step: 'Enrich', idempotencyKey: 'L-77:w' })]);
+		const [second] = await parkAll(store, [
+			failed({ step: 'CRM Upsert', idempotencyKey: 'L-77:w' }),
+		]);
+		expect(second.id).not.toBe(first.id);
+	});
+
 	it('a closed item parked again opens a new record', async () => {
 		const [first] = await parkAll(store, [failed({ idempotencyKey: 'lead-8:create' })]);
 		await updateDeadLetterStatus(store, {

@@ -1,3 +1,4 @@
+import { LOCK_ORDER } from '../../deadletter/sql/identity';
 import type { SqlQuery, Store } from '../../store';
 import type { PauseScope } from '../pauses';
 
@@ -34,7 +35,7 @@ export const releaseHeldSql = (
 WITH target AS (
 	-- Locked in the park's order (its identity), so a resume and a park or a settle never deadlock.
 	SELECT id FROM ${store.table('dead_letters')} WHERE integration = $1 AND status = 'held'
-	ORDER BY workflow_id, step, item_key, id FOR UPDATE
+	ORDER BY ${LOCK_ORDER} FOR UPDATE
 ), released AS (
 	UPDATE ${store.table('dead_letters')} d SET status = 'replay_requested', updated_at = now()
 	FROM target t WHERE d.id = t.id AND d.status = 'held'

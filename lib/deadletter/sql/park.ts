@@ -1,8 +1,10 @@
 import type { SqlQuery, Store } from '../../store';
+import { OPEN_IDENTITY } from './identity';
 
 /**
  * Parks a batch in one statement. An item that is already open (same workflow, step and item
- * key) is updated in place: one more failure, the newest error, the latest attempt count; a
+ * key; for an item's own letter, same workflow and item key at any step: OPEN_IDENTITY_STEP) is
+ * updated in place: one more failure, the newest error, the latest attempt count; a
  * record a replay had taken goes back to `new` (the replay failed), with its audit event. New
  * rows get their first audit event in the same statement.
  *
@@ -55,9 +57,11 @@ WITH input AS (
 	       hold, payload, retry_after, now() + make_interval(days => retention_days), coalesce(attempt_history, '[]'),
 	       source_version, coalesce(steps, '[]'), CASE WHEN alert_due THEN now() END, business_id
 	-- In identity order, the same in every park, so overlapping batches never deadlock.
-	FROM decided ORDER BY workflow_id, step, item_key
-	ON CONFLICT (workflow_id, step, item_key) WHERE is_open DO UPDATE SET
+	FROM decided ORDER BY ${OPEN_IDENTITY}
+	ON CONFLICT (${OPEN_IDENTITY}) WHERE is_open DO UPDATE SET
 		failure_count = d.failure_count + 1,
+		-- An item's own letter names the step its latest failure was at.
+		step = EXCLUDED.step,
 		attempts = EXCLUDED.attempts,
 		last_failed_at = now(),
 		execution_id = EXCLUDED.execution_id,

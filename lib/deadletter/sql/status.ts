@@ -1,5 +1,6 @@
 import { eventLetterKeySql, hashedEventLetterKeySql } from '../../dedupe/eventIds';
 import type { SqlQuery, Store } from '../../store';
+import { LOCK_ORDER } from './identity';
 import type { DeadLetterStatus } from '../statuses';
 
 /**
@@ -47,7 +48,7 @@ const statusChangeSql = (
 WITH target AS (
 	SELECT id, status, generation FROM ${store.table('dead_letters')} WHERE ${where}
 	-- In the park's order (its identity), so a status change and a park never deadlock.
-	ORDER BY workflow_id, step, item_key, id FOR UPDATE
+	ORDER BY ${LOCK_ORDER} FOR UPDATE
 ), changed AS (
 	UPDATE ${store.table('dead_letters')} d
 	SET status = $1, updated_at = now(), generation = d.generation + 1,
