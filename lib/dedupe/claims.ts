@@ -157,6 +157,7 @@ async function claimCandidates(
 				c.payload === undefined ? null : JSON.stringify(storableValue(c.payload)),
 			),
 			payloadBytes: candidates.map((c) => c.payloadBytes ?? null),
+			ancestors: context.ancestors ?? [],
 		}),
 	);
 	const won: ClaimRequest[] = [];

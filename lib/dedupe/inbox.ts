@@ -1,21 +1,16 @@
-import { parkedOrThrow, parkItems, type ParkResult } from '../deadletter/park';
 import { closeDoneEventLetters } from '../deadletter/status';
-import { ErrorClass } from '../deadletter/statuses';
 import { abandonExecutionKeys } from '../idempotency/recovery';
 import { KeyStatus } from '../idempotency/types';
 import type { Store } from '../store';
-import { eventLetterKey } from './eventIds';
 import { ProcessedEventStatus } from './outcomes';
 import {
+	claimExecutionReportSql,
 	completeExecutionSql,
 	countInboxOfExecutionSql,
 	endExecutionLeasesSql,
-	executionReportedSql,
 	failedClaimsOfExecutionSql,
 	failExecutionClaimsSql,
 	holdExecutionClaimsSql,
-	inboxOfExecutionSql,
-	recordExecutionReportSql,
 	releaseExecutionSql,
 	returnToRecoverySql,
 	takeCrashedSql,
@@ -36,7 +31,7 @@ export const ExecutionEnd = {
 } as const;
 export type ExecutionEnd = (typeof ExecutionEnd)[keyof typeof ExecutionEnd];
 
-interface InboxItem {
+export interface InboxItem {
 	consumer: string;
 	eventId: string;
 	workflowId: string | null;
@@ -46,7 +41,7 @@ interface InboxItem {
 	payloadBytes: number | null;
 }
 
-type InboxRow = {
+export type InboxRow = {
 	consumer: string;
 	event_id: string;
 	workflow_id: string | null;
@@ -62,7 +57,7 @@ export const keptPayload = (item: InboxItem): unknown =>
 		note: `the item (${item.payloadBytes ?? '?'} bytes) was over the inbox cap and was not kept`,
 	};
 
-const toItem = (row: InboxRow): InboxItem => ({
+export const toItem = (row: InboxRow): InboxItem => ({
 	consumer: row.consumer,
 	eventId: row.event_id,
 	workflowId: row.workflow_id,
@@ -75,7 +70,14 @@ const toItem = (row: InboxRow): InboxItem => ({
 export async function settleExecutionClaims(
 	store: Store,
 	executionId: string,
-	end: { status: ExecutionEnd; message?: string; waitTill?: Date; leaseSeconds?: number },
+	end: {
+		status: ExecutionEnd;
+		message?: string;
+		waitTill?: Date;
+		leaseSeconds?: number;
+		/** For a wait: what it means when n8n has no record of the execution after its resume. */
+		ifGone?: 'done' | 'check';
+	},
 ): Promise<void> {
 	switch (end.status) {
 		case ExecutionEnd.success:
@@ -89,6 +91,7 @@ export async function settleExecutionClaims(
 					executionId,
 					waitTill: end.waitTill ?? new Date(Date.now() + 24 * 3600_000),
 					leaseSeconds: end.leaseSeconds ?? 60,
+					ifGone: end.ifGone ?? 'check',
 				}),
 			);
 			return;
@@ -98,6 +101,8 @@ export async function settleExecutionClaims(
 			);
 			return;
 		default:
+			// Failed with their items, and nothing holds them yet: an error workflow parks them, or
+			// Recover's sweep does.
 			await store.execute(
 				failExecutionClaimsSql(store, { executionId, message: end.message ?? null }),
 			);
@@ -106,12 +111,17 @@ export async function settleExecutionClaims(
 
 export interface FailedExecution {
 	/**
-	 * n8n reported this execution before (a crash reported again at the next restart), and it was
-	 * settled then: nothing was settled, parked or is to be alerted now.
+	 * The execution's ending was settled already, or is being settled (by its end-of-execution
+	 * hook, or n8n reporting a crash again): nothing was settled, parked or is to be alerted now.
 	 */
 	repeated: boolean;
 	/** Inbox items of a failed execution, for the error workflow to park with their payloads. */
 	items: InboxItem[];
+	/**
+	 * Items of a failed sub-workflow execution that an item of the execution that called it holds
+	 * (its letter, or its recovery, is theirs too): not to be parked on their own.
+	 */
+	heldAbove: number;
 	/** Inbox items of a crashed execution, now left to Recover. */
 	recovering: number;
 	/** Items the inbox kept for the execution's claims at all (Recover may hold some already). */
@@ -123,21 +133,31 @@ export interface FailedExecution {
 }
 
 /**
- * The error workflow's step for a failed or crashed execution: its in-progress write keys are
- * marked at once (a redelivery or a recovery reconciles them now, instead of waiting out a
- * lease), its inbox claims are failed with their items (to park) or, for a crash, left to
- * Recover; claims of the other modes are released. A crash whose claims its own end-of-execution
- * hook failed did end in its process: those items are parked. An execution settled before (n8n
- * reporting a crash again) is settled no more: `repeated`, and nothing to park or alert.
+ * The error workflow's step for a failed or crashed execution, if it is the first to settle it
+ * (claimExecutionReport): its in-progress write keys are marked at once (a redelivery or a
+ * recovery reconciles them now, instead of waiting out a lease), its inbox claims are failed with
+ * their items (to park) or, for a crash, left to Recover; claims of the other modes are released.
+ * A crash whose claims its own end-of-execution hook failed did end in its process: those items
+ * are parked. An execution settled before (by its own end-of-execution hook, or n8n reporting a
+ * crash again) is settled no more: `repeated`, and nothing to park or alert.
  */
 export async function failExecution(
 	store: Store,
 	execution: { executionId: string; crashed: boolean; message?: string },
 ): Promise<FailedExecution> {
-	if (await executionReported(store, execution.executionId))
-		return { repeated: true, items: [], recovering: 0, kept: 0, released: 0, keys: [] };
+	const ending = execution.crashed ? 'crashed' : 'failed';
+	if (!(await claimExecutionReport(store, execution.executionId, ending)))
+		return {
+			repeated: true,
+			items: [],
+			heldAbove: 0,
+			recovering: 0,
+			kept: 0,
+			released: 0,
+			keys: [],
+		};
 	const keys = await abandonExecutionKeys(store, execution.executionId);
-	let items: InboxItem[] = [];
+	let rows: Array<InboxRow & { held_above: boolean }> = [];
 	let recovering = 0;
 	if (execution.crashed) {
 		recovering = (
@@ -148,23 +168,21 @@ export async function failExecution(
 				}),
 			)
 		).rowCount;
-		items = (
+		rows = (
 			await store.query<InboxRow>(
 				failedClaimsOfExecutionSql(store, {
 					executionId: execution.executionId,
 					message: execution.message ?? null,
 				}),
 			)
-		).map(toItem);
+		).map((row) => ({ ...row, held_above: false }));
 	} else {
-		items = (
-			await store.query<InboxRow>(
-				failExecutionClaimsSql(store, {
-					executionId: execution.executionId,
-					message: execution.message ?? null,
-				}),
-			)
-		).map(toItem);
+		rows = await store.query<InboxRow & { held_above: boolean }>(
+			failExecutionClaimsSql(store, {
+				executionId: execution.executionId,
+				message: execution.message ?? null,
+			}),
+		);
 	}
 	const [{ released }] = await store.query<{ released: number }>(
 		releaseExecutionSql(store, { executionId: execution.executionId }),
@@ -172,145 +190,34 @@ export async function failExecution(
 	const [{ kept }] = await store.query<{ kept: number }>(
 		countInboxOfExecutionSql(store, { executionId: execution.executionId }),
 	);
-	return { repeated: false, items, recovering, kept, released, keys };
-}
-
-/** Whether an execution's ending was settled already. */
-async function executionReported(store: Store, executionId: string): Promise<boolean> {
-	return (await store.query(executionReportedSql(store, { executionId }))).length > 0;
+	return {
+		repeated: false,
+		items: rows.filter((row) => !row.held_above).map(toItem),
+		heldAbove: rows.filter((row) => row.held_above).length,
+		recovering,
+		kept,
+		released,
+		keys,
+	};
 }
 
 /**
- * Records that an execution's ending was settled (its items parked, or left to Recover), once
- * that is done: a report n8n repeats later finds it and settles nothing. Returns the count.
+ * Claims the settlement of an execution's ending for the caller: true for the first settler,
+ * which settles it; false for every later one (the ending was settled, or is being settled, by
+ * another: its end-of-execution hook, the error workflow, n8n reporting a crash again), which
+ * settles nothing. Claimed before settling, so two settlers never both park: one that fails
+ * half-way leaves its claims to what follows every settler (a claim still in progress lapses to
+ * Recover; a failed one nothing holds is parked by Recover's sweep).
  */
-export async function recordExecutionReport(
+export async function claimExecutionReport(
 	store: Store,
 	executionId: string,
 	ending: 'failed' | 'crashed' | 'stopped',
-): Promise<number> {
-	const [{ reports }] = await store.query<{ reports: number }>(
-		recordExecutionReportSql(store, { executionId, ending }),
+): Promise<boolean> {
+	const [{ first }] = await store.query<{ first: boolean }>(
+		claimExecutionReportSql(store, { executionId, ending }),
 	);
-	return reports;
-}
-
-/** Where an execution that no error workflow settles ended, for the letters of its items. */
-export interface StoppedExecution {
-	executionId: string;
-	workflowId?: string;
-	workflowName?: string;
-	/** The node that was running when it ended (or the last that ran). */
-	step?: string;
-	runLink?: string;
-	/** Why it ended, as n8n says (Stop, the API, a timeout, a worker's drain; the error), when it says. */
-	reason?: string;
-}
-
-/**
- * A cancelled execution (n8n's Stop, the API's stop, a workflow timeout, a worker's drain) runs
- * no error workflow, so its end-of-execution hook settles it: each item the inbox kept for it is
- * parked as stopped (the letter first, so a failure between the two leaves the claim to Recover,
- * never an item in no letter), then its claims are failed; its open write keys are marked, its
- * claims of the other modes released (a redelivery is new), and the execution recorded as
- * settled, so an error workflow n8n may still run for it parks nothing twice.
- */
-export async function stopExecution(
-	store: Store,
-	stop: StoppedExecution,
-): Promise<{ parked: ParkResult[]; released: number }> {
-	return await settleInProcess(store, stop, 'stopped', {
-		errorClass: ErrorClass.stopped,
-		message:
-			stop.reason ??
-			'the execution was stopped before it finished (the Stop button, the API, a workflow timeout or a worker shutting down)',
-		alreadyHappened: (step) => `steps before ${step} ran; ${step} was stopped while it ran`,
-		impact: 'the event was received but its work was stopped before it finished',
-	});
-}
-
-/**
- * A failed execution for which n8n runs no error workflow (its workflow names none), so nothing
- * would park its items: the inbox would keep them failed until a redelivery that a sender who had
- * its 2xx never makes. Its end-of-execution hook settles it as the Error handler would: each
- * kept item parked with the error (class `execution`, its alert due: Recover sends it), its
- * claims failed, its open write keys marked, and the execution recorded as settled.
- */
-export async function failExecutionWithoutHandler(
-	store: Store,
-	failure: StoppedExecution,
-): Promise<{ parked: ParkResult[]; released: number }> {
-	return await settleInProcess(store, failure, 'failed', {
-		errorClass: ErrorClass.execution,
-		message: failure.reason ?? 'the execution failed',
-		alreadyHappened: failedAfter,
-		impact:
-			'the event was received but its work did not finish, and the workflow has no error workflow to report it',
-	});
-}
-
-/**
- * What had happened to an item of an execution that failed at `step`: the steps before it ran,
- * and writes whose outcome is unknown (their keys marked so when it failed) may have taken effect.
- */
-export function failedAfter(step: string, unknownWrites: number): string {
-	return unknownWrites > 0
-		? `steps before ${step} ran; ${unknownWrites} write${unknownWrites === 1 ? '' : 's'} may have taken effect: check before replaying`
-		: `steps before ${step} ran`;
-}
-
-/** The letter an execution's kept items get when it is settled in the process that ran it. */
-interface InProcessLetter {
-	errorClass: ErrorClass;
-	message: string;
-	alreadyHappened: (step: string, unknownWrites: number) => string;
-	impact: string;
-}
-
-async function settleInProcess(
-	store: Store,
-	end: StoppedExecution,
-	ending: 'stopped' | 'failed',
-	letter: InProcessLetter,
-): Promise<{ parked: ParkResult[]; released: number }> {
-	// Settled before (an error workflow that ran after all): nothing to park twice.
-	if (await executionReported(store, end.executionId)) return { parked: [], released: 0 };
-	const keys = await abandonExecutionKeys(store, end.executionId);
-	const unknownWrites = keys.filter((k) => k.status === KeyStatus.unknown).length;
-	const items = (
-		await store.query<InboxRow>(inboxOfExecutionSql(store, { executionId: end.executionId }))
-	).map(toItem);
-	const step = end.step ?? 'unknown step';
-	// All or none: an item not parked keeps its claim, for Recover.
-	const parked = parkedOrThrow(
-		await parkItems(
-			store,
-			items.map((item) => ({
-				workflowId: end.workflowId ?? item.workflowId ?? 'unknown',
-				workflowName: end.workflowName,
-				executionId: end.executionId,
-				step,
-				idempotencyKey: eventLetterKey(item.consumer, item.eventId),
-				businessId: item.eventId,
-				runLink: end.runLink,
-				errorClass: letter.errorClass,
-				errorMessage: letter.message,
-				alreadyHappened: letter.alreadyHappened(step, unknownWrites),
-				impact: letter.impact,
-				payload: keptPayload(item),
-				// No workflow runs after this end to alert it: Recover sends the alert.
-				alertLater: true,
-			})),
-		),
-	);
-	await store.execute(
-		failExecutionClaimsSql(store, { executionId: end.executionId, message: letter.message }),
-	);
-	const [{ released }] = await store.query<{ released: number }>(
-		releaseExecutionSql(store, { executionId: end.executionId }),
-	);
-	await recordExecutionReport(store, end.executionId, ending);
-	return { parked, released };
+	return first;
 }
 
 export interface RecoveredItem extends InboxItem {

@@ -64,6 +64,12 @@ export interface ClaimContext {
 	mode: ClaimMode;
 	leaseSeconds: number;
 	retentionDays: number;
+	/**
+	 * The executions that called this one as a sub-workflow, nearest first (n8n hands a
+	 * sub-workflow its parent's execution): an item of theirs holds this execution's items, so
+	 * one item has one letter.
+	 */
+	ancestors?: string[];
 }
 
 export type ClaimResult =

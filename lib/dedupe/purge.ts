@@ -5,8 +5,9 @@ import { purgeEntityVersionsSql, purgeExecutionReportsSql, purgeExpiredSql } fro
 
 /**
  * Deletes done and failed events past retention (one consumer, or all when null); returns how
- * many. A failed claim's item is in a dead letter by then, or was never redelivered in the
- * retention: its personal data goes with it.
+ * many. A failed claim's item is in a dead letter by then, or was dropped by a named rule: its
+ * personal data goes with it. A failed claim that nothing holds yet stays: it is the only copy of
+ * its item until Recover's sweep parks it.
  */
 export async function purgeExpiredEvents(
 	store: Store,

@@ -1,4 +1,4 @@
--- The store's schema as migrations 1 to 23 leave it, each table whole.
+-- The store's schema as migrations 1 to 24 leave it, each table whole.
 -- Written by `npm run schema:dump`; do not edit: a test migrates a fresh schema and expects
 -- this text. :SCHEMA stands for the schema name. On a server without pg_trgm, Trace gets
 -- prefix indexes (text_pattern_ops) in place of the trigram ones below.
@@ -197,6 +197,7 @@ CREATE INDEX dead_letters_expires_at ON :SCHEMA.dead_letters USING btree (expire
 CREATE INDEX dead_letters_held_by_integration ON :SCHEMA.dead_letters USING btree (integration) WHERE (status = 'held'::text);
 CREATE INDEX dead_letters_idempotency_key ON :SCHEMA.dead_letters USING btree (idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE INDEX dead_letters_idempotency_key_trgm ON :SCHEMA.dead_letters USING gin (lower(idempotency_key) gin_trgm_ops) WHERE (idempotency_key IS NOT NULL);
+CREATE INDEX dead_letters_open_by_execution ON :SCHEMA.dead_letters USING btree (execution_id) WHERE is_open;
 CREATE INDEX dead_letters_open_cover ON :SCHEMA.dead_letters USING btree (status, workflow_id, step, owner, parked_at) WHERE is_open;
 CREATE UNIQUE INDEX dead_letters_open_item ON :SCHEMA.dead_letters USING btree (workflow_id, (
 CASE
@@ -402,8 +403,15 @@ CREATE TABLE :SCHEMA.processed_events (
 	last_error text,
 	origin_execution_id text,
 	previous_executions text[] NOT NULL DEFAULT '{}'::text[],
+	settled_as text,
+	failed_step text,
+	ancestors text[] NOT NULL DEFAULT '{}'::text[],
+	waiting_till timestamp with time zone,
+	if_gone text,
 	CONSTRAINT processed_events_pkey PRIMARY KEY (consumer, event_id),
 	CONSTRAINT processed_events_completed_by_check CHECK ((completed_by = ANY (ARRAY['claim'::text, 'complete'::text, 'ordering'::text]))),
+	CONSTRAINT processed_events_if_gone_check CHECK ((if_gone = ANY (ARRAY['done'::text, 'check'::text]))),
+	CONSTRAINT processed_events_settled_as_check CHECK ((settled_as = ANY (ARRAY['parked'::text, 'covered'::text, 'dropped'::text]))),
 	CONSTRAINT processed_events_status_check CHECK ((status = ANY (ARRAY['in_progress'::text, 'done'::text, 'failed'::text])))
 ) WITH (autovacuum_vacuum_scale_factor=0.02, autovacuum_vacuum_threshold=1000, autovacuum_analyze_scale_factor=0.02);
 CREATE INDEX processed_events_by_event_id ON :SCHEMA.processed_events USING btree (event_id);
@@ -413,6 +421,7 @@ CREATE INDEX processed_events_expires_at ON :SCHEMA.processed_events USING btree
 CREATE INDEX processed_events_inbox_by_origin ON :SCHEMA.processed_events USING btree (origin_execution_id) WHERE ((payload IS NOT NULL) OR (payload_bytes IS NOT NULL));
 CREATE INDEX processed_events_inbox_by_previous ON :SCHEMA.processed_events USING gin (previous_executions) WHERE ((payload IS NOT NULL) OR (payload_bytes IS NOT NULL));
 CREATE INDEX processed_events_lapsed ON :SCHEMA.processed_events USING btree (lease_until) WHERE (status = 'in_progress'::text);
+CREATE INDEX processed_events_unsettled ON :SCHEMA.processed_events USING btree (lease_until) WHERE ((status = 'failed'::text) AND (settled_as IS NULL) AND ((payload IS NOT NULL) OR (payload_bytes IS NOT NULL)));
 
 CREATE TABLE :SCHEMA.setup_workflows (
 	instance text NOT NULL,

@@ -7,6 +7,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import { diagnoseStore, getStore, isReliabilityError, type Store, toStoreConfig } from '../../lib';
+import { holdAfterResume } from './executionEnd';
 
 const STORE_CREDENTIAL = 'reliabilityStoreApi';
 
@@ -29,7 +30,10 @@ export const storeCredentialOf = (
 
 /**
  * The shared, migrated store for this node's credential; fails the execution before any side
- * effect. Called inside showingErrors (the routers, the write), which shows what it throws.
+ * effect. Called inside showingErrors (the routers, the write), which shows what it throws. Every
+ * node of the package gets its store here, so here an execution that resumed after a Wait, with
+ * new hooks, has its inbox claims held again until it ends (holdAfterResume); a store error there
+ * leaves them to Recover, which asks n8n how the execution ended.
  */
 export async function storeFor(
 	context: IExecuteFunctions,
@@ -38,6 +42,7 @@ export async function storeFor(
 	const credentials = await credential;
 	const store = getStore(toStoreConfig(credentials as Record<string, unknown>));
 	await store.ready();
+	await holdAfterResume(context, store).catch(() => undefined);
 	return store;
 }
 

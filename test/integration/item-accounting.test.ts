@@ -10,9 +10,9 @@ import {
 	eventLetterKey,
 	ExecutionEnd,
 	failExecution,
-	failExecutionWithoutHandler,
+	failExecutionInProcess,
 	keeperFor,
-	recordExecutionReport,
+	parkUnsettledClaims,
 	settleExecutionClaims,
 	stopExecution,
 	takeCrashed,
@@ -182,7 +182,6 @@ describe('a crash n8n reports while the process still runs it (a queue-mode job 
 			message: 'This execution failed to be processed too many times',
 		});
 		expect(settled).toMatchObject({ repeated: false, recovering: 1, items: [] });
-		await recordExecutionReport(store, run.executionId, 'crashed');
 		// The live worker's keeper beats again: the crash report must not be undone by it.
 		await keeper.beat();
 		keeper.drop(run.executionId);
@@ -227,7 +226,6 @@ describe('n8n reports a crashed execution twice', () => {
 			message: 'Workflow did not finish',
 		});
 		expect(first).toMatchObject({ repeated: false, recovering: 1, items: [] });
-		await recordExecutionReport(store, crashed.executionId, 'crashed');
 		// The sender redelivers (its lease ended at the report) and the redelivery succeeds.
 		const again = context();
 		expect((await claimEvents(store, again, [order('ORD-4')]))[0].outcome).toBe('new');
@@ -238,7 +236,12 @@ describe('n8n reports a crashed execution twice', () => {
 			message: 'Workflow did not finish',
 		});
 		expect(second).toMatchObject({ repeated: true, items: [], recovering: 0, kept: 0 });
-		expect(await recordExecutionReport(store, crashed.executionId, 'crashed')).toBe(2);
+		expect(
+			await adminQuery(
+				`SELECT reports FROM "${schema}".execution_reports WHERE execution_id = $1`,
+				[crashed.executionId],
+			),
+		).toEqual([{ reports: 2 }]);
 		expect(await claimRow('ORD-4')).toMatchObject({ status: 'done' });
 		expect(await openLetters('ORD-4')).toEqual([]);
 		expect(await getDeadLettersByKey(store, [`execution:${crashed.executionId}`])).toEqual([]);
@@ -356,7 +359,7 @@ describe('a failed execution whose workflow names no error workflow', () => {
 	it('its end parks each kept item with the error, alert due; an error workflow run after parks nothing twice', async () => {
 		const run = context();
 		await claimEvents(store, run, [order('ORD-20'), { ...order('ORD-21'), index: 1 }]);
-		const { parked } = await failExecutionWithoutHandler(store, {
+		const { parked } = await failExecutionInProcess(store, {
 			executionId: run.executionId,
 			workflowId: 'wf-orders',
 			workflowName: 'Orders',
@@ -402,8 +405,7 @@ describe('a failed execution whose workflow names no error workflow', () => {
 			message: 'ERP refused the order',
 		});
 		expect(settled.items).toHaveLength(1);
-		await recordExecutionReport(store, run.executionId, 'failed');
-		const { parked } = await failExecutionWithoutHandler(store, {
+		const { parked } = await failExecutionInProcess(store, {
 			executionId: run.executionId,
 			step: 'Post to ERP',
 			reason: 'ERP refused the order',
@@ -540,13 +542,18 @@ describe('the Idempotent HTTP Write stops when its execution is cancelled', () =
 });
 
 describe('retention covers every state of a claim', () => {
-	it('a failed claim past retention is purged with its item; one inside it stays', async () => {
+	it('a failed claim past retention is purged once a letter holds its item; one nothing holds, or inside retention, stays', async () => {
 		const run = context();
 		await claimEvents(store, run, [order('ORD-10'), { ...order('ORD-11'), index: 1 }]);
 		await settleExecutionClaims(store, run.executionId, { status: ExecutionEnd.error });
 		await adminQuery(
 			`UPDATE "${schema}".processed_events SET expires_at = now() - interval '1 day' WHERE event_id = 'ORD-10'`,
 		);
+		// Nothing holds the item yet: the claim is its only copy.
+		await purgeExpired(store);
+		expect(await claimRow('ORD-10')).toMatchObject({ status: 'failed' });
+		await parkUnsettledClaims(store, { limit: 10, graceSeconds: 0 });
+		expect(await openLetters('ORD-10')).toHaveLength(1);
 		await purgeExpired(store);
 		expect(await claimRow('ORD-10')).toBeUndefined();
 		expect(await claimRow('ORD-11')).toMatchObject({ status: 'failed' });

@@ -7,8 +7,9 @@ import { type ItemSchedule, runItemSchedule } from './items';
  * of random schedules on every `npm test` (the full run is `npm run check:protocol -- --schedules
  * N`), and every schedule the search ever found, replayed as it was.
  */
-// Item schedules are sequential and short: a thousand take a few minutes.
-const itemBudget = Number(process.env.PROTOCOL_ITEM_SCHEDULES ?? 1000);
+// Item schedules are sequential and short: a thousand take about half a minute. Three thousand
+// reach every kind (the rarest, a refused release, some ten times) on any seed.
+const itemBudget = Number(process.env.PROTOCOL_ITEM_SCHEDULES ?? 3000);
 
 describe("the item model of n8n's execution lifecycle", () => {
 	it.each(itemRegressions.map((r) => [r.name, r.schedule] as const))(

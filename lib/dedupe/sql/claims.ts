@@ -1,11 +1,13 @@
 import { afterSql, deleteDoomed, type SqlQuery, type Store } from '../../store';
+import { keptItem } from './accounting';
 
 /** A claim's life: claimed (and ordered by entity version), completed, released, purged. */
 
 /**
  * Claims a batch of event IDs in one statement. A row is (re)claimed when absent, when its lease
- * expired without completion (a dead owner), when its execution failed (the redelivery is the
- * retry), when it is done and past retention, or when this
+ * expired without completion (a dead owner; not one whose execution waited: it may have finished
+ * after its resume, and only Recover, asking n8n, settles it), when its execution failed (the
+ * redelivery is the retry), when it is done and past retention, or when this
  * same execution made it (n8n running one execution again, as queue mode does with a stalled
  * job) and did not complete it. A claim in progress is never taken because it expired. Each
  * (re)claim increments the generation. Rows the statement did not return were held by someone
@@ -26,6 +28,8 @@ export const claimEventsSql = (
 		retentionDays: number;
 		payloads: Array<string | null>;
 		payloadBytes: Array<number | null>;
+		/** The executions that called this one as a sub-workflow, nearest first. */
+		ancestors: string[];
 	},
 ): SqlQuery => ({
 	text: `
@@ -35,10 +39,10 @@ WITH input AS (
 ), claimed AS (
 	INSERT INTO ${store.table('processed_events')} AS p
 		(consumer, event_id, status, workflow_id, execution_id, origin_execution_id, claimed_at, lease_until,
-		 completed_at, completed_by, expires_at, entity_key, version, payload, payload_bytes)
+		 completed_at, completed_by, expires_at, entity_key, version, payload, payload_bytes, ancestors)
 	SELECT $1, event_id, $5, $6, $7, $7, now(), now() + make_interval(secs => $8),
 	       CASE WHEN $5 = 'done' THEN now() END, CASE WHEN $5 = 'done' THEN 'claim' END,
-	       now() + make_interval(days => $9), entity_key, version, payload, payload_bytes
+	       now() + make_interval(days => $9), entity_key, version, payload, payload_bytes, $12::text[]
 	-- In ID order, the same in every statement, so overlapping batches never deadlock.
 	FROM input ORDER BY event_id
 	ON CONFLICT (consumer, event_id) DO UPDATE SET
@@ -47,9 +51,10 @@ WITH input AS (
 		completed_by = EXCLUDED.completed_by, expires_at = EXCLUDED.expires_at, entity_key = EXCLUDED.entity_key,
 		version = EXCLUDED.version, generation = p.generation + 1, payload = EXCLUDED.payload,
 		payload_bytes = EXCLUDED.payload_bytes, origin_execution_id = EXCLUDED.origin_execution_id,
-		recover_attempts = 0, last_error = NULL,
+		recover_attempts = 0, last_error = NULL, settled_as = NULL, failed_step = NULL,
+		ancestors = EXCLUDED.ancestors, waiting_till = NULL, if_gone = NULL,
 		previous_executions = CASE WHEN p.execution_id IS DISTINCT FROM EXCLUDED.execution_id AND p.execution_id IS NOT NULL THEN (p.previous_executions || p.execution_id)[greatest(1, cardinality(p.previous_executions) - 14):] ELSE p.previous_executions END
-	WHERE (p.status = 'in_progress' AND p.lease_until < now())
+	WHERE (p.status = 'in_progress' AND p.lease_until < now() AND p.waiting_till IS NULL)
 	   OR p.status = 'failed'
 	   OR (p.status = 'done' AND p.expires_at < now())
 	   OR (p.execution_id = $7 AND p.completed_by IS DISTINCT FROM 'complete')
@@ -74,6 +79,7 @@ LEFT JOIN ${store.table('processed_events')} existing ON existing.consumer = $1 
 		input.retentionDays,
 		input.payloads,
 		input.payloadBytes,
+		input.ancestors,
 	],
 });
 
@@ -223,7 +229,8 @@ export const releaseEventsSql = (
 	text: `
 WITH failed AS (
 	UPDATE ${store.table('processed_events')}
-	SET status = 'failed', lease_until = now(), last_error = 'released by execution ' || $3
+	SET status = 'failed', lease_until = now(), last_error = 'released by execution ' || $3,
+	    settled_as = 'dropped'
 	WHERE consumer = $1 AND event_id = ANY($2::text[]) AND execution_id = $3 AND status = 'in_progress'
 	  AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
 	RETURNING event_id
@@ -238,15 +245,17 @@ SELECT event_id FROM released UNION ALL SELECT event_id FROM failed`,
 
 /**
  * Removes done and failed events past retention, in bounded slices so a large purge never holds
- * long locks. A claim still in progress is never purged: it is the only trace of its event. A row a
- * claim holds right now is skipped, not waited on: the next purge takes it.
+ * long locks. A claim still in progress is never purged: it is the only trace of its event; nor is
+ * a failed claim whose item nothing holds yet (no letter, no named rule): it is the only copy of
+ * the item until Recover's sweep parks it. A row a claim holds right now is skipped, not waited
+ * on: the next purge takes it.
  */
 export const purgeExpiredSql = (
 	store: Store,
 	input: { consumer: string | null; limit: number; after?: string | null },
 ): SqlQuery => {
 	const table = store.table('processed_events');
-	const expired = `expires_at < now() AND status IN ('done', 'failed')`;
+	const expired = `expires_at < now() AND (status = 'done' OR (status = 'failed' AND (settled_as IS NOT NULL OR NOT ${keptItem(table)})))`;
 	// Every consumer (Housekeeping): the expires_at index in order, from the last slice's end.
 	if (input.consumer === null)
 		return {

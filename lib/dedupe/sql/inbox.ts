@@ -1,4 +1,5 @@
 import { afterSql, deleteDoomed, type SqlQuery, type Store } from '../../store';
+import { heldAboveSql, keptItem } from './accounting';
 
 /**
  * Claims held until their execution ends, with the item kept (the inbox): renewed while it runs,
@@ -17,29 +18,58 @@ WHERE execution_id = ANY($1::text[]) AND status = 'in_progress'`,
 	values: [input.executionIds, input.leaseSeconds],
 });
 
-/** The execution failed: its claims wait, with their items, for a redelivery or the error workflow. */
+/**
+ * The execution failed (or was stopped): its claims are failed with their items kept, `step` the
+ * node it failed at. What holds each now: `dropped` for all (a named rule: Release, a run from the
+ * editor), `parked` for the events given in `parked` (their letters were just parked), else
+ * nothing yet (an error workflow parks them, or Recover's sweep does).
+ */
 export const failExecutionClaimsSql = (
 	store: Store,
-	input: { executionId: string; message: string | null },
+	input: {
+		executionId: string;
+		message: string | null;
+		step?: string | null;
+		dropped?: boolean;
+		parked?: { consumers: string[]; eventIds: string[] };
+	},
 ): SqlQuery => ({
 	text: `
-UPDATE ${store.table('processed_events')}
-SET status = 'failed', lease_until = now(), last_error = coalesce($2, last_error)
-WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
-RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes`,
-	values: [input.executionId, input.message],
+UPDATE ${store.table('processed_events')} p
+SET status = 'failed', lease_until = now(), last_error = coalesce($2, last_error),
+    failed_step = coalesce($3, failed_step),
+    settled_as = CASE WHEN $4 THEN 'dropped'
+                      WHEN (p.consumer, p.event_id) IN (SELECT * FROM unnest($5::text[], $6::text[])) THEN 'parked'
+                      ELSE p.settled_as END
+WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND ${keptItem('p')}
+RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes,
+          ${heldAboveSql(store, 'p')} AS held_above`,
+	values: [
+		input.executionId,
+		input.message,
+		input.step ?? null,
+		input.dropped === true,
+		input.parked?.consumers ?? [],
+		input.parked?.eventIds ?? [],
+	],
 });
 
-/** The execution waits (a Wait node): its claims are kept until it may resume, plus a lease. */
+/**
+ * The execution waits (a Wait node): its claims are kept until it may resume, plus a lease. n8n
+ * resumes a long wait in a new process with new lifecycle hooks, so the claims are marked as
+ * waiting: once their hold lapses, Recover asks n8n how the execution ended (`ifGone`: what a
+ * record n8n no longer has means).
+ */
 export const holdExecutionClaimsSql = (
 	store: Store,
-	input: { executionId: string; waitTill: Date; leaseSeconds: number },
+	input: { executionId: string; waitTill: Date; leaseSeconds: number; ifGone: 'done' | 'check' },
 ): SqlQuery => ({
 	text: `
 UPDATE ${store.table('processed_events')}
-SET lease_until = greatest(lease_until, $2::timestamptz + make_interval(secs => $3))
+SET lease_until = greatest(lease_until, $2::timestamptz + make_interval(secs => $3)),
+    waiting_till = $2, if_gone = $4
 WHERE execution_id = $1 AND status = 'in_progress'`,
-	values: [input.executionId, input.waitTill, input.leaseSeconds],
+	values: [input.executionId, input.waitTill, input.leaseSeconds, input.ifGone],
 });
 
 /**
@@ -57,7 +87,7 @@ export const endExecutionLeasesSql = (
 	text: `
 UPDATE ${store.table('processed_events')}
 SET lease_until = least(lease_until, now()), last_error = coalesce($2, last_error),
-    execution_id = NULL, generation = generation + 1,
+    execution_id = NULL, generation = generation + 1, waiting_till = NULL,
     previous_executions = (previous_executions || execution_id)[greatest(1, cardinality(previous_executions) - 14):]
 WHERE execution_id = $1 AND status = 'in_progress' AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
 RETURNING event_id`,
@@ -86,7 +116,7 @@ export const takeCrashedSql = (
 WITH lapsed AS (
 	SELECT consumer, event_id FROM ${store.table('processed_events')}
 	WHERE status = 'in_progress' AND lease_until < now() AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
-	  AND ($5::text IS NULL OR workflow_id = $5)
+	  AND waiting_till IS NULL AND ($5::text IS NULL OR workflow_id = $5)
 	ORDER BY lease_until, consumer, event_id
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
@@ -146,12 +176,16 @@ WHERE (origin_execution_id = $1 OR previous_executions @> ARRAY[$1::text])
 	values: [input.executionId],
 });
 
-/** The inbox claims an execution holds (running or failed), with their items, in ID order. */
+/**
+ * The inbox claims an execution holds (running or failed), with their items, in ID order, and
+ * whether an item of an execution that called it holds each (heldAboveSql).
+ */
 export const inboxOfExecutionSql = (store: Store, input: { executionId: string }): SqlQuery => ({
 	text: `
-SELECT consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes
-FROM ${store.table('processed_events')}
-WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
+SELECT consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes,
+       ${heldAboveSql(store, 'p')} AS held_above
+FROM ${store.table('processed_events')} p
+WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND ${keptItem('p')}
 ORDER BY consumer, event_id`,
 	values: [input.executionId],
 });
@@ -170,26 +204,6 @@ SET last_error = coalesce(last_error, $2)
 WHERE execution_id = $1 AND status = 'failed' AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
 RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes`,
 	values: [input.executionId, input.message],
-});
-
-/** Whether an execution's ending was settled already (n8n reporting a crash again). */
-export const executionReportedSql = (store: Store, input: { executionId: string }): SqlQuery => ({
-	text: `
-SELECT ending, reports FROM ${store.table('execution_reports')} WHERE execution_id = $1`,
-	values: [input.executionId],
-});
-
-/** Records that an execution's ending was settled; a repeated report counts up. */
-export const recordExecutionReportSql = (
-	store: Store,
-	input: { executionId: string; ending: 'failed' | 'crashed' | 'stopped' },
-): SqlQuery => ({
-	text: `
-INSERT INTO ${store.table('execution_reports')} AS r (execution_id, ending)
-VALUES ($1, $2)
-ON CONFLICT (execution_id) DO UPDATE SET reports = r.reports + 1, last_reported_at = now()
-RETURNING reports`,
-	values: [input.executionId, input.ending],
 });
 
 /** Removes reports older than `olderThanDays` days, one slice of `limit`. */

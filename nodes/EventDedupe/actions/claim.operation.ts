@@ -11,7 +11,7 @@ import { range } from '../../shared/range';
 import { claimOutputs, warnNoExecutionEnd, warnOverCap } from './claimOutputs';
 import { claimRequestsOf } from './claimRequests';
 import { claimSettingsOf } from './claimSettings';
-import { holdUntilExecutionEnds } from './executionEnd';
+import { callersOf, holdUntilExecutionEnds } from '../../shared/executionEnd';
 import { eventIdRetention, maskFieldsOption } from '../../shared/descriptions';
 
 /** Claim Mode, with a default per node version (version 1 keeps "done at claim"). */
@@ -200,6 +200,7 @@ export async function execute(
 			mode: settings.mode,
 			leaseSeconds: settings.leaseSeconds,
 			retentionDays: settings.retentionDays,
+			ancestors: settings.inbox ? callersOf(this) : [],
 		},
 		requests,
 	);

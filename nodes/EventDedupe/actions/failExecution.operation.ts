@@ -11,11 +11,9 @@ import {
 	type FailedExecution,
 	ItemError,
 	KeyStatus,
-	parkedOrThrow,
 	parkedSummary,
-	parkItems,
+	parkKeptItems,
 	type ParkRequest,
-	recordExecutionReport,
 	runLink,
 	type Store,
 } from '../../../lib';
@@ -132,9 +130,8 @@ export async function execute(
 			}
 			const failure = failureOf(read, index);
 			const settled = await failExecution(store, failure);
-			// n8n reported this execution before (a crash, again at a restart): settled then.
+			// Settled before, or being settled (its end-of-execution hook; n8n reporting a crash again).
 			if (settled.repeated) return;
-			const ending = failure.crashed ? 'crashed' : 'failed';
 			const workflowId = optionalText(read.workflowId(index));
 			const step = optionalText(read.lastNode(index)) ?? 'unknown step';
 			const summary: IDataObject = {
@@ -145,12 +142,12 @@ export async function execute(
 				keys: settled.keys,
 			};
 			if (settled.items.length === 0) {
-				// Items the inbox kept are someone's now (Recover, a redelivery, or this execution's
-				// end already parked them): nothing execution-level to park or alert about.
-				// The error goes along as `error`, where Dead Letter Park reads why an item failed.
-				if (settled.kept === 0)
+				// Items the inbox kept are someone's now (Recover, a redelivery, or the letter of the
+				// workflow that called this one as a sub-workflow): nothing execution-level to park or
+				// alert about. The error goes along as `error`, where Dead Letter Park reads why an
+				// item failed.
+				if (settled.kept === 0 && settled.heldAbove === 0)
 					notKept.push(notKeptItem(items[index], index, failure.message, summary));
-				await recordExecutionReport(store, failure.executionId, ending);
 				return;
 			}
 			const letters = await parkUnfinished(store, settled, summary, {
@@ -161,7 +158,6 @@ export async function execute(
 				runLink: runLink(baseUrl, workflowId, failure.executionId),
 				options,
 			});
-			await recordExecutionReport(store, failure.executionId, ending);
 			for (const json of letters) parked.push({ json, pairedItem: { item: index } });
 		},
 		(failed, index) =>
@@ -238,7 +234,10 @@ async function parkUnfinished(
 		owner: optionalText(at.options.owner),
 		severity: optionalText(at.options.severity),
 	}));
-	const results = parkedOrThrow(await parkItems(store, requests));
+	const results = await parkKeptItems(store, requests, {
+		executionId: at.executionId,
+		claims: settled.items,
+	});
 	return results.map((result, i) => ({
 		deadLetterId: result.id,
 		status: result.status,

@@ -12,17 +12,21 @@ import {
 	keeperFor,
 	KeyStatus,
 	LIMITS,
-	parkedOrThrow,
 	parkedSummary,
-	parkItems,
+	parkKeptItems,
+	parkUnsettledClaims,
 	type ParkRequest,
+	type ParkResult,
 	type RecoveredItem,
 	returnToRecovery,
 	runLink,
+	settleWaitedExecution,
 	type Store,
 	takeCrashed,
 	takeDueAlerts,
 	unalertedLetters,
+	type WaitedExecution,
+	waitingExecutions,
 } from '../../../lib';
 import { range } from '../../shared/range';
 import { keptItemLetter, UNFINISHED_IMPACT } from './keptItemLetter';
@@ -69,6 +73,13 @@ export const description = updateDisplayOptions({ show: { operation: ['recover']
  * run `Max Recoveries` times, or whose item was not kept, is parked as crashed with its payload,
  * the dead execution's link and what its write steps had done.
  *
+ * Before taking, it settles the executions that waited (a Wait n8n offloaded, resumed in another
+ * process with new hooks) and whose hold lapsed, by what n8n's record of each says: still waiting
+ * or running (held), succeeded (done), failed or stopped (parked), gone (done, or parked for a
+ * person, as its workflow's save settings say). After the re-runs it sweeps: failed claims that
+ * nothing holds (an error workflow of the user's that parks nothing, a settler that died
+ * half-way, a sub-workflow whose caller went on without it) are parked, one letter per item.
+ *
  * Letters whose alert is due (a stopped execution's items, parked where no workflow ran after
  * the park) are taken too, up to the same limit, and go out on Give Up with the records parked
  * here, so the Alert after it names each once. So do the letters that a run parked and then
@@ -76,7 +87,7 @@ export const description = updateDisplayOptions({ show: { operation: ['recover']
  * an item that reaches it twice to one page.
  *
  * Outputs: Re-run (one item per run, with the sub-execution) and Give Up (the parked records,
- * and the letters whose alert was due or never sent).
+ * the swept ones, and the letters whose alert was due or never sent).
  */
 export async function execute(
 	this: IExecuteFunctions,
@@ -92,6 +103,8 @@ export async function execute(
 	);
 	// The items' lease follows the run: short, and renewed by this process while the run lives.
 	const leaseSeconds = Math.min(holdSeconds, RUN_LEASE_SECONDS);
+	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
+	await settleWaited(this, store, { limit, workflowId, baseUrl });
 	const taken = await takeCrashed(store, {
 		executionId,
 		limit,
@@ -100,7 +113,6 @@ export async function execute(
 		workflowId,
 	});
 	holdWhileRunning(this, store, executionId, taken, leaseSeconds, holdSeconds);
-	const baseUrl = this.getInstanceBaseUrl().replace(/\/+$/, '');
 	const linkOf = (item: RecoveredItem) => runLink(baseUrl, item.workflowId, item.originExecutionId);
 	const about = (item: RecoveredItem): IDataObject => ({
 		consumer: item.consumer,
@@ -167,7 +179,15 @@ export async function execute(
 			alreadyHappened: happened(item),
 			impact: UNFINISHED_IMPACT,
 		}));
-		const results = parkedOrThrow(await parkItems(store, requests));
+		// One item at a time: each dead execution's write letters fold into its item's letter.
+		const results: ParkResult[] = [];
+		for (const [i, request] of requests.entries())
+			results.push(
+				...(await parkKeptItems(store, [request], {
+					executionId: givenUp[i].originExecutionId ?? undefined,
+					claims: [givenUp[i]],
+				})),
+			);
 		parked = results.map((result, i) => ({
 			json: {
 				...about(givenUp[i]),
@@ -180,6 +200,24 @@ export async function execute(
 			pairedItem: { item: 0 },
 		}));
 	}
+	// Failed claims nothing holds, parked and alerted here (a store error leaves them to the next run).
+	const swept = (
+		await parkUnsettledClaims(store, { limit, workflowId, baseUrl }).catch(() => [])
+	).map((claim): INodeExecutionData => ({
+		json: {
+			consumer: claim.consumer,
+			eventId: claim.eventId,
+			workflowId: claim.request.workflowId,
+			deadExecutionId: claim.request.executionId ?? null,
+			runLink: claim.request.runLink ?? null,
+			deadLetterId: claim.result.id,
+			status: claim.result.status,
+			reason: claim.request.errorMessage ?? null,
+			swept: true,
+			_deadLetter: parkedSummary(claim.request, claim.result),
+		},
+		pairedItem: { item: 0 },
+	}));
 	// Taken after this run's parks committed; a store error here leaves them due for the next run
 	// and loses none of the alerts of what this run gave up.
 	const due = (await takeDueAlerts(store, limit, workflowId).catch(() => [])).map(
@@ -200,7 +238,51 @@ export async function execute(
 			},
 			pairedItem: { item: 0 },
 		}));
-	return [rerun, [...parked, ...due, ...unalerted]];
+	return [rerun, [...parked, ...swept, ...due, ...unalerted]];
+}
+
+/**
+ * Settles the executions that waited and whose hold lapsed, each by what n8n's record of it says
+ * (read through the node context, from n8n's own database, so in queue mode too). One that n8n
+ * cannot be asked about now (its database busy) is asked again at the next run.
+ */
+async function settleWaited(
+	context: IExecuteFunctions,
+	store: Store,
+	at: { limit: number; workflowId?: string; baseUrl: string },
+): Promise<void> {
+	for (const waiting of await waitingExecutions(store, at)) {
+		let said: WaitedExecution;
+		try {
+			said = await askN8n(context, waiting.executionId);
+		} catch {
+			continue;
+		}
+		await settleWaitedExecution(store, waiting, said, {
+			runLink: runLink(at.baseUrl, waiting.workflowId, waiting.executionId),
+		});
+	}
+}
+
+/** How n8n's saved record of an execution reads: waiting or running, ended how, or gone. */
+async function askN8n(context: IExecuteFunctions, executionId: string): Promise<WaitedExecution> {
+	if (typeof context.getExecutionDataById !== 'function') return { state: 'unknown' };
+	const data = await context.getExecutionDataById(executionId);
+	if (!data) return { state: 'gone' };
+	// Still waiting, or resumed and running: n8n saves the run data again only when it ends.
+	if (data.waitTill) return { state: 'waiting', waitTill: new Date(data.waitTill) };
+	const error = data.resultData?.error;
+	if (error)
+		return {
+			state: 'failed',
+			// As n8n itself tells a cancelled run from a failed one.
+			canceled: Boolean(error.name?.includes('Cancelled') || error.message?.includes('canceled')),
+			message: error.message,
+			step: data.resultData?.lastNodeExecuted,
+		};
+	// Saved while it runs (Save Execution Progress): nodes still to run.
+	if ((data.executionData?.nodeExecutionStack?.length ?? 0) > 0) return { state: 'waiting' };
+	return { state: 'success' };
 }
 
 /** How long the items of a run that died stay held: the run renews them a third of this apart. */

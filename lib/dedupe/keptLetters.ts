@@ -1,0 +1,87 @@
+import { parkedOrThrow, parkItems, type ParkRequest, type ParkResult } from '../deadletter/park';
+import { updateDeadLetterStatuses } from '../deadletter/status';
+import { type AttemptEntry } from '../idempotency/types';
+import type { Store } from '../store';
+import { markParkedSql, openWriteLettersOfItemSql } from './sql';
+
+/**
+ * The letters of items the inbox kept, parked by whoever settles their execution (its
+ * end-of-execution hook, the Error handler, Recover giving an item up): one letter per item.
+ * When one item is parked, the letters write steps had parked for it in the runs that held it
+ * alone (an outcome unknown at a stop, a failure parked before the run failed or died, in this
+ * run or an earlier delivery's) are folded into the item's letter:
+ * what they said goes into it, and they close, pointing at it. So an item has one open letter
+ * and one alert, naming what its steps did. A write letter already alerted stays as it is.
+ */
+export async function parkKeptItems(
+	store: Store,
+	requests: ParkRequest[],
+	of: {
+		/** The execution whose end parks them (its write letters fold too, when it kept one item). */
+		executionId?: string;
+		/** The claims these letters hold, in the same order: marked parked once they are (if failed). */
+		claims?: Array<{ consumer: string; eventId: string }>;
+		/** False when the caller marks the claims itself (it fails them after the park). */
+		mark?: boolean;
+	} = {},
+): Promise<ParkResult[]> {
+	const claim = of.claims?.length === 1 ? of.claims[0] : undefined;
+	const folded =
+		requests.length === 1 && (claim !== undefined || of.executionId !== undefined)
+			? await store.query<WriteLetter>(
+					openWriteLettersOfItemSql(store, {
+						consumer: claim?.consumer ?? null,
+						eventId: claim?.eventId ?? null,
+						executionId: of.executionId ?? null,
+					}),
+				)
+			: [];
+	const parked = parkedOrThrow(
+		await parkItems(store, folded.length === 0 ? requests : [withWrites(requests[0], folded)]),
+	);
+	if (of.mark !== false && of.claims && of.claims.length > 0)
+		await store.execute(
+			markParkedSql(store, {
+				consumers: of.claims.map((c) => c.consumer),
+				eventIds: of.claims.map((c) => c.eventId),
+			}),
+		);
+	if (folded.length > 0)
+		await updateDeadLetterStatuses(
+			store,
+			folded.map((w) => String(w.id)),
+			{
+				to: 'resolved',
+				actor: 'Event Dedupe',
+				reason: `folded into dead letter ${parked[0].id}, the letter of its item${requests[0].businessId ? ` (event ${requests[0].businessId})` : ''}: replay or resolve the item there`,
+			},
+		);
+	return parked;
+}
+
+/** An open letter a write step of the execution parked, not yet alerted. */
+interface WriteLetter {
+	id: string;
+	step: string;
+	error_class: string;
+	error_message: string | null;
+	integration: string | null;
+	attempt_history: AttemptEntry[] | null;
+}
+
+/** The item's letter with what each folded write letter said of its step. */
+function withWrites(request: ParkRequest, writes: WriteLetter[]): ParkRequest {
+	const said = writes.map(
+		(w) => `${w.step}: ${w.error_class}${w.error_message ? ` (${w.error_message})` : ''}`,
+	);
+	return {
+		...request,
+		alreadyHappened: [request.alreadyHappened, ...said].filter(Boolean).join('; '),
+		// The write's integration: its pause holds the item, its resume releases it.
+		integration: request.integration ?? writes.find((w) => w.integration)?.integration ?? undefined,
+		attemptHistory: [
+			...(request.attemptHistory ?? []),
+			...writes.flatMap((w) => w.attempt_history ?? []),
+		],
+	};
+}

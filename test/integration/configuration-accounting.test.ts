@@ -1,0 +1,356 @@
+import { getDeadLettersByKey, parkItems, takeDueAlerts } from '../../lib/deadletter';
+import {
+	claimEvents,
+	ClaimMode,
+	eventLetterKey,
+	ExecutionEnd,
+	failExecution,
+	parkUnsettledClaims,
+	releaseEvents,
+	resumeExecutionClaims,
+	settleExecutionClaims,
+	settleExecutionEnd,
+	settleWaitedExecution,
+	takeCrashed,
+	waitingExecutions,
+} from '../../lib/dedupe';
+import { purgeExpiredEvents } from '../../lib/dedupe/purge';
+import { adminQuery, testStore } from '../helpers/store';
+
+/**
+ * Every item accounted for whatever the user configured: their own error workflow (or none, or
+ * one that dies), a Wait that n8n offloads and resumes with new hooks, a claim in a sub-workflow
+ * under a claiming parent, a stop while a write's letter is open. Each test ends by reading the
+ * store: the claim, the letters of the item, what an alert would take.
+ */
+const { store, schema, cleanup } = testStore('config_accounting');
+afterAll(cleanup);
+
+let n = 0;
+const CONSUMER = 'orders';
+const context = (executionId = `cfg-${++n}`, ancestors: string[] = []) => ({
+	consumer: CONSUMER,
+	workflowId: 'wf-orders',
+	executionId,
+	mode: ClaimMode.untilExecutionEnds,
+	leaseSeconds: 60,
+	retentionDays: 30,
+	ancestors,
+});
+const order = (id: string) => ({ index: 0, eventId: id, payload: { order: id, amount: 40 } });
+const claimRow = async (eventId: string, consumer = CONSUMER) =>
+	(
+		await adminQuery<{ status: string; settled_as: string | null; waiting_till: Date | null }>(
+			`SELECT status, settled_as, waiting_till FROM "${schema}".processed_events WHERE consumer = $1 AND event_id = $2`,
+			[consumer, eventId],
+		)
+	)[0];
+const lettersOf = async (key: string) => await getDeadLettersByKey(store, [key]);
+const openLettersOf = async (key: string) =>
+	(await lettersOf(key)).filter((l) =>
+		['new', 'held', 'replay_requested', 'being_fixed'].includes(l.status),
+	);
+const sweep = () =>
+	parkUnsettledClaims(store, { limit: 50, graceSeconds: 0, baseUrl: 'http://n8n.local' });
+const ended = (executionId: string, status: string, extra = {}) =>
+	settleExecutionEnd(store, {
+		executionId,
+		status,
+		workflowId: 'wf-orders',
+		workflowName: 'Orders',
+		step: 'Post to ERP',
+		runLink: `http://n8n.local/workflow/wf-orders/executions/${executionId}`,
+		reason: status === 'error' ? 'ERP answered 500' : undefined,
+		errorWorkflowNamed: true,
+		...extra,
+	});
+
+describe("a workflow that names the user's own error workflow (a chat post that parks nothing)", () => {
+	it('its failed item is parked by its own end: one letter with the error, the node and the run link, its alert due', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-1')]);
+		await ended(run.executionId, 'error');
+		expect(await claimRow('CFG-1')).toMatchObject({ status: 'failed', settled_as: 'parked' });
+		const [letter] = await openLettersOf(eventLetterKey(CONSUMER, 'CFG-1'));
+		expect(letter).toMatchObject({
+			status: 'new',
+			error_class: 'execution',
+			error_message: 'ERP answered 500',
+			step: 'Post to ERP',
+			run_link: `http://n8n.local/workflow/wf-orders/executions/${run.executionId}`,
+			payload: { order: 'CFG-1', amount: 40 },
+		});
+		// Recover sends its alert (nothing runs after the end to do it), once.
+		const due = await takeDueAlerts(store, 50, 'wf-orders');
+		expect(due.map((d) => String(d.id))).toContain(String(letter.id));
+		expect((await takeDueAlerts(store, 50, 'wf-orders')).map((d) => String(d.id))).not.toContain(
+			String(letter.id),
+		);
+	});
+
+	it('the bundled Error handler running first parks it, and the end then parks nothing twice', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-2')]);
+		const settled = await failExecution(store, {
+			executionId: run.executionId,
+			crashed: false,
+			message: 'ERP answered 500',
+		});
+		expect(settled).toMatchObject({ repeated: false, items: [{ eventId: 'CFG-2' }] });
+		await parkItems(store, [
+			{
+				workflowId: 'wf-orders',
+				executionId: run.executionId,
+				step: 'Post to ERP',
+				idempotencyKey: eventLetterKey(CONSUMER, 'CFG-2'),
+				errorClass: 'execution',
+				payload: settled.items[0].payload,
+			},
+		]);
+		await ended(run.executionId, 'error');
+		const letters = await lettersOf(eventLetterKey(CONSUMER, 'CFG-2'));
+		expect(letters).toHaveLength(1);
+		expect(letters[0]).toMatchObject({ failure_count: 1, alert_due: null });
+		// The Error handler running after the end is a repeat: nothing to park or alert.
+		expect(
+			await failExecution(store, { executionId: run.executionId, crashed: false }),
+		).toMatchObject({ repeated: true, items: [] });
+	});
+
+	it('a failed run whose items nothing parked (a settler that died) is parked by the sweep, and never purged before', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-3')]);
+		// An end of an older kind (or an Error handler that died after Settle Failed Execution).
+		await settleExecutionClaims(store, run.executionId, {
+			status: ExecutionEnd.error,
+			message: 'ERP answered 500',
+		});
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET expires_at = now() - interval '1 day' WHERE event_id = 'CFG-3'`,
+		);
+		await purgeExpiredEvents(store, CONSUMER);
+		expect(await claimRow('CFG-3')).toMatchObject({ status: 'failed', settled_as: null });
+		const swept = await sweep();
+		expect(swept.map((s) => s.eventId)).toContain('CFG-3');
+		expect(await openLettersOf(eventLetterKey(CONSUMER, 'CFG-3'))).toMatchObject([
+			{ error_class: 'execution', error_message: 'ERP answered 500', payload: { order: 'CFG-3' } },
+		]);
+		expect(await claimRow('CFG-3')).toMatchObject({ settled_as: 'parked' });
+		// Held by its letter now: the next sweep parks nothing, and the purge may take the claim.
+		expect((await sweep()).map((s) => s.eventId)).not.toContain('CFG-3');
+		await purgeExpiredEvents(store, CONSUMER);
+		expect(await claimRow('CFG-3')).toBeUndefined();
+	});
+
+	it('a run from the editor is left failed for the person testing, and an item released by Release is dropped by that rule: neither swept', async () => {
+		const editor = context();
+		await claimEvents(store, editor, [order('CFG-4')]);
+		await ended(editor.executionId, 'error', { testRun: true });
+		const released = context();
+		await claimEvents(store, released, [order('CFG-5')]);
+		expect(await releaseEvents(store, CONSUMER, ['CFG-5'], released.executionId)).toEqual([
+			'CFG-5',
+		]);
+		expect((await sweep()).map((s) => s.eventId)).toEqual(
+			expect.not.arrayContaining(['CFG-4', 'CFG-5']),
+		);
+		expect(await claimRow('CFG-4')).toMatchObject({ status: 'failed', settled_as: 'dropped' });
+		expect(await claimRow('CFG-5')).toMatchObject({ status: 'failed', settled_as: 'dropped' });
+		expect(await lettersOf(eventLetterKey(CONSUMER, 'CFG-4'))).toEqual([]);
+	});
+});
+
+describe('a claim in a sub-workflow under a parent that claims', () => {
+	const SUB = 'order-lines';
+
+	it('a failure that propagates gives one letter, the parent item, and the sub-workflow claim is held by it', async () => {
+		const parent = context();
+		await claimEvents(store, parent, [order('CFG-10')]);
+		const child = { ...context(undefined, [parent.executionId]), consumer: SUB };
+		await claimEvents(store, child, [order('CFG-10-line')]);
+		await ended(child.executionId, 'error');
+		// n8n runs the sub-workflow's error workflow too: its item is the parent's to park.
+		expect(
+			await failExecution(store, { executionId: child.executionId, crashed: false }),
+		).toMatchObject({ repeated: true });
+		await ended(parent.executionId, 'error');
+		await sweep();
+		expect(await openLettersOf(eventLetterKey(CONSUMER, 'CFG-10'))).toHaveLength(1);
+		expect(await lettersOf(eventLetterKey(SUB, 'CFG-10-line'))).toEqual([]);
+		expect(await claimRow('CFG-10-line', SUB)).toMatchObject({
+			status: 'failed',
+			settled_as: 'covered',
+		});
+		// A replay of the parent's letter calls the sub-workflow again: its claim is new.
+		const replayChild = { ...context(undefined, ['replay-run']), consumer: SUB };
+		expect((await claimEvents(store, replayChild, [order('CFG-10-line')]))[0].outcome).toBe('new');
+	});
+
+	it('a parent that goes on without the failed sub-workflow (Continue On Fail) leaves the sub-workflow item one letter of its own', async () => {
+		const parent = context();
+		await claimEvents(store, parent, [order('CFG-11')]);
+		const child = { ...context(undefined, [parent.executionId]), consumer: SUB };
+		await claimEvents(store, child, [order('CFG-11-line')]);
+		await ended(child.executionId, 'error');
+		// While the parent runs, its item holds the sub-workflow's: the sweep waits.
+		expect((await sweep()).map((s) => s.eventId)).not.toContain('CFG-11-line');
+		expect(await claimRow('CFG-11-line', SUB)).toMatchObject({ settled_as: null });
+		await ended(parent.executionId, 'success');
+		const swept = await sweep();
+		expect(swept.map((s) => s.eventId)).toContain('CFG-11-line');
+		expect(await openLettersOf(eventLetterKey(SUB, 'CFG-11-line'))).toMatchObject([
+			{ error_message: 'ERP answered 500' },
+		]);
+		expect(await claimRow('CFG-11', CONSUMER)).toMatchObject({ status: 'done' });
+	});
+});
+
+describe('a Wait that n8n offloads (the run resumes with new hooks, maybe on another worker)', () => {
+	const waitFor = async (eventId: string, ifGone: 'done' | 'check' = 'check') => {
+		const run = context();
+		await claimEvents(store, run, [order(eventId)]);
+		await ended(run.executionId, 'waiting', { waitTill: new Date(Date.now() + 90_000), ifGone });
+		// The hold runs out (the wait and its lease are over).
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second' WHERE event_id = $1`,
+			[eventId],
+		);
+		const [waiting] = (await waitingExecutions(store, { limit: 50 })).filter(
+			(w) => w.executionId === run.executionId,
+		);
+		return { run, waiting };
+	};
+
+	it('its lapsed claims are never re-run by Recover: n8n is asked, and a resumed run that succeeded is done', async () => {
+		const { waiting } = await waitFor('CFG-20');
+		expect(waiting).toBeDefined();
+		expect(
+			(
+				await takeCrashed(store, {
+					executionId: 'rec-1',
+					limit: 50,
+					maxAttempts: 3,
+					leaseSeconds: 60,
+				})
+			).map((t) => t.eventId),
+		).not.toContain('CFG-20');
+		expect(await settleWaitedExecution(store, waiting, { state: 'success' }, {})).toBe('done');
+		expect(await claimRow('CFG-20')).toMatchObject({ status: 'done' });
+		expect(await lettersOf(eventLetterKey(CONSUMER, 'CFG-20'))).toEqual([]);
+	});
+
+	it('one still waiting (or still running after its resume) is held again; past an hour after its wait it goes to Recover', async () => {
+		const { waiting } = await waitFor('CFG-21');
+		const waitTill = new Date(Date.now() + 90_000);
+		expect(await settleWaitedExecution(store, waiting, { state: 'waiting', waitTill }, {})).toBe(
+			'held',
+		);
+		expect(await claimRow('CFG-21')).toMatchObject({ status: 'in_progress' });
+		expect((await waitingExecutions(store, { limit: 50 })).map((w) => w.executionId)).not.toContain(
+			waiting.executionId,
+		);
+		const later = new Date(waitTill.getTime() + 2 * 3600_000);
+		expect(
+			await settleWaitedExecution(store, waiting, { state: 'waiting', waitTill }, { now: later }),
+		).toBe('recovering');
+		expect(
+			(
+				await takeCrashed(store, {
+					executionId: 'rec-2',
+					limit: 50,
+					maxAttempts: 3,
+					leaseSeconds: 60,
+				})
+			).map((t) => t.eventId),
+		).toContain('CFG-21');
+	});
+
+	it('a resumed run that failed or was stopped is parked with its class; one n8n kept no record of is done or parked as its save settings say', async () => {
+		const failed = await waitFor('CFG-22');
+		await settleWaitedExecution(
+			store,
+			failed.waiting,
+			{ state: 'failed', canceled: false, message: 'CRM answered 422', step: 'Upsert Contact' },
+			{ runLink: 'http://n8n.local/run' },
+		);
+		expect(await openLettersOf(eventLetterKey(CONSUMER, 'CFG-22'))).toMatchObject([
+			{ error_class: 'execution', error_message: 'CRM answered 422', step: 'Upsert Contact' },
+		]);
+		const stopped = await waitFor('CFG-23');
+		await settleWaitedExecution(
+			store,
+			stopped.waiting,
+			{
+				state: 'failed',
+				canceled: true,
+				message: 'The execution was canceled',
+				step: 'Upsert Contact',
+			},
+			{},
+		);
+		expect(await openLettersOf(eventLetterKey(CONSUMER, 'CFG-23'))).toMatchObject([
+			{ error_class: 'stopped' },
+		]);
+		const goneDone = await waitFor('CFG-24', 'done');
+		await settleWaitedExecution(store, goneDone.waiting, { state: 'gone' }, {});
+		expect(await claimRow('CFG-24')).toMatchObject({ status: 'done' });
+		const goneCheck = await waitFor('CFG-25', 'check');
+		await settleWaitedExecution(store, goneCheck.waiting, { state: 'gone' }, {});
+		const [check] = await openLettersOf(eventLetterKey(CONSUMER, 'CFG-25'));
+		expect(check.error_message).toMatch(/no record .* check whether its work was done/);
+	});
+
+	it('a node after the Wait holds the claims again, and the resumed run’s own end settles them', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-26')]);
+		await ended(run.executionId, 'waiting', { waitTill: new Date(Date.now() + 90_000) });
+		expect(await claimRow('CFG-26')).toMatchObject({ waiting_till: expect.any(Date) });
+		expect(await resumeExecutionClaims(store, run.executionId, 60)).toBe(1);
+		expect(await claimRow('CFG-26')).toMatchObject({ waiting_till: null });
+		await ended(run.executionId, 'success');
+		expect(await claimRow('CFG-26')).toMatchObject({ status: 'done' });
+	});
+});
+
+describe("a run stopped while its write's letter is open", () => {
+	it("gives one open letter, the item's, naming the write's outcome; the write's letter points to it", async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-30')]);
+		const [write] = await parkItems(store, [
+			{
+				workflowId: 'wf-orders',
+				executionId: run.executionId,
+				step: 'Create Contact',
+				idempotencyKey: 'crm:CFG-30:create',
+				integration: 'crm',
+				errorClass: 'unknown_outcome',
+				errorMessage: 'the response was lost after the request was sent',
+				payload: { order: 'CFG-30' },
+			},
+		]);
+		await ended(run.executionId, 'canceled', { step: 'Create Contact' });
+		const [item] = await openLettersOf(eventLetterKey(CONSUMER, 'CFG-30'));
+		expect(item).toMatchObject({
+			error_class: 'stopped',
+			step: 'Create Contact',
+			integration: 'crm',
+		});
+		expect(item.already_happened).toContain('Create Contact: unknown_outcome');
+		const [folded] = await lettersOf('crm:CFG-30:create');
+		expect(folded).toMatchObject({ status: 'resolved' });
+		expect(String(folded.id)).toBe(String((write as { id: string }).id));
+		expect(folded.history.at(-1)?.reason).toContain(`folded into dead letter ${item.id}`);
+	});
+
+	it('an item that fails at a second step while its letter is open keeps one letter, naming the newer step', async () => {
+		const first = context();
+		await claimEvents(store, first, [order('CFG-31')]);
+		await ended(first.executionId, 'canceled', { step: 'Enrich' });
+		const again = context();
+		await claimEvents(store, again, [order('CFG-31')]);
+		await ended(again.executionId, 'error', { step: 'Upsert Contact' });
+		const open = await openLettersOf(eventLetterKey(CONSUMER, 'CFG-31'));
+		expect(open).toHaveLength(1);
+		expect(open[0]).toMatchObject({ step: 'Upsert Contact', failure_count: 2 });
+	});
+});
