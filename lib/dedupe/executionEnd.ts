@@ -52,6 +52,8 @@ export interface ExecutionEnding {
 	errorWorkflowNamed?: boolean;
 	/** For a wait: what it means when n8n has no record of the execution after its resume. */
 	ifGone?: 'done' | 'check';
+	/** For a wait: the longest the run may take after it, when its workflow sets a timeout. */
+	runLimitSeconds?: number;
 }
 
 /** How n8n's status for an execution's end reads as an ending of its claims. */
@@ -69,6 +71,18 @@ const executionEndOf = (status: string | undefined): ExecutionEnd | 'stopped' =>
 /** Settles an execution's inbox claims by how it ended (see ExecutionEnding). */
 export async function settleExecutionEnd(store: Store, ending: ExecutionEnding): Promise<void> {
 	const end = executionEndOf(ending.status);
+	// A run from the editor that failed or was stopped: the person testing sees it.
+	if (ending.testRun && (end === 'stopped' || end === ExecutionEnd.error)) {
+		await store.execute(
+			failExecutionClaimsSql(store, {
+				executionId: ending.executionId,
+				message: ending.reason ?? null,
+				step: ending.step ?? null,
+				dropped: true,
+			}),
+		);
+		return;
+	}
 	if (end === 'stopped') {
 		await stopExecution(store, ending);
 		return;
@@ -80,18 +94,8 @@ export async function settleExecutionEnd(store: Store, ending: ExecutionEnding):
 			waitTill: ending.waitTill,
 			leaseSeconds: ending.leaseSeconds,
 			ifGone: ending.ifGone,
+			runLimitSeconds: ending.runLimitSeconds,
 		});
-		return;
-	}
-	if (ending.testRun) {
-		await store.execute(
-			failExecutionClaimsSql(store, {
-				executionId: ending.executionId,
-				message: ending.reason ?? null,
-				step: ending.step ?? null,
-				dropped: true,
-			}),
-		);
 		return;
 	}
 	await failExecutionInProcess(store, ending);

@@ -4,6 +4,7 @@ import { KeyStatus } from '../idempotency/types';
 import type { Store } from '../store';
 import { ProcessedEventStatus } from './outcomes';
 import {
+	callersHoldItemSql,
 	claimExecutionReportSql,
 	completeExecutionSql,
 	countInboxOfExecutionSql,
@@ -66,6 +67,12 @@ export const toItem = (row: InboxRow): InboxItem => ({
 	payloadBytes: row.payload_bytes,
 });
 
+/**
+ * How often Recover asks n8n about an execution that waits, at most: a wait for a webhook call
+ * has no end, and a person may stop or delete a waiting execution, which no hook reports.
+ */
+export const WAIT_ASK_EVERY_SECONDS = 600;
+
 /** Settles an execution's claims by how it ended (the end-of-execution hook, in its own process). */
 export async function settleExecutionClaims(
 	store: Store,
@@ -77,6 +84,8 @@ export async function settleExecutionClaims(
 		leaseSeconds?: number;
 		/** For a wait: what it means when n8n has no record of the execution after its resume. */
 		ifGone?: 'done' | 'check';
+		/** For a wait: the longest its run may take after it (the workflow's timeout). */
+		runLimitSeconds?: number;
 	},
 ): Promise<void> {
 	switch (end.status) {
@@ -92,6 +101,8 @@ export async function settleExecutionClaims(
 					waitTill: end.waitTill ?? new Date(Date.now() + 24 * 3600_000),
 					leaseSeconds: end.leaseSeconds ?? 60,
 					ifGone: end.ifGone ?? 'check',
+					askEverySeconds: WAIT_ASK_EVERY_SECONDS,
+					runLimitSeconds: end.runLimitSeconds ?? null,
 				}),
 			);
 			return;
@@ -143,7 +154,17 @@ export interface FailedExecution {
  */
 export async function failExecution(
 	store: Store,
-	execution: { executionId: string; crashed: boolean; message?: string },
+	execution: {
+		executionId: string;
+		crashed: boolean;
+		message?: string;
+		/**
+		 * The executions that called it (n8n's context names the parent of a sub-workflow's run,
+		 * and Recover's re-run names Recover's run): when one holds an item, a failed run that kept
+		 * none of its own is that item's failure (`heldAbove`), not a record of its own.
+		 */
+		callers?: string[];
+	},
 ): Promise<FailedExecution> {
 	const ending = execution.crashed ? 'crashed' : 'failed';
 	if (!(await claimExecutionReport(store, execution.executionId, ending)))
@@ -190,10 +211,15 @@ export async function failExecution(
 	const [{ kept }] = await store.query<{ kept: number }>(
 		countInboxOfExecutionSql(store, { executionId: execution.executionId }),
 	);
+	const callers = (execution.callers ?? []).filter((id) => id !== execution.executionId);
+	const callerHolds =
+		rows.length === 0 && kept === 0 && callers.length > 0
+			? (await store.query<{ held: boolean }>(callersHoldItemSql(store, { callers })))[0].held
+			: false;
 	return {
 		repeated: false,
 		items: rows.filter((row) => !row.held_above).map(toItem),
-		heldAbove: rows.filter((row) => row.held_above).length,
+		heldAbove: rows.filter((row) => row.held_above).length + (callerHolds ? 1 : 0),
 		recovering,
 		kept,
 		released,

@@ -2,7 +2,7 @@ import { parkedOrThrow, parkItems, type ParkRequest, type ParkResult } from '../
 import { updateDeadLetterStatuses } from '../deadletter/status';
 import { type AttemptEntry } from '../idempotency/types';
 import type { Store } from '../store';
-import { markParkedSql, openWriteLettersOfItemSql } from './sql';
+import { markParkedSql, openWriteLettersOfItemSql, runsOfItemSql } from './sql';
 
 /**
  * The letters of items the inbox kept, parked by whoever settles their execution (its
@@ -25,17 +25,7 @@ export async function parkKeptItems(
 		mark?: boolean;
 	} = {},
 ): Promise<ParkResult[]> {
-	const claim = of.claims?.length === 1 ? of.claims[0] : undefined;
-	const folded =
-		requests.length === 1 && (claim !== undefined || of.executionId !== undefined)
-			? await store.query<WriteLetter>(
-					openWriteLettersOfItemSql(store, {
-						consumer: claim?.consumer ?? null,
-						eventId: claim?.eventId ?? null,
-						executionId: of.executionId ?? null,
-					}),
-				)
-			: [];
+	const folded = requests.length === 1 ? await writeLettersOf(store, of) : [];
 	const parked = parkedOrThrow(
 		await parkItems(store, folded.length === 0 ? requests : [withWrites(requests[0], folded)]),
 	);
@@ -57,6 +47,22 @@ export async function parkKeptItems(
 			},
 		);
 	return parked;
+}
+
+/** The write letters of the one item being parked: of its claim's runs, and of the settling run. */
+async function writeLettersOf(
+	store: Store,
+	of: { executionId?: string; claims?: Array<{ consumer: string; eventId: string }> },
+): Promise<WriteLetter[]> {
+	const claim = of.claims?.length === 1 ? of.claims[0] : undefined;
+	const runs = new Set(of.executionId === undefined ? [] : [of.executionId]);
+	if (claim)
+		for (const row of await store.query<{ runs: string[] }>(runsOfItemSql(store, claim)))
+			for (const run of row.runs) runs.add(run);
+	if (runs.size === 0) return [];
+	return await store.query<WriteLetter>(
+		openWriteLettersOfItemSql(store, { executions: [...runs] }),
+	);
 }
 
 /** An open letter a write step of the execution parked, not yet alerted. */

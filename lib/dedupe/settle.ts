@@ -46,7 +46,14 @@ export async function completeEvents(
  * they are failed, which a redelivery claims again just the same.
  */
 export async function releaseExecutionClaims(store: Store, executionId: string): Promise<number> {
-	const failed = await store.execute(failExecutionClaimsSql(store, { executionId, message: null }));
+	// Dropped by this rule: a redelivery is new, and no letter is parked for them.
+	const failed = await store.execute(
+		failExecutionClaimsSql(store, {
+			executionId,
+			message: `released by execution ${executionId}`,
+			dropped: true,
+		}),
+	);
 	const rows = await store.query<{ released: number }>(releaseExecutionSql(store, { executionId }));
 	return rows[0].released + failed.rowCount;
 }

@@ -1,11 +1,18 @@
-import { parkedOrThrow, parkItems, type ParkRequest, type ParkResult } from '../deadletter/park';
+import { parkItems, type ParkRequest, type ParkResult } from '../deadletter/park';
 import { appendEvidence } from '../deadletter/status';
 import { ErrorClass } from '../deadletter/statuses';
 import { runLink } from '../runLink';
 import type { Store } from '../store';
 import { eventLetterKey } from './eventIds';
 import { failExecutionInProcess, settleExecutionEnd } from './executionEnd';
-import { ExecutionEnd, type InboxRow, keptPayload, settleExecutionClaims, toItem } from './inbox';
+import {
+	ExecutionEnd,
+	type InboxRow,
+	keptPayload,
+	settleExecutionClaims,
+	toItem,
+	WAIT_ASK_EVERY_SECONDS,
+} from './inbox';
 import {
 	endExecutionLeasesSql,
 	extendWaitSql,
@@ -95,19 +102,61 @@ export async function parkUnsettledClaims(
 			payload: keptPayload(item),
 		};
 	});
-	const results = parkedOrThrow(await parkItems(store, requests));
+	const parked = await parkEach(store, requests);
+	const swept = rows
+		.map((row, i) => ({ consumer: row.consumer, eventId: row.event_id, ...parked[i] }))
+		.filter((claim): claim is SweptClaim => claim.result !== undefined);
 	await store.execute(
 		markParkedSql(store, {
-			consumers: rows.map((row) => row.consumer),
-			eventIds: rows.map((row) => row.event_id),
+			consumers: swept.map((claim) => claim.consumer),
+			eventIds: swept.map((claim) => claim.eventId),
 		}),
 	);
-	return rows.map((row, i) => ({
-		consumer: row.consumer,
-		eventId: row.event_id,
-		request: requests[i],
-		result: results[i],
-	}));
+	return swept;
+}
+
+/**
+ * Parks each request; one the store refuses (a field it cannot hold, such as a node name longer
+ * than its column) is parked again with what is sure to fit, saying why, so one item never keeps
+ * the others of its batch, or itself, out of a letter. One refused even so is left out: the next
+ * sweep tries it again.
+ */
+async function parkEach(
+	store: Store,
+	requests: ParkRequest[],
+): Promise<Array<{ request: ParkRequest; result?: ParkResult }>> {
+	const outcomes = await parkItems(store, requests);
+	const plain = outcomes.flatMap((outcome, i) =>
+		outcome.refused === undefined
+			? []
+			: [
+					{
+						at: i,
+						request: {
+							...requests[i],
+							workflowId: requests[i].workflowId.slice(0, 100),
+							step: 'unknown step',
+							runLink: undefined,
+							errorMessage: `${requests[i].errorMessage ?? 'its execution failed'} (the letter could not keep all it knew: ${outcome.refused.message})`,
+						},
+					},
+				],
+	);
+	const again =
+		plain.length === 0
+			? []
+			: await parkItems(
+					store,
+					plain.map((p) => p.request),
+				);
+	const retried = new Map(plain.map((p, j) => [p.at, { request: p.request, outcome: again[j] }]));
+	return outcomes.map((outcome, i) => {
+		if (outcome.refused === undefined) return { request: requests[i], result: outcome };
+		const retry = retried.get(i)!;
+		return retry.outcome.refused === undefined
+			? { request: retry.request, result: retry.outcome }
+			: { request: requests[i] };
+	});
 }
 
 /** An execution whose claims waited and whose hold lapsed: n8n is to be asked how it ended. */
@@ -116,6 +165,8 @@ export interface WaitingExecution {
 	workflowId: string | null;
 	/** Until when it was to wait, as its end-of-execution hook said. */
 	waitTill: Date;
+	/** The longest its run may take after the wait (its workflow's timeout), when it has one. */
+	runLimitSeconds: number | null;
 	/** Whether an execution n8n has no record of any more needs a person (see ExecutionEnding.ifGone). */
 	checkIfGone: boolean;
 }
@@ -128,12 +179,14 @@ export async function waitingExecutions(
 		execution_id: string;
 		workflow_id: string | null;
 		waiting_till: Date;
+		run_limit_seconds: number | null;
 		check_if_gone: boolean;
 	}>(waitingExecutionsSql(store, { limit: input.limit, workflowId: input.workflowId ?? null }));
 	return rows.map((row) => ({
 		executionId: row.execution_id,
 		workflowId: row.workflow_id,
 		waitTill: new Date(row.waiting_till),
+		runLimitSeconds: row.run_limit_seconds,
 		checkIfGone: row.check_if_gone,
 	}));
 }
@@ -151,10 +204,13 @@ export type WaitedExecution =
 
 /**
  * How long after its wait ended an execution may still run before its claims are taken as
- * crashed (n8n died during the resumed run and marked it crashed without saving it): Recover
- * then runs the items again, where steps that already succeeded return their saved results.
+ * crashed (n8n died during the resumed run, or while it was being saved as waiting, and marked it
+ * crashed without saving it): its workflow's timeout when it sets one, else an hour, plus the
+ * minute n8n may take to resume it. Recover then runs the items again, where steps that already
+ * succeeded return their saved results.
  */
 const MAX_RESUMED_RUN_MS = 3600_000;
+const RESUME_MARGIN_MS = 90_000;
 /** How soon n8n is asked again about an execution that still waits or runs. */
 const WAIT_RECHECK_MS = 60_000;
 
@@ -183,20 +239,26 @@ export async function settleWaitedExecution(
 			return 'recovering';
 		case 'waiting': {
 			const waitTill = said.waitTill ?? waiting.waitTill;
-			if (now.getTime() - waitTill.getTime() > MAX_RESUMED_RUN_MS) {
+			const runLimitMs =
+				waiting.runLimitSeconds !== null && waiting.runLimitSeconds > 0
+					? Math.min(waiting.runLimitSeconds * 1000, MAX_RESUMED_RUN_MS)
+					: MAX_RESUMED_RUN_MS;
+			if (now.getTime() - waitTill.getTime() > runLimitMs + RESUME_MARGIN_MS) {
 				await store.execute(
 					endExecutionLeasesSql(store, {
 						executionId: waiting.executionId,
-						message: `still not finished an hour after its Wait ended (${waitTill.toISOString()})`,
+						message: `its Wait ended at ${waitTill.toISOString()}, and n8n's record shows no run after it for longer than the run may take: taken as crashed`,
 					}),
 				);
 				return 'recovering';
 			}
+			// Asked again once the wait is over, and meanwhile at most WAIT_ASK_EVERY_SECONDS apart.
+			const askAt = Math.min(
+				Math.max(now.getTime(), waitTill.getTime()) + WAIT_RECHECK_MS,
+				now.getTime() + WAIT_ASK_EVERY_SECONDS * 1000,
+			);
 			await store.execute(
-				extendWaitSql(store, {
-					executionId: waiting.executionId,
-					holdUntil: new Date(Math.max(now.getTime(), waitTill.getTime()) + WAIT_RECHECK_MS),
-				}),
+				extendWaitSql(store, { executionId: waiting.executionId, holdUntil: new Date(askAt) }),
 			);
 			return 'held';
 		}
@@ -213,8 +275,11 @@ export async function settleWaitedExecution(
 				errorWorkflowNamed: true,
 			});
 			return 'parked';
-		case 'gone':
-			if (!waiting.checkIfGone) {
+		case 'gone': {
+			// Gone before its wait was over: it never resumed, so it cannot have succeeded (a person
+			// deleted it). After, it is what its workflow's save settings say.
+			const beforeItsEnd = now.getTime() < waiting.waitTill.getTime();
+			if (!waiting.checkIfGone && !beforeItsEnd) {
 				await settleExecutionClaims(store, waiting.executionId, { status: ExecutionEnd.success });
 				return 'done';
 			}
@@ -222,10 +287,12 @@ export async function settleWaitedExecution(
 				executionId: waiting.executionId,
 				runLink: at.runLink,
 				step: 'after its Wait',
-				reason:
-					'n8n has no record of how this execution ended after it resumed from its Wait (its workflow does not save such runs): check whether its work was done before replaying',
+				reason: beforeItsEnd
+					? 'n8n has no record of this execution any more: it was deleted while it waited, so nothing after its Wait ran'
+					: 'n8n has no record of how this execution ended after it resumed from its Wait (its workflow does not save such runs): check whether its work was done before replaying',
 			});
 			return 'parked';
+		}
 	}
 }
 

@@ -199,11 +199,12 @@ CREATE INDEX dead_letters_idempotency_key ON :SCHEMA.dead_letters USING btree (i
 CREATE INDEX dead_letters_idempotency_key_trgm ON :SCHEMA.dead_letters USING gin (lower(idempotency_key) gin_trgm_ops) WHERE (idempotency_key IS NOT NULL);
 CREATE INDEX dead_letters_open_by_execution ON :SCHEMA.dead_letters USING btree (execution_id) WHERE is_open;
 CREATE INDEX dead_letters_open_cover ON :SCHEMA.dead_letters USING btree (status, workflow_id, step, owner, parked_at) WHERE is_open;
-CREATE UNIQUE INDEX dead_letters_open_item ON :SCHEMA.dead_letters USING btree (workflow_id, (
+CREATE UNIQUE INDEX dead_letters_open_identity ON :SCHEMA.dead_letters USING btree (workflow_id, (
 CASE
     WHEN (item_key ~~ 'key:event:%'::text) THEN ''::text
     ELSE step
 END), item_key) WHERE is_open;
+CREATE UNIQUE INDEX dead_letters_open_item ON :SCHEMA.dead_letters USING btree (workflow_id, step, item_key) WHERE is_open;
 CREATE INDEX dead_letters_parked_at ON :SCHEMA.dead_letters USING btree (parked_at);
 CREATE INDEX dead_letters_source_version ON :SCHEMA.dead_letters USING btree (workflow_id, step, last_failed_at DESC) WHERE (source_version IS NOT NULL);
 CREATE INDEX dead_letters_status_parked ON :SCHEMA.dead_letters USING btree (status, parked_at);
@@ -408,6 +409,7 @@ CREATE TABLE :SCHEMA.processed_events (
 	ancestors text[] NOT NULL DEFAULT '{}'::text[],
 	waiting_till timestamp with time zone,
 	if_gone text,
+	run_limit_seconds integer,
 	CONSTRAINT processed_events_pkey PRIMARY KEY (consumer, event_id),
 	CONSTRAINT processed_events_completed_by_check CHECK ((completed_by = ANY (ARRAY['claim'::text, 'complete'::text, 'ordering'::text]))),
 	CONSTRAINT processed_events_if_gone_check CHECK ((if_gone = ANY (ARRAY['done'::text, 'check'::text]))),

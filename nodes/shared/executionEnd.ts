@@ -85,6 +85,7 @@ export function holdUntilExecutionEnds(
 			testRun: isTestRun(context),
 			errorWorkflowNamed: namesErrorWorkflow(context),
 			ifGone: ifGoneOf(context),
+			runLimitSeconds: runLimitOf(context),
 		}).catch(() => undefined);
 	});
 	return true;
@@ -150,6 +151,13 @@ function ifGoneOf(context: IExecuteFunctions): 'done' | 'check' {
 	return settings.saveDataSuccessExecution === 'none' && settings.saveDataErrorExecution !== 'none'
 		? 'done'
 		: 'check';
+}
+
+/** The workflow's timeout in seconds, when it sets one: the longest a run may take. */
+function runLimitOf(context: IExecuteFunctions): number | undefined {
+	if (typeof context.getWorkflowSettings !== 'function') return undefined;
+	const timeout = Number(context.getWorkflowSettings()?.executionTimeout);
+	return Number.isFinite(timeout) && timeout > 0 ? timeout : undefined;
 }
 
 /** Where an execution ended (its workflow, the node, its run link), for the letters of its items. */

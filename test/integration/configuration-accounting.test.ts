@@ -7,6 +7,7 @@ import {
 	failExecution,
 	parkUnsettledClaims,
 	releaseEvents,
+	releaseExecutionClaims,
 	resumeExecutionClaims,
 	settleExecutionClaims,
 	settleExecutionEnd,
@@ -292,10 +293,12 @@ describe('a Wait that n8n offloads (the run resumes with new hooks, maybe on ano
 			{ error_class: 'stopped' },
 		]);
 		const goneDone = await waitFor('CFG-24', 'done');
-		await settleWaitedExecution(store, goneDone.waiting, { state: 'gone' }, {});
+		// Asked once its wait was over (its record gone since: a success its workflow does not keep).
+		const afterTheWait = new Date(Date.now() + 120_000);
+		await settleWaitedExecution(store, goneDone.waiting, { state: 'gone' }, { now: afterTheWait });
 		expect(await claimRow('CFG-24')).toMatchObject({ status: 'done' });
 		const goneCheck = await waitFor('CFG-25', 'check');
-		await settleWaitedExecution(store, goneCheck.waiting, { state: 'gone' }, {});
+		await settleWaitedExecution(store, goneCheck.waiting, { state: 'gone' }, { now: afterTheWait });
 		const [check] = await openLettersOf(eventLetterKey(CONSUMER, 'CFG-25'));
 		expect(check.error_message).toMatch(/no record .* check whether its work was done/);
 	});
@@ -352,5 +355,141 @@ describe("a run stopped while its write's letter is open", () => {
 		const open = await openLettersOf(eventLetterKey(CONSUMER, 'CFG-31'));
 		expect(open).toHaveLength(1);
 		expect(open[0]).toMatchObject({ step: 'Upsert Contact', failure_count: 2 });
+	});
+});
+
+describe('what a hostile review found, kept', () => {
+	it('a wait with no end (a webhook or a form) is asked about every ten minutes, and one deleted before its end is parked', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-40')]);
+		// n8n's "wait for a webhook call" waits until the year 3000.
+		await ended(run.executionId, 'waiting', { waitTill: new Date('3000-01-01T00:00:00Z') });
+		const [held] = await adminQuery<{ held_for: number }>(
+			`SELECT extract(epoch FROM lease_until - now())::int AS held_for FROM "${schema}".processed_events WHERE event_id = 'CFG-40'`,
+		);
+		expect(held.held_for).toBeLessThanOrEqual(600);
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second' WHERE event_id = 'CFG-40'`,
+		);
+		const [waiting] = (await waitingExecutions(store, { limit: 50 })).filter(
+			(w) => w.executionId === run.executionId,
+		);
+		// A person deleted it while it waited: it never resumed, whatever its save settings say.
+		await settleWaitedExecution(store, { ...waiting, checkIfGone: false }, { state: 'gone' }, {});
+		const [letter] = await openLettersOf(eventLetterKey(CONSUMER, 'CFG-40'));
+		expect(letter.error_message).toMatch(/deleted while it waited/);
+	});
+
+	it('claims released by Release (by execution or by event) are dropped by that rule: never swept, never parked by a later failure', async () => {
+		const byExecution = context();
+		await claimEvents(store, byExecution, [order('CFG-41')]);
+		await releaseExecutionClaims(store, byExecution.executionId);
+		const byEvent = context();
+		await claimEvents(store, byEvent, [order('CFG-42')]);
+		await releaseEvents(store, CONSUMER, ['CFG-42'], byEvent.executionId);
+		// The run that released CFG-42 fails later.
+		await ended(byEvent.executionId, 'error');
+		await sweep();
+		expect(await claimRow('CFG-41')).toMatchObject({ status: 'failed', settled_as: 'dropped' });
+		expect(await claimRow('CFG-42')).toMatchObject({ status: 'failed', settled_as: 'dropped' });
+		expect(await lettersOf(eventLetterKey(CONSUMER, 'CFG-41'))).toEqual([]);
+		expect(await lettersOf(eventLetterKey(CONSUMER, 'CFG-42'))).toEqual([]);
+	});
+
+	it('a run from the editor that the person testing stops is dropped too, with no letter', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-43')]);
+		await ended(run.executionId, 'canceled', { testRun: true });
+		expect(await claimRow('CFG-43')).toMatchObject({ status: 'failed', settled_as: 'dropped' });
+		expect(await lettersOf(eventLetterKey(CONSUMER, 'CFG-43'))).toEqual([]);
+	});
+
+	it('the sweep parks an item whose letter cannot keep all it knows (a node name too long for its column), and the others of its batch', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-44'), { ...order('CFG-45'), index: 1 }]);
+		await settleExecutionClaims(store, run.executionId, {
+			status: ExecutionEnd.error,
+			message: 'ERP answered 500',
+		});
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET failed_step = repeat('Post to ERP ', 100) WHERE event_id = 'CFG-44'`,
+		);
+		const swept = (await sweep()).map((s) => s.eventId);
+		expect(swept).toEqual(expect.arrayContaining(['CFG-44', 'CFG-45']));
+		const [long] = await openLettersOf(eventLetterKey(CONSUMER, 'CFG-44'));
+		expect(long).toMatchObject({ step: 'unknown step' });
+		expect(long.error_message).toMatch(/^ERP answered 500 \(the letter could not keep all it knew/);
+		expect(await claimRow('CFG-44')).toMatchObject({ settled_as: 'parked' });
+		expect(await claimRow('CFG-45')).toMatchObject({ settled_as: 'parked' });
+	});
+
+	it("a failed run that kept no items, called by a run that holds an item (a sub-workflow, Recover's re-run), is that item's failure: no record of its own", async () => {
+		const caller = context();
+		await claimEvents(store, caller, [order('CFG-46')]);
+		const settled = await failExecution(store, {
+			executionId: 'sub-run-of-CFG-46',
+			crashed: false,
+			message: 'the lines were refused',
+			callers: [caller.executionId],
+		});
+		expect(settled).toMatchObject({ repeated: false, items: [], kept: 0, heldAbove: 1 });
+		// Called by a run that holds nothing: the Error handler parks a record of the run.
+		const alone = await failExecution(store, {
+			executionId: 'sub-run-alone',
+			crashed: false,
+			callers: ['a-run-that-holds-nothing'],
+		});
+		expect(alone).toMatchObject({ items: [], kept: 0, heldAbove: 0 });
+	});
+
+	it('a worker still on the earlier version parks through the per-step identity during a rolling upgrade', async () => {
+		// The earlier park statement's conflict target: (workflow_id, step, item_key) WHERE is_open.
+		const park = () =>
+			adminQuery(
+				`INSERT INTO "${schema}".dead_letters AS d (workflow_id, step, item_key, idempotency_key, error_class, payload, expires_at)
+				 VALUES ('wf-old', 'Post', 'key:old-worker:1', 'old-worker:1', 'transient', '{}', now() + interval '1 day')
+				 ON CONFLICT (workflow_id, step, item_key) WHERE is_open DO UPDATE SET failure_count = d.failure_count + 1
+				 RETURNING failure_count`,
+			);
+		expect(await park()).toEqual([{ failure_count: 1 }]);
+		expect(await park()).toEqual([{ failure_count: 2 }]);
+	});
+});
+
+describe('a run n8n lost while it waited (killed as it saved the wait: marked crashed, never resumed)', () => {
+	it("is taken as crashed once its workflow's timeout has passed after the wait, and Recover runs it again", async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-50')]);
+		const waitTill = new Date(Date.now() + 70_000);
+		await ended(run.executionId, 'waiting', { waitTill, runLimitSeconds: 30 });
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second' WHERE event_id = 'CFG-50'`,
+		);
+		const [waiting] = (await waitingExecutions(store, { limit: 50 })).filter(
+			(w) => w.executionId === run.executionId,
+		);
+		expect(waiting.runLimitSeconds).toBe(30);
+		// Its record still shows the wait: within the timeout (and n8n's minute to resume it), held.
+		const record = { state: 'waiting' as const, waitTill };
+		expect(
+			await settleWaitedExecution(store, waiting, record, {
+				now: new Date(waitTill.getTime() + 60_000),
+			}),
+		).toBe('held');
+		expect(
+			await settleWaitedExecution(store, waiting, record, {
+				now: new Date(waitTill.getTime() + 150_000),
+			}),
+		).toBe('recovering');
+		expect(
+			(
+				await takeCrashed(store, {
+					executionId: 'rec-50',
+					limit: 50,
+					maxAttempts: 3,
+					leaseSeconds: 60,
+				})
+			).map((t) => t.eventId),
+		).toContain('CFG-50');
 	});
 });

@@ -7,7 +7,14 @@ import {
 import { closeAllStores } from '../../lib/store';
 import { execute as claim } from '../../nodes/EventDedupe/actions/claim.operation';
 import { execute as recover } from '../../nodes/EventDedupe/actions/recover.operation';
-import { claimEvents, ClaimMode, failExecution, keeperFor, takeCrashed } from '../../lib/dedupe';
+import {
+	claimEvents,
+	ClaimMode,
+	failExecution,
+	keeperFor,
+	settleExecutionEnd,
+	takeCrashed,
+} from '../../lib/dedupe';
 import { router as deadLetterPark } from '../../nodes/DeadLetterPark/actions/router';
 import { router as eventDedupe } from '../../nodes/EventDedupe/actions/router';
 import { execute as takeMessages } from '../../nodes/TransactionalOutbox/actions/take.operation';
@@ -370,6 +377,91 @@ describe('Event Dedupe Recover holds what it takes only while it runs', () => {
 		});
 		expect(again).toMatchObject({ eventId: 'INV-H2', attempt: 2, givenUp: false });
 		await end('success');
+	});
+});
+
+describe('Event Dedupe Recover asks n8n how an execution that waited stands', () => {
+	/** An item whose execution waits (a Wait n8n offloaded), its hold run out. */
+	const waiting = async (eventId: string) => {
+		const executionId = `exec-wait-${eventId}`;
+		await claimEvents(
+			store,
+			{
+				consumer: 'node-wait',
+				workflowId: 'wf-node',
+				executionId,
+				mode: ClaimMode.untilExecutionEnds,
+				leaseSeconds: 60,
+				retentionDays: 30,
+			},
+			[{ index: 0, eventId, payload: { order: eventId } }],
+		);
+		await settleExecutionEnd(store, {
+			executionId,
+			status: 'waiting',
+			waitTill: new Date(Date.now() + 3600_000),
+		});
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second' WHERE event_id = $1`,
+			[eventId],
+		);
+		return executionId;
+	};
+	const recoverWith = (getExecutionDataById: (id: string) => Promise<unknown>) =>
+		recover.call(
+			{
+				...context(
+					{ operation: 'recover', maxRecoveries: 3, recoverWorkflowId: 'wf-node' },
+					[{ json: {} }],
+					{ executionId: 'exec-recover-wait', instanceBaseUrl: 'https://n8n.example/' },
+				),
+				getExecutionDataById,
+			} as unknown as IExecuteFunctions,
+			store,
+		);
+	const claimOf = async (eventId: string) =>
+		(
+			await adminQuery<{ status: string; held_for: number }>(
+				`SELECT status, extract(epoch FROM lease_until - now())::int AS held_for
+				 FROM "${schema}".processed_events WHERE consumer = 'node-wait' AND event_id = $1`,
+				[eventId],
+			)
+		)[0];
+
+	it('one a person stopped while it waited (its record keeps the wait beside the cancel) is parked as stopped', async () => {
+		const stopped = await waiting('W-STOP');
+		await recoverWith(async (id) =>
+			id === stopped
+				? {
+						waitTill: new Date(Date.now() + 3600_000).toISOString(),
+						resultData: {
+							runData: {},
+							lastNodeExecuted: 'Wait for Stock',
+							error: {
+								name: 'ManualExecutionCancelledError',
+								message: 'The execution was cancelled manually',
+							},
+						},
+					}
+				: undefined,
+		);
+		expect(await claimOf('W-STOP')).toMatchObject({ status: 'failed' });
+		const [letter] = await adminQuery<{ error_class: string; step: string; status: string }>(
+			`SELECT error_class, step, status FROM "${schema}".dead_letters WHERE idempotency_key = 'event:node-wait:W-STOP'`,
+		);
+		expect(letter).toMatchObject({ error_class: 'stopped', step: 'Wait for Stock', status: 'new' });
+	});
+
+	it('one n8n cannot read now is held and asked again later, not ahead of the others', async () => {
+		const unreadable = await waiting('W-UNREADABLE');
+		await recoverWith(async (id) => {
+			if (id === unreadable) throw new Error('could not parse the execution data');
+			return undefined;
+		});
+		const claim = await claimOf('W-UNREADABLE');
+		expect(claim.status).toBe('in_progress');
+		expect(claim.held_for).toBeGreaterThan(0);
+		expect(claim.held_for).toBeLessThanOrEqual(600);
 	});
 });
 

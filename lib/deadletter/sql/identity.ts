@@ -1,6 +1,6 @@
 /**
- * The step part of an open letter's identity (the unique index `dead_letters_open_item`, and the
- * order every statement locks letters in, so that none deadlocks with another): an item's own
+ * The step part of an open letter's identity (the unique index `dead_letters_open_identity`, and
+ * the order every statement locks letters in, so that none deadlocks with another): an item's own
  * letter (an event's, `key:event:…`) is one per item whatever step it failed at, since the item
  * is what is replayed; any other letter (a write's, an execution's) is one per step. The
  * expression is the index's, as ON CONFLICT must name it.

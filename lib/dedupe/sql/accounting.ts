@@ -15,14 +15,29 @@ export const keptItem = (alias: string): string =>
 /**
  * An item of an execution that called claim `p`'s execution as a sub-workflow (its ancestors),
  * in the state `state` (SQL over `q`): held by it, or taken from it since (a redelivery, Recover).
+ * Three lookups, each by its own index (the claim's execution, its origin, its earlier ones),
+ * not one condition with ORs, which the planner can only meet with a scan of every claim.
  */
-const ancestorItem = (store: Store, p: string, state: string): string => `
+const ancestorItem = (store: Store, p: string, state: string): string =>
+	itemOfCallers(
+		store,
+		`${p}.ancestors`,
+		`NOT (q.consumer = ${p}.consumer AND q.event_id = ${p}.event_id)`,
+		state,
+	);
+
+/** An item (`q`) of the executions in the array `callers` (SQL), other than `also`, in `state`. */
+const itemOfCallers = (store: Store, callers: string, also: string, state: string): string => {
+	const table = store.table('processed_events');
+	const other = `${keptItem('q')} AND ${also} AND (${state})`;
+	return `
 EXISTS (
-	SELECT 1 FROM ${store.table('processed_events')} q
-	WHERE (q.execution_id = ANY(${p}.ancestors) OR q.origin_execution_id = ANY(${p}.ancestors)
-	       OR q.previous_executions && ${p}.ancestors)
-	  AND ${keptItem('q')} AND NOT (q.consumer = ${p}.consumer AND q.event_id = ${p}.event_id)
-	  AND (${state}))`;
+	SELECT 1 FROM ${table} q WHERE q.execution_id = ANY(${callers}) AND ${other}
+	UNION ALL
+	SELECT 1 FROM ${table} q WHERE q.origin_execution_id = ANY(${callers}) AND ${other}
+	UNION ALL
+	SELECT 1 FROM ${table} q WHERE q.previous_executions && ${callers} AND ${other})`;
+};
 
 /** The ancestor's item is alive: its execution runs, or Recover will run it again. */
 const ALIVE = `q.status = 'in_progress'`;
@@ -50,6 +65,16 @@ const holds = (store: Store, p: string): string => {
  */
 export const heldAboveSql = (store: Store, p: string): string =>
 	`(cardinality(${p}.ancestors) > 0 AND ${ancestorItem(store, p, `(${ALIVE}) OR ${holds(store, p)}`)})`;
+
+/**
+ * Whether an item of the executions that called a failed one (`callers`: a workflow that ran it
+ * as a sub-workflow, Recover re-running an item) is alive or held by a letter: the failed run's
+ * own failure is then that item's, and no record of the run is parked beside it.
+ */
+export const callersHoldItemSql = (store: Store, input: { callers: string[] }): SqlQuery => ({
+	text: `SELECT ${itemOfCallers(store, '$1::text[]', 'true', `(${ALIVE}) OR (q.status = 'failed' AND q.settled_as IS DISTINCT FROM 'dropped')`)} AS held`,
+	values: [input.callers],
+});
 
 /**
  * Claims the settlement of an ended execution: the first settler (its end-of-execution hook, the
@@ -101,7 +126,7 @@ export const takeUnsettledSql = (
 	const plain = eventLetterKeySql('p.consumer', 'p.event_id');
 	return {
 		text: `
-WITH picked AS (
+WITH picked AS MATERIALIZED (
 	SELECT p.consumer, p.event_id, p.ancestors,
 	       EXISTS (SELECT 1 FROM ${store.table('dead_letters')} d
 	               WHERE d.idempotency_key IN (${plain}, ${hashedEventLetterKeySql(plain)})
@@ -115,7 +140,7 @@ WITH picked AS (
 	ORDER BY p.lease_until, p.consumer, p.event_id
 	LIMIT $1
 	FOR UPDATE SKIP LOCKED
-), judged AS (
+), judged AS MATERIALIZED (
 	SELECT k.consumer, k.event_id, k.letter_above,
 	       CASE WHEN k.lettered THEN 'parked'
 	            WHEN cardinality(k.ancestors) = 0 THEN 'park'
@@ -153,7 +178,8 @@ export const waitingExecutionsSql = (
 	input: { limit: number; workflowId: string | null },
 ): SqlQuery => ({
 	text: `
-SELECT execution_id, min(workflow_id) AS workflow_id, max(waiting_till) AS waiting_till, bool_or(if_gone IS DISTINCT FROM 'done') AS check_if_gone
+SELECT execution_id, min(workflow_id) AS workflow_id, max(waiting_till) AS waiting_till,
+       max(run_limit_seconds) AS run_limit_seconds, bool_or(if_gone IS DISTINCT FROM 'done') AS check_if_gone
 FROM ${store.table('processed_events')}
 WHERE status = 'in_progress' AND waiting_till IS NOT NULL AND lease_until < now() AND ${keptItem('processed_events')}
   AND ($2::text IS NULL OR workflow_id = $2)
@@ -194,34 +220,44 @@ RETURNING event_id`,
 	values: [input.executionId, input.leaseSeconds],
 });
 
+/** The executions that held an item's claim: its owner, its origin, and those it was taken from. */
+export const runsOfItemSql = (
+	store: Store,
+	input: { consumer: string; eventId: string },
+): SqlQuery => ({
+	text: `
+SELECT array_remove(ARRAY[execution_id, origin_execution_id] || previous_executions, NULL) AS runs
+FROM ${store.table('processed_events')} WHERE consumer = $1 AND event_id = $2`,
+	values: [input.consumer, input.eventId],
+});
+
 /**
  * The open letters that write steps parked for one item, not yet alerted: those of the runs of
- * the item (execution `executionId`, and every execution its claim was held by: earlier
- * deliveries, a dead one a redelivery took over, Recover's) that kept only this one item, so a
- * write letter of a run that held many items is never folded into the wrong one's. Folded into
- * the item's letter when it is parked. Without a claim (`consumer` null), the one execution's.
+ * the item (`executions`: the one settling it, and every execution its claim was held by:
+ * earlier deliveries, a dead one a redelivery took over, Recover's) that kept only this one item,
+ * so a write letter of a run that held many items is never folded into the wrong one's. Folded
+ * into the item's letter when it is parked. Each lookup by its own index.
  */
 export const openWriteLettersOfItemSql = (
 	store: Store,
-	input: { consumer: string | null; eventId: string | null; executionId: string | null },
+	input: { executions: string[] },
 ): SqlQuery => ({
 	text: `
-WITH runs AS (
-	SELECT DISTINCT r.execution_id FROM (
-		SELECT unnest(ARRAY[p.execution_id, p.origin_execution_id] || p.previous_executions) AS execution_id
-		FROM ${store.table('processed_events')} p WHERE p.consumer = $1 AND p.event_id = $2
-		UNION ALL SELECT $3::text
-	) r
-	WHERE r.execution_id IS NOT NULL
-	  AND (SELECT count(*) FROM ${store.table('processed_events')} q
-	       WHERE (q.origin_execution_id = r.execution_id OR q.previous_executions @> ARRAY[r.execution_id])
-	         AND ${keptItem('q')}) = 1
+WITH runs AS MATERIALIZED (
+	SELECT r.execution_id FROM unnest($1::text[]) AS r(execution_id)
+	WHERE (SELECT count(*) FROM (
+	         SELECT q.consumer, q.event_id FROM ${store.table('processed_events')} q
+	         WHERE q.origin_execution_id = r.execution_id AND ${keptItem('q')}
+	         UNION
+	         SELECT q.consumer, q.event_id FROM ${store.table('processed_events')} q
+	         WHERE q.previous_executions @> ARRAY[r.execution_id] AND ${keptItem('q')}) items) = 1
 )
 SELECT d.id, d.step, d.error_class, d.error_message, d.integration, d.attempt_history
-FROM ${store.table('dead_letters')} d JOIN runs ON d.execution_id = runs.execution_id
-WHERE d.status IN ('new', 'held') AND d.issue_id IS NULL
+FROM ${store.table('dead_letters')} d
+WHERE d.execution_id IN (SELECT execution_id FROM runs) AND d.is_open
+  AND d.status IN ('new', 'held') AND d.issue_id IS NULL
   AND (d.idempotency_key IS NULL OR (d.idempotency_key NOT LIKE 'event:%'
        AND d.idempotency_key NOT LIKE 'execution:%' AND d.idempotency_key NOT LIKE 'trigger:%'))
 ORDER BY d.id`,
-	values: [input.consumer, input.eventId, input.executionId],
+	values: [input.executions],
 });

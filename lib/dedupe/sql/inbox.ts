@@ -42,6 +42,7 @@ SET status = 'failed', lease_until = now(), last_error = coalesce($2, last_error
                       WHEN (p.consumer, p.event_id) IN (SELECT * FROM unnest($5::text[], $6::text[])) THEN 'parked'
                       ELSE p.settled_as END
 WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND ${keptItem('p')}
+  AND p.settled_as IS DISTINCT FROM 'dropped'
 RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes,
           ${heldAboveSql(store, 'p')} AS held_above`,
 	values: [
@@ -55,21 +56,36 @@ RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload
 });
 
 /**
- * The execution waits (a Wait node): its claims are kept until it may resume, plus a lease. n8n
- * resumes a long wait in a new process with new lifecycle hooks, so the claims are marked as
- * waiting: once their hold lapses, Recover asks n8n how the execution ended (`ifGone`: what a
- * record n8n no longer has means).
+ * The execution waits (a Wait node): its claims are kept until it may resume, plus a lease, and
+ * at most `askEverySeconds`. n8n resumes a long wait in a new process with new lifecycle hooks,
+ * and a person may stop a waiting execution (no hook runs then), so the claims are marked as
+ * waiting: once their hold lapses, Recover asks n8n how the execution stands (`ifGone`: what a
+ * record n8n no longer has means), and asks again at the same pace while it waits.
  */
 export const holdExecutionClaimsSql = (
 	store: Store,
-	input: { executionId: string; waitTill: Date; leaseSeconds: number; ifGone: 'done' | 'check' },
+	input: {
+		executionId: string;
+		waitTill: Date;
+		leaseSeconds: number;
+		ifGone: 'done' | 'check';
+		askEverySeconds: number;
+		runLimitSeconds: number | null;
+	},
 ): SqlQuery => ({
 	text: `
 UPDATE ${store.table('processed_events')}
-SET lease_until = greatest(lease_until, $2::timestamptz + make_interval(secs => $3)),
-    waiting_till = $2, if_gone = $4
+SET lease_until = least($2::timestamptz + make_interval(secs => $3), now() + make_interval(secs => $5)),
+    waiting_till = $2, if_gone = $4, run_limit_seconds = $6
 WHERE execution_id = $1 AND status = 'in_progress'`,
-	values: [input.executionId, input.waitTill, input.leaseSeconds, input.ifGone],
+	values: [
+		input.executionId,
+		input.waitTill,
+		input.leaseSeconds,
+		input.ifGone,
+		input.askEverySeconds,
+		input.runLimitSeconds,
+	],
 });
 
 /**
@@ -186,6 +202,7 @@ SELECT consumer, event_id, workflow_id, origin_execution_id, payload, payload_by
        ${heldAboveSql(store, 'p')} AS held_above
 FROM ${store.table('processed_events')} p
 WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND ${keptItem('p')}
+  AND p.settled_as IS DISTINCT FROM 'dropped'
 ORDER BY consumer, event_id`,
 	values: [input.executionId],
 });
@@ -202,6 +219,7 @@ export const failedClaimsOfExecutionSql = (
 UPDATE ${store.table('processed_events')}
 SET last_error = coalesce(last_error, $2)
 WHERE execution_id = $1 AND status = 'failed' AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
+  AND settled_as IS DISTINCT FROM 'dropped'
 RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes`,
 	values: [input.executionId, input.message],
 });

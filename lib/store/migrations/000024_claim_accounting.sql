@@ -16,7 +16,11 @@ ALTER TABLE :SCHEMA.processed_events
 	ADD COLUMN waiting_till timestamptz,
 	-- What a resumed execution that n8n no longer has means (it deleted the record, as the
 	-- workflow's save settings say): `done` (it saves no success but every error) or `check`.
-	ADD COLUMN if_gone text CHECK (if_gone IN ('done', 'check'));
+	ADD COLUMN if_gone text CHECK (if_gone IN ('done', 'check')),
+	-- The longest its run may take after the wait (the workflow's timeout, when it sets one): a
+	-- record that still shows the wait this long after it ended is of a run n8n lost (it marked
+	-- it crashed without saving it), and Recover runs the item again.
+	ADD COLUMN run_limit_seconds integer;
 
 -- Failed claims earlier versions left: those a dead letter of the item holds are parked; those
 -- released (Release by Event ID) are dropped by that rule. The rest held nothing: Recover parks

@@ -70,6 +70,14 @@ const properties: INodeProperties[] = [
 		description: 'The last node that ran: the step the parked items failed at',
 	},
 	{
+		displayName: 'Caller Execution ID',
+		name: 'callerExecutionId',
+		type: 'string',
+		default: "={{ $json.execution?.executionContext?.parentExecutionId ?? '' }}",
+		description:
+			"The execution that ran the failed one as a sub-workflow (or Recover's run that re-ran an item), as n8n's Error Trigger gives it. When it holds an item, a failed run that kept no items of its own is that item's failure, parked with it: nothing goes to Not Kept.",
+	},
+	{
 		displayName: 'Park Options',
 		name: 'failOptions',
 		type: 'collection',
@@ -106,6 +114,7 @@ export async function execute(
 		workflowId: itemValueReader(this, items, 'failedWorkflowId', ''),
 		workflowName: itemValueReader(this, items, 'failedWorkflowName', ''),
 		lastNode: itemValueReader(this, items, 'failedNode', ''),
+		caller: itemValueReader(this, items, 'callerExecutionId', ''),
 		crashed: itemValueReader(this, items, 'crashed', false),
 		message: itemValueReader(this, items, 'failureMessage', ''),
 	};
@@ -129,7 +138,11 @@ export async function execute(
 				return;
 			}
 			const failure = failureOf(read, index);
-			const settled = await failExecution(store, failure);
+			const caller = optionalText(read.caller(index));
+			const settled = await failExecution(store, {
+				...failure,
+				callers: caller ? [caller] : [],
+			});
 			// Settled before, or being settled (its end-of-execution hook; n8n reporting a crash again).
 			if (settled.repeated) return;
 			const workflowId = optionalText(read.workflowId(index));

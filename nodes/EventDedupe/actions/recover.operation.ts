@@ -127,9 +127,20 @@ export async function execute(
 	for (const item of taken.filter((t) => !t.givenUp)) {
 		try {
 			if (!item.workflowId) throw new Error('the claim does not name its workflow');
-			const result = await this.executeWorkflow({ id: item.workflowId }, [
-				{ json: { payload: item.payload as IDataObject, _recover: about(item) } },
-			]);
+			// The re-run names this run as its caller: its failure is this item's (the Error handler
+			// parks no record of it beside the item), and a claim it makes is held by this run.
+			const result = await this.executeWorkflow(
+				{ id: item.workflowId },
+				[{ json: { payload: item.payload as IDataObject, _recover: about(item) } }],
+				undefined,
+				{
+					parentExecution: {
+						executionId,
+						workflowId: String(this.getWorkflow().id),
+						shouldResume: false,
+					},
+				},
+			);
 			const [done] = await completeEvents(store, item.consumer, [item.eventId], executionId);
 			rerun.push({
 				json: {
@@ -252,12 +263,11 @@ async function settleWaited(
 	at: { limit: number; workflowId?: string; baseUrl: string },
 ): Promise<void> {
 	for (const waiting of await waitingExecutions(store, at)) {
-		let said: WaitedExecution;
-		try {
-			said = await askN8n(context, waiting.executionId);
-		} catch {
-			continue;
-		}
+		// One n8n cannot read now is asked again later, held meanwhile (not ahead of the others),
+		// and taken as crashed an hour after its wait, as one still running would be.
+		const said: WaitedExecution = await askN8n(context, waiting.executionId).catch(() => ({
+			state: 'waiting' as const,
+		}));
 		await settleWaitedExecution(store, waiting, said, {
 			runLink: runLink(at.baseUrl, waiting.workflowId, waiting.executionId),
 		});
@@ -269,8 +279,8 @@ async function askN8n(context: IExecuteFunctions, executionId: string): Promise<
 	if (typeof context.getExecutionDataById !== 'function') return { state: 'unknown' };
 	const data = await context.getExecutionDataById(executionId);
 	if (!data) return { state: 'gone' };
-	// Still waiting, or resumed and running: n8n saves the run data again only when it ends.
-	if (data.waitTill) return { state: 'waiting', waitTill: new Date(data.waitTill) };
+	// Ended with an error, first: a waiting execution that a person stopped keeps its waitTill in
+	// its run data beside the cancel (n8n runs no hook and no error workflow for it).
 	const error = data.resultData?.error;
 	if (error)
 		return {
@@ -280,6 +290,8 @@ async function askN8n(context: IExecuteFunctions, executionId: string): Promise<
 			message: error.message,
 			step: data.resultData?.lastNodeExecuted,
 		};
+	// Still waiting, or resumed and running: n8n saves the run data again only when it ends.
+	if (data.waitTill) return { state: 'waiting', waitTill: new Date(data.waitTill) };
 	// Saved while it runs (Save Execution Progress): nodes still to run.
 	if ((data.executionData?.nodeExecutionStack?.length ?? 0) > 0) return { state: 'waiting' };
 	return { state: 'success' };
