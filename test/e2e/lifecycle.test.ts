@@ -347,6 +347,13 @@ describe.each(n8nVersionsUnderTest())('the execution lifecycle in n8n %s', (vers
 			execution_id: running.id,
 		});
 		expect(await claimOf('stops', order)).toBe('failed');
+		// One item, one open letter: whatever the write parked of its own is folded into the item's.
+		expect(
+			await adminQuery(
+				`SELECT id FROM "${ctx!.schema}".dead_letters WHERE idempotency_key = $1 AND is_open`,
+				[`${order}:post`],
+			),
+		).toEqual([]);
 		// Well past two backoffs: a stopped execution sent nothing more.
 		await new Promise((resolve) => setTimeout(resolve, 6_000));
 		expect(sentFor(order)).toBe(sentAtStop);
