@@ -6,6 +6,7 @@ import { ProcessedEventStatus } from './outcomes';
 import {
 	callersHoldItemSql,
 	claimExecutionReportSql,
+	coverLapsedSubClaimsSql,
 	completeExecutionSql,
 	countInboxOfExecutionSql,
 	endExecutionLeasesSql,
@@ -272,6 +273,8 @@ export async function takeCrashed(
 		workflowId?: string;
 	},
 ): Promise<RecoveredItem[]> {
+	// Sub-workflow claims that died with their caller, whose caller's item is settled: held by it.
+	await store.execute(coverLapsedSubClaimsSql(store, { workflowId: take.workflowId ?? null }));
 	const rows = await store.query<
 		InboxRow & {
 			generation: string;

@@ -16,6 +16,8 @@ export interface ItemWorld {
 	/** How many alerts each letter got (the Error handler's, Recover's). */
 	alerts: Map<string, number>;
 	writeLetters?: number;
+	/** What an actor did that it must never do, seen as it did it. */
+	refused: string[];
 }
 
 const PERSON_CLOSED = ['resolved', 'abandoned', 'compensated'];
@@ -31,10 +33,11 @@ const PERSON_CLOSED = ['resolved', 'abandoned', 'compensated'];
  *   delivery of it was released (Release by Event ID drops that delivery by its rule);
  * - no letter is alerted more often than it failed, and no failed claim is left that nothing
  *   holds;
- * - no execution-level letter for items an inbox kept.
+ * - no execution-level letter for items an inbox kept;
+ * - Recover never runs a sub-workflow's item on its own while its caller's item stands for it.
  */
 export async function checkItemWorld(store: Store, world: ItemWorld): Promise<string[]> {
-	const violations: string[] = [];
+	const violations: string[] = [...world.refused];
 	const table = store.table('processed_events');
 	const claim = async (consumer: string, eventId: string) =>
 		(

@@ -87,7 +87,8 @@ type ItemCommand =
 	| {
 			kind: 'sub';
 			execution: number;
-			how: 'success' | 'error' | 'cancel';
+			/** `crash`: n8n dies while the sub-workflow runs, with its caller. */
+			how: 'success' | 'error' | 'cancel' | 'crash';
 			propagate: boolean;
 	  }
 	/** A write step of the nth running execution parks its own letter (an outcome unknown). */
@@ -130,6 +131,7 @@ export const REQUIRED_KINDS = [
 	'gone_after_wait',
 	'sub_workflow_held_above',
 	'sub_workflow_alone',
+	'sub_workflow_crashed',
 	'write_letter_folded',
 ] as const;
 export type ReachedKind = (typeof REQUIRED_KINDS)[number];
@@ -189,7 +191,7 @@ const commandOf: Record<Kind, fc.Arbitrary<ItemCommand>> = {
 	sub: fc.record({
 		kind: fc.constant('sub' as const),
 		execution: nth,
-		how: fc.constantFrom('success' as const, 'error' as const, 'cancel' as const),
+		how: fc.constantFrom('success' as const, 'error' as const, 'cancel' as const, 'crash' as const),
 		propagate: fc.boolean(),
 	}),
 	writeParks: fc.record({ kind: fc.constant('writeParks' as const), execution: nth }),
@@ -362,6 +364,7 @@ export async function runItemSchedule(
 		deliveries: [],
 		completions: new Map(),
 		alerts: new Map(),
+		refused: [],
 	};
 	const { consumer, subConsumer, workflowId } = world;
 	const eventName = (e: number) => world.items[e];
@@ -700,6 +703,18 @@ export async function runItemSchedule(
 					if (sub.claimed) await hook(sub.execution, 'success');
 					return;
 				}
+				if (command.how === 'crash') {
+					// n8n dies with both: no hook runs; n8n reports the caller crashed at its restart.
+					reach('sub_workflow_crashed');
+					running.splice(running.indexOf(run), 1);
+					const held = await heldBy(run.id);
+					for (const eventId of [...held, subEventOf(run.item)]) failedEvents.add(eventId);
+					await errorWorkflowFor(
+						{ execution: run.id, crashed: true, runs: 0, events: held },
+						'owed',
+					);
+					return;
+				}
 				if (command.how === 'cancel') {
 					// A Stop cancels the whole run: the sub-workflow's and its caller's hooks both run.
 					reach('cancel');
@@ -812,20 +827,36 @@ export async function runItemSchedule(
 			leaseSeconds: 600,
 			workflowId,
 		});
+		for (const item of taken.filter((t) => t.consumer === subConsumer)) {
+			// A sub-workflow's item is its caller's: never run again (or given up) on its own while
+			// the caller's item lives (its re-run calls the sub-workflow again) or a letter holds it.
+			const root = item.eventId.slice(0, -'-sub'.length);
+			const caller = await claimRow(root);
+			const rootOpen = await store.query(
+				`SELECT 1 FROM ${store.table('dead_letters')} WHERE idempotency_key = $1 AND is_open`,
+				[`event:${consumer}:${root}`],
+			);
+			if (caller?.status === 'in_progress' || rootOpen.length > 0)
+				world.refused.push(
+					`Recover took the sub-workflow's item ${item.eventId} on its own while its caller's item ${root} ${caller?.status === 'in_progress' ? 'was alive' : 'had an open letter'}`,
+				);
+		}
 		for (const item of taken.filter((t) => !t.givenUp)) {
 			reach('recover_rerun');
 			if (rerun === 'success') {
 				// The re-run calls the sub-workflow again, as the item's first run did.
-				const sub = await callSub(execution, item.eventId);
-				if (sub.claimed) {
-					completed(await heldBy(sub.execution));
-					await hook(sub.execution, 'success');
+				if (item.consumer === consumer) {
+					const sub = await callSub(execution, item.eventId);
+					if (sub.claimed) {
+						completed(await heldBy(sub.execution));
+						await hook(sub.execution, 'success');
+					}
 				}
-				const [done] = await completeEvents(store, consumer, [item.eventId], execution);
+				const [done] = await completeEvents(store, item.consumer, [item.eventId], execution);
 				if (done.changed) completed([item.eventId]);
 			} else {
 				await returnToRecovery(store, {
-					consumer,
+					consumer: item.consumer,
 					eventId: item.eventId,
 					executionId: execution,
 					message: 'the re-run failed',

@@ -77,6 +77,28 @@ export const callersHoldItemSql = (store: Store, input: { callers: string[] }): 
 });
 
 /**
+ * Sub-workflow claims whose execution died with their caller's (a crash kills both) and whose
+ * caller's item is settled now: held by a letter, or done by a later run (which called the
+ * sub-workflow again, or did without it). They are failed, held by that item (`covered`): Recover
+ * never runs a sub-workflow's item on its own while its caller's item stands for it.
+ */
+export const coverLapsedSubClaimsSql = (
+	store: Store,
+	input: { workflowId: string | null },
+): SqlQuery => ({
+	text: `
+UPDATE ${store.table('processed_events')} p
+SET status = 'failed', settled_as = 'covered', lease_until = now(),
+    last_error = coalesce(last_error, 'its execution died with the one that called it')
+WHERE p.status = 'in_progress' AND p.lease_until < now() AND p.waiting_till IS NULL
+  AND ${keptItem('p')} AND cardinality(p.ancestors) > 0
+  AND ($1::text IS NULL OR p.workflow_id = $1)
+  AND NOT ${ancestorItem(store, 'p', ALIVE)} AND ${ancestorItem(store, 'p', holds(store, 'p'))}
+RETURNING p.event_id`,
+	values: [input.workflowId],
+});
+
+/**
  * Claims the settlement of an ended execution: the first settler (its end-of-execution hook, the
  * error workflow, Recover asking n8n) inserts the report and settles it; every later one (n8n
  * reporting a crash again, an error workflow that runs after the hook) only counts.

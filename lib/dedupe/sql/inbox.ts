@@ -130,9 +130,12 @@ export const takeCrashedSql = (
 ): SqlQuery => ({
 	text: `
 WITH lapsed AS (
-	SELECT consumer, event_id FROM ${store.table('processed_events')}
+	SELECT consumer, event_id FROM ${store.table('processed_events')} p
 	WHERE status = 'in_progress' AND lease_until < now() AND (payload IS NOT NULL OR payload_bytes IS NOT NULL)
 	  AND waiting_till IS NULL AND ($5::text IS NULL OR workflow_id = $5)
+	  -- A sub-workflow's claim whose caller's item lives or is held is that item's: its re-run
+	  -- (or letter) calls the sub-workflow again.
+	  AND NOT ${heldAboveSql(store, 'p')}
 	ORDER BY lease_until, consumer, event_id
 	LIMIT $2
 	FOR UPDATE SKIP LOCKED
