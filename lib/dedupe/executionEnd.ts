@@ -7,6 +7,7 @@ import { eventLetterKey } from './eventIds';
 import {
 	claimExecutionReport,
 	ExecutionEnd,
+	releaseExecutionReport,
 	type InboxRow,
 	keptPayload,
 	settleExecutionClaims,
@@ -189,6 +190,21 @@ async function settleInProcess(
 	// Settled first by another (the Error handler, or n8n reporting a crash): nothing parks twice.
 	if (!(await claimExecutionReport(store, end.executionId, ending)))
 		return { parked: [], released: 0 };
+	try {
+		return await parkAndFail(store, end, rows, letter);
+	} catch (error) {
+		// Nothing settled it after all: the next settler (Recover asking again, a lapse) may.
+		await releaseExecutionReport(store, end.executionId).catch(() => undefined);
+		throw error;
+	}
+}
+
+async function parkAndFail(
+	store: Store,
+	end: StoppedExecution,
+	rows: Array<InboxRow & { held_above: boolean }>,
+	letter: InProcessLetter,
+): Promise<{ parked: ParkResult[]; released: number }> {
 	const keys = await abandonExecutionKeys(store, end.executionId);
 	const unknownWrites = keys.filter((k) => k.status === KeyStatus.unknown).length;
 	// A sub-workflow's item that its caller's item holds is left to the caller's letter.

@@ -6,6 +6,7 @@ import { ProcessedEventStatus } from './outcomes';
 import {
 	callersHoldItemSql,
 	claimExecutionReportSql,
+	releaseExecutionReportSql,
 	coverLapsedSubClaimsSql,
 	completeExecutionSql,
 	countInboxOfExecutionSql,
@@ -226,6 +227,11 @@ export async function failExecution(
 		released,
 		keys,
 	};
+}
+
+/** Gives up a claim of an execution's settlement that settled nothing (its park failed). */
+export async function releaseExecutionReport(store: Store, executionId: string): Promise<void> {
+	await store.execute(releaseExecutionReportSql(store, { executionId }));
 }
 
 /**

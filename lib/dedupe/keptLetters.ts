@@ -1,4 +1,4 @@
-import { parkedOrThrow, parkItems, type ParkRequest, type ParkResult } from '../deadletter/park';
+import { parkItems, type ParkRequest, type ParkResult } from '../deadletter/park';
 import { updateDeadLetterStatuses } from '../deadletter/status';
 import { type AttemptEntry } from '../idempotency/types';
 import type { Store } from '../store';
@@ -26,9 +26,16 @@ export async function parkKeptItems(
 	} = {},
 ): Promise<ParkResult[]> {
 	const folded = requests.length === 1 ? await writeLettersOf(store, of) : [];
-	const parked = parkedOrThrow(
-		await parkItems(store, folded.length === 0 ? requests : [withWrites(requests[0], folded)]),
-	);
+	// A request the store refuses is parked with what fits; one refused even so throws.
+	const parked = (
+		await parkEachPlainIfRefused(
+			store,
+			folded.length === 0 ? requests : [withWrites(requests[0], folded)],
+		)
+	).map(({ request, result }) => {
+		if (!result) throw new Error(`the letter of ${request.idempotencyKey} could not be parked`);
+		return result;
+	});
 	if (of.mark !== false && of.claims && of.claims.length > 0)
 		await store.execute(
 			markParkedSql(store, {
@@ -90,4 +97,48 @@ function withWrites(request: ParkRequest, writes: WriteLetter[]): ParkRequest {
 			...writes.flatMap((w) => w.attempt_history ?? []),
 		],
 	};
+}
+
+/**
+ * Parks each request; one the store refuses (a field it cannot hold, such as a node name longer
+ * than its column) is parked again with what is sure to fit, saying why, so one item never keeps
+ * the others of its batch, or itself, out of a letter. One refused even so is left out: the next
+ * sweep tries it again.
+ */
+export async function parkEachPlainIfRefused(
+	store: Store,
+	requests: ParkRequest[],
+): Promise<Array<{ request: ParkRequest; result?: ParkResult }>> {
+	const outcomes = await parkItems(store, requests);
+	const plain = outcomes.flatMap((outcome, i) =>
+		outcome.refused === undefined
+			? []
+			: [
+					{
+						at: i,
+						request: {
+							...requests[i],
+							workflowId: requests[i].workflowId.slice(0, 100),
+							step: 'unknown step',
+							runLink: undefined,
+							errorMessage: `${requests[i].errorMessage ?? 'its execution failed'} (the letter could not keep all it knew: ${outcome.refused.message})`,
+						},
+					},
+				],
+	);
+	const again =
+		plain.length === 0
+			? []
+			: await parkItems(
+					store,
+					plain.map((p) => p.request),
+				);
+	const retried = new Map(plain.map((p, j) => [p.at, { request: p.request, outcome: again[j] }]));
+	return outcomes.map((outcome, i) => {
+		if (outcome.refused === undefined) return { request: requests[i], result: outcome };
+		const retry = retried.get(i)!;
+		return retry.outcome.refused === undefined
+			? { request: retry.request, result: retry.outcome }
+			: { request: requests[i] };
+	});
 }

@@ -1,10 +1,11 @@
-import { parkItems, type ParkRequest, type ParkResult } from '../deadletter/park';
+import { type ParkRequest, type ParkResult } from '../deadletter/park';
 import { appendEvidence } from '../deadletter/status';
 import { ErrorClass } from '../deadletter/statuses';
 import { runLink } from '../runLink';
 import type { Store } from '../store';
 import { eventLetterKey } from './eventIds';
 import { failExecutionInProcess, settleExecutionEnd } from './executionEnd';
+import { parkEachPlainIfRefused } from './keptLetters';
 import {
 	ExecutionEnd,
 	type InboxRow,
@@ -102,7 +103,7 @@ export async function parkUnsettledClaims(
 			payload: keptPayload(item),
 		};
 	});
-	const parked = await parkEach(store, requests);
+	const parked = await parkEachPlainIfRefused(store, requests);
 	const swept = rows
 		.map((row, i) => ({ consumer: row.consumer, eventId: row.event_id, ...parked[i] }))
 		.filter((claim): claim is SweptClaim => claim.result !== undefined);
@@ -113,50 +114,6 @@ export async function parkUnsettledClaims(
 		}),
 	);
 	return swept;
-}
-
-/**
- * Parks each request; one the store refuses (a field it cannot hold, such as a node name longer
- * than its column) is parked again with what is sure to fit, saying why, so one item never keeps
- * the others of its batch, or itself, out of a letter. One refused even so is left out: the next
- * sweep tries it again.
- */
-async function parkEach(
-	store: Store,
-	requests: ParkRequest[],
-): Promise<Array<{ request: ParkRequest; result?: ParkResult }>> {
-	const outcomes = await parkItems(store, requests);
-	const plain = outcomes.flatMap((outcome, i) =>
-		outcome.refused === undefined
-			? []
-			: [
-					{
-						at: i,
-						request: {
-							...requests[i],
-							workflowId: requests[i].workflowId.slice(0, 100),
-							step: 'unknown step',
-							runLink: undefined,
-							errorMessage: `${requests[i].errorMessage ?? 'its execution failed'} (the letter could not keep all it knew: ${outcome.refused.message})`,
-						},
-					},
-				],
-	);
-	const again =
-		plain.length === 0
-			? []
-			: await parkItems(
-					store,
-					plain.map((p) => p.request),
-				);
-	const retried = new Map(plain.map((p, j) => [p.at, { request: p.request, outcome: again[j] }]));
-	return outcomes.map((outcome, i) => {
-		if (outcome.refused === undefined) return { request: requests[i], result: outcome };
-		const retry = retried.get(i)!;
-		return retry.outcome.refused === undefined
-			? { request: retry.request, result: retry.outcome }
-			: { request: requests[i] };
-	});
 }
 
 /** An execution whose claims waited and whose hold lapsed: n8n is to be asked how it ended. */
@@ -241,7 +198,7 @@ export async function settleWaitedExecution(
 			const waitTill = said.waitTill ?? waiting.waitTill;
 			const runLimitMs =
 				waiting.runLimitSeconds !== null && waiting.runLimitSeconds > 0
-					? Math.min(waiting.runLimitSeconds * 1000, MAX_RESUMED_RUN_MS)
+					? waiting.runLimitSeconds * 1000
 					: MAX_RESUMED_RUN_MS;
 			if (now.getTime() - waitTill.getTime() > runLimitMs + RESUME_MARGIN_MS) {
 				await store.execute(
@@ -276,8 +233,9 @@ export async function settleWaitedExecution(
 			});
 			return 'parked';
 		case 'gone': {
-			// Gone before its wait was over: it never resumed, so it cannot have succeeded (a person
-			// deleted it). After, it is what its workflow's save settings say.
+			// Gone before its wait was over: it resumed early (a webhook's or a form's call) and its
+			// success was not saved, or a person deleted it while it waited; a person checks. After,
+			// it is what its workflow's save settings say.
 			const beforeItsEnd = now.getTime() < waiting.waitTill.getTime();
 			if (!waiting.checkIfGone && !beforeItsEnd) {
 				await settleExecutionClaims(store, waiting.executionId, { status: ExecutionEnd.success });
@@ -288,7 +246,7 @@ export async function settleWaitedExecution(
 				runLink: at.runLink,
 				step: 'after its Wait',
 				reason: beforeItsEnd
-					? 'n8n has no record of this execution any more: it was deleted while it waited, so nothing after its Wait ran'
+					? 'n8n has no record of this execution any more, and its Wait was not over: it resumed early (a call to its webhook or form) and its success was not saved, or a person deleted it while it waited: check whether its work was done before replaying'
 					: 'n8n has no record of how this execution ended after it resumed from its Wait (its workflow does not save such runs): check whether its work was done before replaying',
 			});
 			return 'parked';

@@ -410,6 +410,7 @@ CREATE TABLE :SCHEMA.processed_events (
 	waiting_till timestamp with time zone,
 	if_gone text,
 	run_limit_seconds integer,
+	ask_at timestamp with time zone,
 	CONSTRAINT processed_events_pkey PRIMARY KEY (consumer, event_id),
 	CONSTRAINT processed_events_completed_by_check CHECK ((completed_by = ANY (ARRAY['claim'::text, 'complete'::text, 'ordering'::text]))),
 	CONSTRAINT processed_events_if_gone_check CHECK ((if_gone = ANY (ARRAY['done'::text, 'check'::text]))),
@@ -424,6 +425,7 @@ CREATE INDEX processed_events_inbox_by_origin ON :SCHEMA.processed_events USING 
 CREATE INDEX processed_events_inbox_by_previous ON :SCHEMA.processed_events USING gin (previous_executions) WHERE ((payload IS NOT NULL) OR (payload_bytes IS NOT NULL));
 CREATE INDEX processed_events_lapsed ON :SCHEMA.processed_events USING btree (lease_until) WHERE (status = 'in_progress'::text);
 CREATE INDEX processed_events_unsettled ON :SCHEMA.processed_events USING btree (lease_until) WHERE ((status = 'failed'::text) AND (settled_as IS NULL) AND ((payload IS NOT NULL) OR (payload_bytes IS NOT NULL)));
+CREATE INDEX processed_events_waiting ON :SCHEMA.processed_events USING btree (ask_at) WHERE ((status = 'in_progress'::text) AND (waiting_till IS NOT NULL));
 
 CREATE TABLE :SCHEMA.setup_workflows (
 	instance text NOT NULL,

@@ -2,6 +2,7 @@ import { getDeadLettersByKey, parkItems, takeDueAlerts } from '../../lib/deadlet
 import {
 	claimEvents,
 	ClaimMode,
+	completeEvents,
 	eventLetterKey,
 	ExecutionEnd,
 	failExecution,
@@ -213,7 +214,7 @@ describe('a Wait that n8n offloads (the run resumes with new hooks, maybe on ano
 		await ended(run.executionId, 'waiting', { waitTill: new Date(Date.now() + 90_000), ifGone });
 		// The hold runs out (the wait and its lease are over).
 		await adminQuery(
-			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second' WHERE event_id = $1`,
+			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second', ask_at = now() - interval '1 second' WHERE event_id = $1`,
 			[eventId],
 		);
 		const [waiting] = (await waitingExecutions(store, { limit: 50 })).filter(
@@ -364,12 +365,12 @@ describe('what a hostile review found, kept', () => {
 		await claimEvents(store, run, [order('CFG-40')]);
 		// n8n's "wait for a webhook call" waits until the year 3000.
 		await ended(run.executionId, 'waiting', { waitTill: new Date('3000-01-01T00:00:00Z') });
-		const [held] = await adminQuery<{ held_for: number }>(
-			`SELECT extract(epoch FROM lease_until - now())::int AS held_for FROM "${schema}".processed_events WHERE event_id = 'CFG-40'`,
+		const [held] = await adminQuery<{ ask_in: number }>(
+			`SELECT extract(epoch FROM ask_at - now())::int AS ask_in FROM "${schema}".processed_events WHERE event_id = 'CFG-40'`,
 		);
-		expect(held.held_for).toBeLessThanOrEqual(600);
+		expect(held.ask_in).toBeLessThanOrEqual(600);
 		await adminQuery(
-			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second' WHERE event_id = 'CFG-40'`,
+			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second', ask_at = now() - interval '1 second' WHERE event_id = 'CFG-40'`,
 		);
 		const [waiting] = (await waitingExecutions(store, { limit: 50 })).filter(
 			(w) => w.executionId === run.executionId,
@@ -377,7 +378,9 @@ describe('what a hostile review found, kept', () => {
 		// A person deleted it while it waited: it never resumed, whatever its save settings say.
 		await settleWaitedExecution(store, { ...waiting, checkIfGone: false }, { state: 'gone' }, {});
 		const [letter] = await openLettersOf(eventLetterKey(CONSUMER, 'CFG-40'));
-		expect(letter.error_message).toMatch(/deleted while it waited/);
+		expect(letter.error_message).toMatch(
+			/its Wait was not over: it resumed early .* or a person deleted it while it waited: check/,
+		);
 	});
 
 	it('claims released by Release (by execution or by event) are dropped by that rule: never swept, never parked by a later failure', async () => {
@@ -423,23 +426,40 @@ describe('what a hostile review found, kept', () => {
 		expect(await claimRow('CFG-45')).toMatchObject({ settled_as: 'parked' });
 	});
 
-	it("a failed run that kept no items, called by a run that holds an item (a sub-workflow, Recover's re-run), is that item's failure: no record of its own", async () => {
+	it("a failed run that kept no items is its caller's item's failure once that item failed, or while Recover holds it; a caller still running may go on without it", async () => {
+		// The caller's one item still runs: it may go on without the failed sub-workflow.
 		const caller = context();
 		await claimEvents(store, caller, [order('CFG-46')]);
-		const settled = await failExecution(store, {
+		const whileRunning = await failExecution(store, {
 			executionId: 'sub-run-of-CFG-46',
 			crashed: false,
-			message: 'the lines were refused',
 			callers: [caller.executionId],
 		});
-		expect(settled).toMatchObject({ repeated: false, items: [], kept: 0, heldAbove: 1 });
-		// Called by a run that holds nothing: the Error handler parks a record of the run.
-		const alone = await failExecution(store, {
-			executionId: 'sub-run-alone',
+		expect(whileRunning).toMatchObject({ items: [], kept: 0, heldAbove: 0 });
+		// The caller's item failed into its letter: the sub-workflow's failure is that item's.
+		await ended(caller.executionId, 'error');
+		const afterItFailed = await failExecution(store, {
+			executionId: 'sub-run-of-CFG-46-late',
 			crashed: false,
-			callers: ['a-run-that-holds-nothing'],
+			callers: [caller.executionId],
 		});
-		expect(alone).toMatchObject({ items: [], kept: 0, heldAbove: 0 });
+		expect(afterItFailed).toMatchObject({ items: [], kept: 0, heldAbove: 1 });
+		// Recover's re-run of an item it holds: the item goes back to Recover.
+		const died = context();
+		await claimEvents(store, died, [order('CFG-47')]);
+		await failExecution(store, { executionId: died.executionId, crashed: true });
+		await takeCrashed(store, {
+			executionId: 'recover-47',
+			limit: 50,
+			maxAttempts: 3,
+			leaseSeconds: 60,
+		});
+		const rerun = await failExecution(store, {
+			executionId: 'rerun-of-CFG-47',
+			crashed: false,
+			callers: ['recover-47'],
+		});
+		expect(rerun).toMatchObject({ items: [], kept: 0, heldAbove: 1 });
 	});
 
 	it('a worker still on the earlier version parks through the per-step identity during a rolling upgrade', async () => {
@@ -463,7 +483,7 @@ describe('a run n8n lost while it waited (killed as it saved the wait: marked cr
 		const waitTill = new Date(Date.now() + 70_000);
 		await ended(run.executionId, 'waiting', { waitTill, runLimitSeconds: 30 });
 		await adminQuery(
-			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second' WHERE event_id = 'CFG-50'`,
+			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second', ask_at = now() - interval '1 second' WHERE event_id = 'CFG-50'`,
 		);
 		const [waiting] = (await waitingExecutions(store, { limit: 50 })).filter(
 			(w) => w.executionId === run.executionId,
@@ -491,5 +511,79 @@ describe('a run n8n lost while it waited (killed as it saved the wait: marked cr
 				})
 			).map((t) => t.eventId),
 		).toContain('CFG-50');
+	});
+});
+
+describe('what a second hostile review found, kept', () => {
+	const SUB = 'order-lines';
+
+	it("a sub-workflow's claim under a caller holding two items stands on its own: never held by the other item", async () => {
+		const caller = context();
+		await claimEvents(store, caller, [order('CFG-60'), { ...order('CFG-61'), index: 1 }]);
+		const child = { ...context(undefined, [caller.executionId]), consumer: SUB };
+		await claimEvents(store, child, [order('CFG-60-line')]);
+		await ended(child.executionId, 'error');
+		// The caller goes on: it finishes CFG-60, and parks CFG-61 of its own.
+		await completeEvents(store, CONSUMER, ['CFG-60'], caller.executionId);
+		await ended(caller.executionId, 'error');
+		await sweep();
+		expect(await openLettersOf(eventLetterKey(SUB, 'CFG-60-line'))).toHaveLength(1);
+		expect(await claimRow('CFG-60-line', SUB)).toMatchObject({ settled_as: 'parked' });
+	});
+
+	it('a claim taken again keeps nothing of what held it before (a release by an earlier worker): its failure is parked', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-62')]);
+		// An earlier version's claim statement took a released claim again without clearing it.
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET settled_as = 'dropped' WHERE event_id = 'CFG-62'`,
+		);
+		await ended(run.executionId, 'error');
+		expect(await openLettersOf(eventLetterKey(CONSUMER, 'CFG-62'))).toHaveLength(1);
+		expect(await claimRow('CFG-62')).toMatchObject({ settled_as: 'parked' });
+	});
+
+	it("a resumed run is held as long as its workflow's timeout, even past an hour", async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-64')]);
+		const waitTill = new Date(Date.now() + 70_000);
+		await ended(run.executionId, 'waiting', { waitTill, runLimitSeconds: 3 * 3600 });
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET ask_at = now() - interval '1 second' WHERE event_id = 'CFG-64'`,
+		);
+		const [waiting] = (await waitingExecutions(store, { limit: 50 })).filter(
+			(w) => w.executionId === run.executionId,
+		);
+		const at75Minutes = new Date(waitTill.getTime() + 75 * 60_000);
+		expect(
+			await settleWaitedExecution(
+				store,
+				waiting,
+				{ state: 'waiting', waitTill },
+				{ now: at75Minutes },
+			),
+		).toBe('held');
+	});
+
+	it('a waited run that failed at a node whose name its letter cannot hold is parked with what fits', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-65')]);
+		await ended(run.executionId, 'waiting', { waitTill: new Date(Date.now() + 70_000) });
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET ask_at = now() - interval '1 second' WHERE event_id = 'CFG-65'`,
+		);
+		const [waiting] = (await waitingExecutions(store, { limit: 50 })).filter(
+			(w) => w.executionId === run.executionId,
+		);
+		await settleWaitedExecution(
+			store,
+			waiting,
+			{ state: 'failed', canceled: false, message: 'the truck is full', step: 'Load '.repeat(100) },
+			{},
+		);
+		const [letter] = await openLettersOf(eventLetterKey(CONSUMER, 'CFG-65'));
+		expect(letter).toMatchObject({ step: 'unknown step' });
+		expect(letter.error_message).toMatch(/^the truck is full/);
+		expect(await claimRow('CFG-65')).toMatchObject({ status: 'failed', settled_as: 'parked' });
 	});
 });

@@ -402,7 +402,7 @@ describe('Event Dedupe Recover asks n8n how an execution that waited stands', ()
 			waitTill: new Date(Date.now() + 3600_000),
 		});
 		await adminQuery(
-			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second' WHERE event_id = $1`,
+			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second', ask_at = now() - interval '1 second' WHERE event_id = $1`,
 			[eventId],
 		);
 		return executionId;
@@ -422,7 +422,7 @@ describe('Event Dedupe Recover asks n8n how an execution that waited stands', ()
 	const claimOf = async (eventId: string) =>
 		(
 			await adminQuery<{ status: string; held_for: number }>(
-				`SELECT status, extract(epoch FROM lease_until - now())::int AS held_for
+				`SELECT status, extract(epoch FROM ask_at - now())::int AS held_for
 				 FROM "${schema}".processed_events WHERE consumer = 'node-wait' AND event_id = $1`,
 				[eventId],
 			)

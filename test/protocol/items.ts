@@ -802,7 +802,7 @@ export async function runItemSchedule(
 	/** Time passes: every waiting execution's hold runs out. */
 	const timePasses = async () =>
 		await store.query(
-			`UPDATE ${store.table('processed_events')} SET lease_until = now() - interval '1 second' WHERE workflow_id = $1 AND status = 'in_progress' AND waiting_till IS NOT NULL`,
+			`UPDATE ${store.table('processed_events')} SET lease_until = now() - interval '1 second', ask_at = now() - interval '1 second' WHERE workflow_id = $1 AND status = 'in_progress' AND waiting_till IS NOT NULL`,
 			[workflowId],
 		);
 

@@ -67,14 +67,30 @@ export const heldAboveSql = (store: Store, p: string): string =>
 	`(cardinality(${p}.ancestors) > 0 AND ${ancestorItem(store, p, `(${ALIVE}) OR ${holds(store, p)}`)})`;
 
 /**
- * Whether an item of the executions that called a failed one (`callers`: a workflow that ran it
- * as a sub-workflow, Recover re-running an item) is alive or held by a letter: the failed run's
- * own failure is then that item's, and no record of the run is parked beside it.
+ * Whether the failure of a run that kept no items of its own is an item's of the executions that
+ * called it (`callers`): an item a Recover run holds (its re-run failed: the item goes back to
+ * Recover, which runs it again or gives it up into its letter), or the one item a caller holds
+ * that has failed into a letter. A caller whose item still runs may yet go on without the failed
+ * sub-workflow (Continue On Fail): its failure is then parked as the run's own.
  */
-export const callersHoldItemSql = (store: Store, input: { callers: string[] }): SqlQuery => ({
-	text: `SELECT ${itemOfCallers(store, '$1::text[]', 'true', `(${ALIVE}) OR (q.status = 'failed' AND q.settled_as IS DISTINCT FROM 'dropped')`)} AS held`,
-	values: [input.callers],
-});
+export const callersHoldItemSql = (store: Store, input: { callers: string[] }): SqlQuery => {
+	const table = store.table('processed_events');
+	return {
+		text: `
+SELECT EXISTS (
+	SELECT 1 FROM ${table} q
+	WHERE q.execution_id = ANY($1::text[]) AND ${keptItem('q')} AND q.status = 'in_progress'
+	  AND q.execution_id IS DISTINCT FROM q.origin_execution_id
+) OR (
+	(SELECT count(*) FROM ${table} q WHERE q.execution_id = ANY($1::text[]) AND ${keptItem('q')}) = 1
+	AND EXISTS (
+		SELECT 1 FROM ${table} q
+		WHERE q.execution_id = ANY($1::text[]) AND ${keptItem('q')}
+		  AND q.status = 'failed' AND q.settled_as IS DISTINCT FROM 'dropped')
+) AS held`,
+		values: [input.callers],
+	};
+};
 
 /**
  * Sub-workflow claims whose execution died with their caller's (a crash kills both) and whose
@@ -113,6 +129,15 @@ VALUES ($1, $2)
 ON CONFLICT (execution_id) DO UPDATE SET reports = r.reports + 1, last_reported_at = now()
 RETURNING reports, (xmax = 0) AS first`,
 	values: [input.executionId, input.ending],
+});
+
+/** Undoes a first claim of an execution's settlement that settled nothing. */
+export const releaseExecutionReportSql = (
+	store: Store,
+	input: { executionId: string },
+): SqlQuery => ({
+	text: `DELETE FROM ${store.table('execution_reports')} WHERE execution_id = $1 AND reports = 1`,
+	values: [input.executionId],
 });
 
 /**
@@ -192,8 +217,8 @@ FROM marked WHERE verdict IN ('park', 'letter') ORDER BY consumer, event_id`,
 };
 
 /**
- * Executions whose claims wait (a Wait n8n offloaded) and whose hold has lapsed: n8n is to be
- * asked how each ended. Up to `limit`, of `workflowId` (all when null), longest lapsed first.
+ * Executions whose claims wait (a Wait n8n offloaded) that are due to be asked about: n8n is to
+ * be asked how each stands. Up to `limit`, of `workflowId` (all when null), longest due first.
  */
 export const waitingExecutionsSql = (
 	store: Store,
@@ -203,24 +228,25 @@ export const waitingExecutionsSql = (
 SELECT execution_id, min(workflow_id) AS workflow_id, max(waiting_till) AS waiting_till,
        max(run_limit_seconds) AS run_limit_seconds, bool_or(if_gone IS DISTINCT FROM 'done') AS check_if_gone
 FROM ${store.table('processed_events')}
-WHERE status = 'in_progress' AND waiting_till IS NOT NULL AND lease_until < now() AND ${keptItem('processed_events')}
+WHERE status = 'in_progress' AND waiting_till IS NOT NULL AND ask_at < now() AND ${keptItem('processed_events')}
   AND ($2::text IS NULL OR workflow_id = $2)
 GROUP BY execution_id
-ORDER BY min(lease_until), execution_id
+ORDER BY min(ask_at), execution_id
 LIMIT $1`,
 	values: [input.limit, input.workflowId],
 });
 
 /**
- * The execution still waits, or runs after its resume: its claims are held until `holdUntil`
- * (when n8n is asked again), still as waiting.
+ * The execution still waits, or runs after its resume: its claims are held, still as waiting,
+ * and n8n is asked again at `holdUntil`.
  */
 export const extendWaitSql = (
 	store: Store,
 	input: { executionId: string; holdUntil: Date },
 ): SqlQuery => ({
 	text: `
-UPDATE ${store.table('processed_events')} SET lease_until = greatest(lease_until, $2::timestamptz)
+UPDATE ${store.table('processed_events')}
+SET lease_until = greatest(lease_until, $2::timestamptz), ask_at = $2::timestamptz
 WHERE execution_id = $1 AND status = 'in_progress' AND waiting_till IS NOT NULL`,
 	values: [input.executionId, input.holdUntil],
 });
@@ -236,7 +262,7 @@ export const resumeExecutionClaimsSql = (
 ): SqlQuery => ({
 	text: `
 UPDATE ${store.table('processed_events')}
-SET waiting_till = NULL, lease_until = greatest(lease_until, now() + make_interval(secs => $2))
+SET waiting_till = NULL, ask_at = NULL, lease_until = now() + make_interval(secs => $2)
 WHERE execution_id = $1 AND status = 'in_progress' AND ${keptItem('processed_events')}
 RETURNING event_id`,
 	values: [input.executionId, input.leaseSeconds],

@@ -28,7 +28,10 @@ export const claimEventsSql = (
 		retentionDays: number;
 		payloads: Array<string | null>;
 		payloadBytes: Array<number | null>;
-		/** The executions that called this one as a sub-workflow, nearest first. */
+		/**
+		 * The executions that called this one as a sub-workflow, nearest first; the nearest that
+		 * holds items is recorded when it holds exactly one (whose item this claim then is).
+		 */
 		ancestors: string[];
 	},
 ): SqlQuery => ({
@@ -36,13 +39,28 @@ export const claimEventsSql = (
 WITH input AS (
 	SELECT * FROM unnest($2::text[], $3::text[], $4::numeric[], $10::json[], $11::int[])
 		AS t(event_id, entity_key, version, payload, payload_bytes)
+), callers AS (
+	-- A sub-workflow's claim is the item of the nearest caller that holds items, when it holds
+	-- exactly one: that item's letter (or its re-run) then stands for this one. A caller holding
+	-- many (a batch, a Recover run) does not say which: the claim stands on its own.
+	SELECT coalesce((
+		SELECT CASE WHEN a.held = 1 THEN ARRAY[a.id] ELSE '{}'::text[] END
+		FROM (
+			SELECT x.id, x.ord, (
+				SELECT count(*) FROM ${store.table('processed_events')} q
+				WHERE q.execution_id = x.id AND q.status = 'in_progress'
+				  AND (q.payload IS NOT NULL OR q.payload_bytes IS NOT NULL)) AS held
+			FROM unnest($12::text[]) WITH ORDINALITY AS x(id, ord)
+		) a
+		WHERE a.held > 0 ORDER BY a.ord LIMIT 1), '{}'::text[]) AS ancestors
 ), claimed AS (
 	INSERT INTO ${store.table('processed_events')} AS p
 		(consumer, event_id, status, workflow_id, execution_id, origin_execution_id, claimed_at, lease_until,
 		 completed_at, completed_by, expires_at, entity_key, version, payload, payload_bytes, ancestors)
 	SELECT $1, event_id, $5, $6, $7, $7, now(), now() + make_interval(secs => $8),
 	       CASE WHEN $5 = 'done' THEN now() END, CASE WHEN $5 = 'done' THEN 'claim' END,
-	       now() + make_interval(days => $9), entity_key, version, payload, payload_bytes, $12::text[]
+	       now() + make_interval(days => $9), entity_key, version, payload, payload_bytes,
+	       (SELECT ancestors FROM callers)
 	-- In ID order, the same in every statement, so overlapping batches never deadlock.
 	FROM input ORDER BY event_id
 	ON CONFLICT (consumer, event_id) DO UPDATE SET

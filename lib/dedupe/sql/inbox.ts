@@ -40,9 +40,11 @@ SET status = 'failed', lease_until = now(), last_error = coalesce($2, last_error
     failed_step = coalesce($3, failed_step),
     settled_as = CASE WHEN $4 THEN 'dropped'
                       WHEN (p.consumer, p.event_id) IN (SELECT * FROM unnest($5::text[], $6::text[])) THEN 'parked'
+                      -- What held a claim before it was taken again means nothing now.
+                      WHEN p.status = 'in_progress' THEN NULL
                       ELSE p.settled_as END
 WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND ${keptItem('p')}
-  AND p.settled_as IS DISTINCT FROM 'dropped'
+  AND NOT (p.status = 'failed' AND p.settled_as IS NOT DISTINCT FROM 'dropped')
 RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload_bytes,
           ${heldAboveSql(store, 'p')} AS held_above`,
 	values: [
@@ -56,11 +58,11 @@ RETURNING consumer, event_id, workflow_id, origin_execution_id, payload, payload
 });
 
 /**
- * The execution waits (a Wait node): its claims are kept until it may resume, plus a lease, and
- * at most `askEverySeconds`. n8n resumes a long wait in a new process with new lifecycle hooks,
- * and a person may stop a waiting execution (no hook runs then), so the claims are marked as
- * waiting: once their hold lapses, Recover asks n8n how the execution stands (`ifGone`: what a
- * record n8n no longer has means), and asks again at the same pace while it waits.
+ * The execution waits (a Wait node): its claims are kept until it may resume, plus a lease. n8n
+ * resumes a long wait in a new process with new lifecycle hooks, and a person may stop a waiting
+ * execution (no hook runs then), so the claims are marked as waiting, never taken by a
+ * redelivery or a re-run, and Recover asks n8n how the execution stands (`ifGone`: what a record
+ * n8n no longer has means) at the wait's end, and at most `askEverySeconds` apart meanwhile.
  */
 export const holdExecutionClaimsSql = (
 	store: Store,
@@ -75,7 +77,8 @@ export const holdExecutionClaimsSql = (
 ): SqlQuery => ({
 	text: `
 UPDATE ${store.table('processed_events')}
-SET lease_until = least($2::timestamptz + make_interval(secs => $3), now() + make_interval(secs => $5)),
+SET lease_until = greatest(lease_until, $2::timestamptz + make_interval(secs => $3)),
+    ask_at = least($2::timestamptz + make_interval(secs => $3), now() + make_interval(secs => $5)),
     waiting_till = $2, if_gone = $4, run_limit_seconds = $6
 WHERE execution_id = $1 AND status = 'in_progress'`,
 	values: [
@@ -205,7 +208,7 @@ SELECT consumer, event_id, workflow_id, origin_execution_id, payload, payload_by
        ${heldAboveSql(store, 'p')} AS held_above
 FROM ${store.table('processed_events')} p
 WHERE execution_id = $1 AND status IN ('in_progress', 'failed') AND ${keptItem('p')}
-  AND p.settled_as IS DISTINCT FROM 'dropped'
+  AND NOT (p.status = 'failed' AND p.settled_as IS NOT DISTINCT FROM 'dropped')
 ORDER BY consumer, event_id`,
 	values: [input.executionId],
 });

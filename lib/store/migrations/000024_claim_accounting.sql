@@ -20,18 +20,28 @@ ALTER TABLE :SCHEMA.processed_events
 	-- The longest its run may take after the wait (the workflow's timeout, when it sets one): a
 	-- record that still shows the wait this long after it ended is of a run n8n lost (it marked
 	-- it crashed without saving it), and Recover runs the item again.
-	ADD COLUMN run_limit_seconds integer;
+	ADD COLUMN run_limit_seconds integer,
+	-- When Recover next asks n8n about the waiting execution: at the wait's end, and at most ten
+	-- minutes apart meanwhile (a person may stop or delete a waiting execution, which no hook
+	-- reports). The claim's lease itself runs to the wait's end, as it always did.
+	ADD COLUMN ask_at timestamptz;
 
--- Failed claims earlier versions left: those a dead letter of the item holds are parked; those
+-- Failed claims earlier versions left: those a dead letter of the item (parked since the claim)
+-- holds are parked; those
 -- released (Release by Event ID) are dropped by that rule. The rest held nothing: Recover parks
 -- them (a named error workflow that parked nothing lost them).
 UPDATE :SCHEMA.processed_events p SET settled_as = 'parked'
 WHERE p.status = 'failed' AND (p.payload IS NOT NULL OR p.payload_bytes IS NOT NULL)
   AND EXISTS (SELECT 1 FROM :SCHEMA.dead_letters d
-              WHERE d.idempotency_key IN ('event:' || p.consumer || ':' || p.event_id,
+              WHERE d.last_failed_at >= p.claimed_at
+                AND d.idempotency_key IN ('event:' || p.consumer || ':' || p.event_id,
                   'event:sha256:' || encode(sha256(convert_to('event:' || p.consumer || ':' || p.event_id, 'UTF8')), 'hex')));
 UPDATE :SCHEMA.processed_events SET settled_as = 'dropped'
 WHERE status = 'failed' AND settled_as IS NULL AND last_error LIKE 'released by execution %';
+
+-- Recover finds the waiting executions to ask n8n about without a scan.
+CREATE INDEX processed_events_waiting ON :SCHEMA.processed_events (ask_at)
+	WHERE status = 'in_progress' AND waiting_till IS NOT NULL;
 
 -- Recover's sweep finds failed claims that nothing holds yet without a scan.
 CREATE INDEX processed_events_unsettled ON :SCHEMA.processed_events (lease_until)

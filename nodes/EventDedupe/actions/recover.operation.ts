@@ -268,9 +268,13 @@ async function settleWaited(
 		const said: WaitedExecution = await askN8n(context, waiting.executionId).catch(() => ({
 			state: 'waiting' as const,
 		}));
+		// One that cannot be settled now (the store refused its letter) is asked about again later;
+		// it keeps none of the others, nor this run's re-runs, from their turn.
 		await settleWaitedExecution(store, waiting, said, {
 			runLink: runLink(at.baseUrl, waiting.workflowId, waiting.executionId),
-		});
+		}).catch(() =>
+			settleWaitedExecution(store, waiting, { state: 'waiting' }, {}).catch(() => undefined),
+		);
 	}
 }
 
