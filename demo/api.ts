@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
  *   GET  /crm/effects       the effect log: one entry per committed upsert, with its Idempotency-Key
  *   POST /alerts            records an alert (the Alert workflow's HTTP channel)
  *   GET  /alerts            every alert
+ *   POST /chat              records a message to the team chat (a user's own error workflow)
  *   POST /_faults           {enrichTimeouts?, enrichDelayMs?, rejectLocalPhones?, crmUnavailable?, enrichTimeoutRate?,
  *                           crmUnavailableRate?, crmLostRate?, crmCrashTextRate?, echoSecrets?, rejectEmails?} switches faults; "echoSecrets" (a canary)
  *                           makes every answer carry it where secrets sit, and echo the request's credentials
@@ -132,6 +133,8 @@ export class DemoApi {
 	};
 	contacts: Contact[] = [];
 	alerts: unknown[] = [];
+	/** Messages to the team chat: a user's own error workflow posts its failures there. */
+	chat: unknown[] = [];
 	/** When each alert arrived (ms since the epoch), in the order of `alerts`. */
 	alertTimes: number[] = [];
 	enrichCalls = 0;
@@ -163,6 +166,7 @@ export class DemoApi {
 	reset(): void {
 		this.contacts = [];
 		this.alerts = [];
+		this.chat = [];
 		this.alertTimes = [];
 		this.enrichCalls = 0;
 		this.effects = [];
@@ -225,6 +229,10 @@ export class DemoApi {
 			return send(response, 201, { received: this.alerts.length });
 		}
 		if (route === 'GET /alerts') return send(response, 200, this.alerts);
+		if (route === 'POST /chat') {
+			this.chat.push(body);
+			return send(response, 201, { received: this.chat.length });
+		}
 		return send(response, 404, { message: `no route ${route}` });
 	}
 

@@ -12,7 +12,11 @@
  *
  * `--chaos` adds n8n's execution lifecycle (stops, a workflow timeout, n8n killed twice in a row,
  * errors whose text says "crashed"), turns Event Dedupe's Check Order on (a lead's redelivery
- * after a failed run carries its own version again) and, once everything settled, a replay
+ * after a failed run carries its own version again), puts the leads through the configurations
+ * users build (campaign-configurations.ts: three copies of the lead workflow naming the bundled
+ * Error handler, the user's own chat-only error workflow, or none; 5% of leads waiting 70 s, past
+ * n8n's offload threshold; 10% calling a sub-workflow that claims them again) and, once everything
+ * settled, a replay
  * phase: the cause is fixed, every open letter of a lead not done is replayed through the bundled
  * Replay with one poison among them, and each letter must end replayed (its lead upserted once)
  * or back in new with its reason, none left taken.
@@ -52,9 +56,21 @@ import { bundledToActivate, bundledWorkflows } from '../dev/bundled';
 import { storeCredential } from '../dev/workflows';
 import { updateDeadLetterStatuses } from '../lib/deadletter';
 import { Store } from '../lib/store';
+import {
+	CHAT_WORKFLOW,
+	type ConfigurationShares,
+	configurationNames,
+	configurationWorkflows,
+	LEAD_FLOWS,
+	type LeadFlow,
+	LINES_CONSUMER,
+	LINES_WORKFLOW,
+} from './campaign-configurations';
 
 const LEAD_WORKFLOW = 'relLeadRouting01';
 const CONSUMER = 'lead-routing';
+/** The consumers whose claims are a lead's: the lead workflow's, and the sub-workflow's. */
+const CONSUMERS = [CONSUMER, LINES_CONSUMER];
 const UPSERT_SUFFIX = ':crm-upsert';
 const ENRICH_SUFFIX = ':enrich';
 const OWNER_SUFFIX = ':crm-owner';
@@ -117,6 +133,13 @@ export interface CampaignOptions {
 	drains?: number;
 	/** A worker's shutdown timeout when drained (its N8N_GRACEFUL_SHUTDOWN_TIMEOUT; 5 s). */
 	drainSeconds?: number;
+	/**
+	 * The configurations users build (campaign-configurations.ts): leads spread over the three
+	 * error workflows a workflow may name (the bundled Error handler, the user's own chat post,
+	 * none), a share waiting past n8n's offload threshold, a share calling a sub-workflow that
+	 * claims. Without it, every lead goes through the bundled worked example alone.
+	 */
+	configurations?: ConfigurationShares;
 	/** Share of CRM writes answered 502 `{"error":"Upstream service crashed"}` (nothing committed). */
 	crashTextRate?: number;
 	/** The lead workflow's timeout (its Timeout Workflow setting): a slow execution is cancelled. */
@@ -258,6 +281,12 @@ export interface ChaosCounts {
 	 * count.
 	 */
 	lettersNotAlerted: number;
+	/** The most open letters any one lead has (one item, one letter: must be 1 at most). */
+	lettersPerItemMax: number;
+	/** The most alerts that named any one lead before the replay phase (must be 1 at most). */
+	alertsPerItemMax: number;
+	/** The configurations the leads went through, by name. */
+	configurations: string[];
 	/** A few of each, for the report. */
 	details: string[];
 }
@@ -270,6 +299,11 @@ interface Lead {
 	local: boolean;
 	/** Check Order's entity version, the same on every delivery of the lead. */
 	version?: number;
+	/** The copy of the lead workflow it is posted to (its error workflow's configuration). */
+	flow: LeadFlow;
+	/** It waits past n8n's offload threshold; it calls the sub-workflow that claims. */
+	wait?: boolean;
+	sub?: boolean;
 }
 
 /** mulberry32: a small seeded generator, so a campaign's leads and faults can be drawn again. */
@@ -304,6 +338,7 @@ function plan(
 			name: `Lead ${i}`,
 			phone: local ? `0151 ${digits(7)}` : `+49151${digits(7)}`,
 			local,
+			flow: LEAD_FLOWS[0],
 		};
 	});
 	// A later duplicate is posted a few hundred positions after its lead: the sender did not hear
@@ -351,6 +386,8 @@ async function deliver(
 		name: lead.name,
 		phone: lead.phone,
 		...(lead.version !== undefined ? { version: lead.version } : {}),
+		...(lead.wait ? { wait: true } : {}),
+		...(lead.sub ? { sub: true } : {}),
 		...(canary ? { password: canary, note: `form api_key=${canary}` } : {}),
 	};
 	const headers: Record<string, string> = canary
@@ -364,7 +401,7 @@ async function deliver(
 	for (let attempt = 1; attempt <= 10; attempt++) {
 		await down();
 		try {
-			const response = await n8n.api.webhook('lead-form', body, headers);
+			const response = await n8n.api.webhook(lead.flow.path, body, headers);
 			if (response.status === 200) return;
 			last = `${response.status} ${JSON.stringify(response.body).slice(0, 200)}`;
 		} catch (error) {
@@ -412,6 +449,21 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 	const deliveries = units.reduce((sum, unit) => sum + unit.length, 0);
 	if (options.checkOrder)
 		for (const lead of leads) lead.version = 1 + Math.floor(random() * 1_000_000);
+	const shares = options.configurations;
+	const leadFlows = shares ? LEAD_FLOWS : [LEAD_FLOWS[0]];
+	const leadIds = leadFlows.map((flow) => flow.id);
+	if (shares)
+		leads.forEach((lead, i) => {
+			lead.flow = leadFlows[i % leadFlows.length];
+			lead.wait = random() < shares.wait;
+			lead.sub = random() < shares.sub;
+		});
+	/** How many executions of the lead workflows have a status among `status`. */
+	const leadExecutions = async (n8n: N8nProcess, status: string[]): Promise<number> => {
+		let total = 0;
+		for (const workflowId of leadIds) total += await countExecutions(n8n, { workflowId, status });
+		return total;
+	};
 
 	const demo = await new DemoApi(seeded(seed ^ 0x5eed)).start();
 	// Every request to the enrichment service and the CRM may fail transiently: an enrichment call
@@ -474,16 +526,27 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			say(
 				`  Check Order: on at the lead workflow's Event Dedupe (entity: the email; version: sent with every delivery of the lead)`,
 			);
-		const workflows = bundledWorkflows(demo.url).map((w) =>
-			w.id === LEAD_WORKFLOW ? leadWorkflowFor(w, options) : w,
+		if (shares) say(`  configurations: ${configurationNames(shares).join('; ')}`);
+		const workflows = bundledWorkflows(demo.url).flatMap((w) =>
+			w.id !== LEAD_WORKFLOW
+				? [w]
+				: shares
+					? configurationWorkflows(leadWorkflowFor(w, options), demo.url, shares)
+					: [leadWorkflowFor(w, options)],
 		);
+		const major = Number(options.install.version.split('.')[0]);
 		if (queue) queueDatabase = await createDatabase(options.postgres, queue.database);
 		n8n = await startN8n({
 			install: options.install,
 			tarball: options.tarball,
 			credentials: [storeCredential(schema, options.postgres)],
 			workflows,
-			activate: bundledToActivate(Number(options.install.version.split('.')[0])),
+			activate: [
+				...bundledToActivate(major),
+				...leadIds.slice(1),
+				// 2.x runs an error workflow or a sub-workflow only once it is published.
+				...(shares && major >= 2 ? [CHAT_WORKFLOW, LINES_WORKFLOW] : []),
+			],
 			env: {
 				N8N_CONCURRENCY_PRODUCTION_LIMIT: String(n8nConcurrency),
 				// Every execution is kept, so "every execution finished" can be counted.
@@ -514,10 +577,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 		const poller = (async () => {
 			let lastReport = Date.now();
 			while (polling) {
-				const now = await countExecutions(instance, {
-					workflowId: LEAD_WORKFLOW,
-					status: FINISHED,
-				}).catch(() => finished);
+				const now = await leadExecutions(instance, FINISHED).catch(() => finished);
 				if (now !== finished) lastProgressAt = Date.now();
 				finished = now;
 				if (Date.now() - lastReport >= 15_000) {
@@ -645,7 +705,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 				for (let tries = 0; tries < 20; tries++) {
 					await restarting;
 					const filter = encodeURIComponent(
-						JSON.stringify({ workflowId: LEAD_WORKFLOW, status: ['running'] }),
+						JSON.stringify({
+							workflowId: leadIds[Math.floor(random() * leadIds.length)],
+							status: ['running'],
+						}),
 					);
 					const running = await instance.api
 						.rest<{ results: Array<{ id: string }> }>(
@@ -729,7 +792,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 				).rows;
 				const lost =
 					queue && queueDatabase
-						? await lostWithWorkers(queueDatabase, queue.redis).catch(() => undefined)
+						? await lostWithWorkers(queueDatabase, queue.redis, leadIds).catch(() => undefined)
 						: { all: [], lead: 0 };
 				if (lost === undefined) {
 					await sleep(2_000);
@@ -762,18 +825,19 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 
 		const byStatus: Record<string, number> = {};
 		for (const status of [...FINISHED, ...UNFINISHED]) {
-			const n = await countExecutions(instance, { workflowId: LEAD_WORKFLOW, status: [status] });
+			const n = await leadExecutions(instance, [status]);
 			if (n > 0) byStatus[status] = n;
 		}
 		const unfinishedNow = await countExecutions(instance, { status: UNFINISHED });
 		const lostNow =
 			queue && queueDatabase
-				? (await lostWithWorkers(queueDatabase, queue.redis).catch(() => undefined))?.all.length
+				? (await lostWithWorkers(queueDatabase, queue.redis, leadIds).catch(() => undefined))?.all
+						.length
 				: undefined;
 		const result = await count({ leads, demo, admin, schema, n8n: instance });
 		const chaos = await chaosCounts({ leads, demo, admin, schema });
 		const replay = options.replay
-			? await replayParked({ leads, demo, admin, schema, n8n: instance, options, say })
+			? await replayParked({ leads, demo, admin, schema, n8n: instance, options, say, leadIds })
 			: undefined;
 		await options.inspect?.({ admin, schema, demo });
 		const outcome: CampaignResult = {
@@ -798,6 +862,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 				selfExits,
 				drains: drained,
 				workers: workers.length,
+				configurations: shares
+					? configurationNames(shares)
+					: ['error workflow: the bundled Error handler'],
 			},
 			replay,
 		};
@@ -807,7 +874,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 			!settled ||
 			chaos.openLettersForDoneWork > 0 ||
 			chaos.alertsForDoneItems > 0 ||
-			chaos.stuckRecords > 0;
+			chaos.stuckRecords > 0 ||
+			chaos.lettersPerItemMax > 1 ||
+			chaos.alertsPerItemMax > 1;
 		return outcome;
 	} catch (error) {
 		keepUserFolder = true;
@@ -978,7 +1047,10 @@ async function chaosCounts(input: {
 	admin: Client;
 	schema: string;
 }): Promise<
-	Omit<ChaosCounts, 'stopped' | 'stopsAsked' | 'kills' | 'selfExits' | 'drains' | 'workers'>
+	Omit<
+		ChaosCounts,
+		'stopped' | 'stopsAsked' | 'kills' | 'selfExits' | 'drains' | 'workers' | 'configurations'
+	>
 > {
 	const { leads, demo, admin, schema } = input;
 	const submissions = leads.map((lead) => lead.submissionId);
@@ -1081,8 +1153,8 @@ async function chaosCounts(input: {
 
 	const stuck = (
 		await admin.query<{ what: string }>(
-			`SELECT 'claim ' || event_id || ' in progress' AS what FROM "${schema}".processed_events
-			 WHERE consumer = $1 AND event_id = ANY($2) AND status = 'in_progress'
+			`SELECT 'claim ' || consumer || ':' || event_id || ' in progress' AS what FROM "${schema}".processed_events
+			 WHERE consumer = ANY($3) AND event_id = ANY($2) AND status = 'in_progress'
 			 UNION ALL
 			 SELECT 'write ' || k.key || ' ' || k.status || ' with no open letter' FROM "${schema}".idempotency_keys k
 			 WHERE k.status IN ('in_progress', 'unknown')
@@ -1090,7 +1162,7 @@ async function chaosCounts(input: {
 			   -- execution that held it names the item for a person.
 			   AND NOT EXISTS (SELECT 1 FROM "${schema}".dead_letters d WHERE d.is_open AND d.idempotency_key IN (
 			       k.key, 'event:' || $1 || ':' || regexp_replace(k.key, ':[^:]*$', ''), 'execution:' || k.execution_id))`,
-			[CONSUMER, submissions],
+			[CONSUMER, submissions, CONSUMERS],
 		)
 	).rows;
 	for (const row of stuck.slice(0, 10)) details.push(`stuck: ${row.what}`);
@@ -1140,12 +1212,31 @@ async function chaosCounts(input: {
 		details.push(
 			`letters no alert named, one: ${letter.idempotency_key} at ${letter.step} (${letter.error_class}, execution ${letter.execution_id}: ${(letter.error_message ?? '').slice(0, 160)})`,
 		);
+	// One item, one open letter and one alert: the most any one lead has.
+	const lettersPerItem = new Map<string, number>();
+	for (const letter of open) {
+		const submission = submissionOfKey(letter.idempotency_key ?? '');
+		if (submission) lettersPerItem.set(submission, (lettersPerItem.get(submission) ?? 0) + 1);
+	}
+	const alertsPerItem = new Map<string, number>();
+	for (const alert of demo.alerts) {
+		const submission = submissionOfKey(alertedItemOf(alert));
+		if (submission) alertsPerItem.set(submission, (alertsPerItem.get(submission) ?? 0) + 1);
+	}
+	const most = (counts: Map<string, number>, what: string): number => {
+		const [worst] = [...counts.entries()].sort((a, b) => b[1] - a[1]);
+		if (worst && worst[1] > 1 && details.length < 20)
+			details.push(`${what}: lead ${worst[0]} has ${worst[1]}`);
+		return worst?.[1] ?? 0;
+	};
 	return {
 		openLettersForDoneWork,
 		unknownOutcomes,
 		alertsForDoneItems,
 		stuckRecords: stuck.length,
 		lettersNotAlerted: unalerted.length,
+		lettersPerItemMax: most(lettersPerItem, 'open letters of one lead'),
+		alertsPerItemMax: most(alertsPerItem, 'alerts about one lead'),
 		details,
 	};
 }
@@ -1165,8 +1256,10 @@ async function replayParked(input: {
 	n8n: N8nProcess;
 	options: CampaignOptions;
 	say: (line: string) => void;
+	/** The lead workflows whose letters are replayed. */
+	leadIds: string[];
 }): Promise<ReplayCounts> {
-	const { leads, demo, admin, schema, n8n, options, say } = input;
+	const { leads, demo, admin, schema, n8n, options, say, leadIds } = input;
 	const started = Date.now();
 	const bySubmission = new Map(leads.map((lead) => [lead.submissionId, lead]));
 	const effectsOf = (email: string): number => demo.effects.filter((e) => e.email === email).length;
@@ -1176,8 +1269,8 @@ async function replayParked(input: {
 	const letters = (
 		await admin.query<{ id: string; idempotency_key: string | null; error_class: string }>(
 			`SELECT id, idempotency_key, error_class FROM "${schema}".dead_letters
-			 WHERE is_open AND status = 'new' AND workflow_id = $1 ORDER BY id`,
-			[LEAD_WORKFLOW],
+			 WHERE is_open AND status = 'new' AND workflow_id = ANY($1) ORDER BY id`,
+			[leadIds],
 		)
 	).rows
 		.map((letter) => ({ ...letter, lead: leadOf(letter.idempotency_key) }))
@@ -1322,6 +1415,7 @@ async function replayParked(input: {
 async function lostWithWorkers(
 	database: PgSettings,
 	redis: QueueRedis,
+	leadIds: string[],
 ): Promise<{ all: string[]; lead: number }> {
 	const rows = await queryServer<{ id: string; workflow_id: string }>(
 		database,
@@ -1332,7 +1426,7 @@ async function lostWithWorkers(
 	const lost = rows.filter((row) => !queued.has(row.id));
 	return {
 		all: lost.map((row) => row.id),
-		lead: lost.filter((row) => row.workflow_id === LEAD_WORKFLOW).length,
+		lead: lost.filter((row) => leadIds.includes(row.workflow_id)).length,
 	};
 }
 
@@ -1370,7 +1464,8 @@ function leadWorkflowFor(workflow: WorkflowFile, options: CampaignOptions): Work
 function submissionOfKey(key: string): string | undefined {
 	for (const suffix of [UPSERT_SUFFIX, ENRICH_SUFFIX, OWNER_SUFFIX])
 		if (key.endsWith(suffix)) return key.slice(0, -suffix.length);
-	if (key.startsWith(`event:${CONSUMER}:`)) return key.slice(`event:${CONSUMER}:`.length);
+	for (const consumer of CONSUMERS)
+		if (key.startsWith(`event:${consumer}:`)) return key.slice(`event:${consumer}:`.length);
 	return undefined;
 }
 
@@ -1506,6 +1601,9 @@ export function report(
 		say(
 			`left behind: ${c.openLettersForDoneWork} open letters for done work, ${c.alertsForDoneItems} alerts for done items, ${c.stuckRecords} stuck records; ${c.lettersNotAlerted} letters waiting for a person that no alert named; ${c.unknownOutcomes} unknown outcomes left to a person (taken at the CRM, the answer lost, every later attempt failed)`,
 		);
+		say(
+			`per lead: at most ${c.lettersPerItemMax} open letters and ${c.alertsPerItemMax} alerts; configurations: ${c.configurations.join('; ')}`,
+		);
 		for (const detail of c.details) say(`  ${detail}`);
 	}
 	const r = result.replay;
@@ -1537,6 +1635,9 @@ export function report(
 				stuck_records: c.stuckRecords,
 				letters_not_alerted: c.lettersNotAlerted,
 				unknown_outcomes: c.unknownOutcomes,
+				letters_per_item_max: c.lettersPerItemMax,
+				alerts_per_item_max: c.alertsPerItemMax,
+				configurations: c.configurations,
 				stopped: c.stopped,
 				kills: c.kills,
 				self_exits: c.selfExits,
@@ -1623,6 +1724,7 @@ async function main(): Promise<void> {
 						executionTimeoutSeconds: 30,
 						checkOrder: true,
 						replay: true,
+						configurations: { wait: 0.05, sub: 0.1 },
 					}
 				: {}),
 		});
@@ -1630,7 +1732,9 @@ async function main(): Promise<void> {
 		const leftBehind =
 			result.chaos.openLettersForDoneWork +
 			result.chaos.alertsForDoneItems +
-			result.chaos.stuckRecords;
+			result.chaos.stuckRecords +
+			Math.max(0, result.chaos.lettersPerItemMax - 1) +
+			Math.max(0, result.chaos.alertsPerItemMax - 1);
 		process.exitCode =
 			result.lost > 0 ||
 			result.duplicated > 0 ||

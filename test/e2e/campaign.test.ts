@@ -11,7 +11,9 @@ jest.setTimeout(900_000);
  * concurrent executions, counted from the destinations once nothing is in flight. On the newest
  * n8n it is the chaos campaign's short budget (`npm run campaign -- --chaos`): executions stopped
  * through the API, a workflow timeout, n8n killed twice in a row, CRM errors whose text says
- * "crashed", Check Order on at the inbox, and nothing may be left behind that nobody will settle.
+ * "crashed", Check Order on at the inbox, the configurations users build (their own error workflow
+ * or none, a Wait n8n offloads, a sub-workflow that claims), and nothing may be left behind that
+ * nobody will settle, nor more than one open letter or alert for a lead.
  */
 const ITEMS = 200;
 const [newest] = n8nVersionsUnderTest();
@@ -39,6 +41,9 @@ describe.each(n8nVersionsUnderTest())('the campaign in n8n %s', (version) => {
 						executionTimeoutSeconds: 30,
 						checkOrder: true,
 						replay: true,
+						// The configurations users build: their own error workflow or none, a Wait n8n
+						// offloads, a sub-workflow that claims.
+						configurations: { wait: 0.05, sub: 0.1 },
 						// Within this file's budget; a take left unfinished would need its 600 s hold.
 						replayWaitMs: 300_000,
 					}
@@ -75,7 +80,7 @@ describe.each(n8nVersionsUnderTest())('the campaign in n8n %s', (version) => {
 	});
 
 	(chaos ? it : it.skip)(
-		'through stops, a double crash and crash-text errors, nothing is left that nobody will settle',
+		'through stops, a double crash, crash-text errors and every configuration, nothing is left that nobody will settle',
 		() => {
 			expect(result.chaos.stopped).toBeGreaterThan(0);
 			expect(result.chaos.kills).toBe(2);
@@ -86,6 +91,10 @@ describe.each(n8nVersionsUnderTest())('the campaign in n8n %s', (version) => {
 				alertsForDoneItems: 0,
 				stuckRecords: 0,
 			});
+			// One item, one open letter, one alert, whatever the lead went through.
+			expect(result.chaos.lettersPerItemMax).toBeLessThanOrEqual(1);
+			expect(result.chaos.alertsPerItemMax).toBeLessThanOrEqual(1);
+			expect(result.chaos.configurations).toHaveLength(5);
 		},
 	);
 
