@@ -461,19 +461,6 @@ describe('what a hostile review found, kept', () => {
 		});
 		expect(rerun).toMatchObject({ items: [], kept: 0, heldAbove: 1 });
 	});
-
-	it('a worker still on the earlier version parks through the per-step identity during a rolling upgrade', async () => {
-		// The earlier park statement's conflict target: (workflow_id, step, item_key) WHERE is_open.
-		const park = () =>
-			adminQuery(
-				`INSERT INTO "${schema}".dead_letters AS d (workflow_id, step, item_key, idempotency_key, error_class, payload, expires_at)
-				 VALUES ('wf-old', 'Post', 'key:old-worker:1', 'old-worker:1', 'transient', '{}', now() + interval '1 day')
-				 ON CONFLICT (workflow_id, step, item_key) WHERE is_open DO UPDATE SET failure_count = d.failure_count + 1
-				 RETURNING failure_count`,
-			);
-		expect(await park()).toEqual([{ failure_count: 1 }]);
-		expect(await park()).toEqual([{ failure_count: 2 }]);
-	});
 });
 
 describe('a run n8n lost while it waited (killed as it saved the wait: marked crashed, never resumed)', () => {

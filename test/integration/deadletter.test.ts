@@ -231,6 +231,23 @@ describe('park and get', () => {
 		expect(second.id).not.toBe(first.id);
 	});
 
+	it('executions parking the same letter at one moment update one record, none refused (found by check:protocol)', async () => {
+		// Two unique indexes on open letters (the per-step one migration 23 kept) let the second of
+		// two parks that passed ON CONFLICT's check together fail as a duplicate key.
+		const rounds = 40;
+		const at = 10;
+		for (let round = 0; round < rounds; round++) {
+			const key = `race-${round}:create`;
+			const outcomes = await Promise.allSettled(
+				Array.from({ length: at }, () => parkAll(store, [failed({ idempotencyKey: key })])),
+			);
+			expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
+			const letters = await getDeadLettersByKey(store, [key]);
+			expect(letters).toHaveLength(1);
+			expect(letters[0].failure_count).toBe(at);
+		}
+	});
+
 	it('parks 1,000 items in one statement, the same item twice in a batch being one record', async () => {
 		const batch = Array.from({ length: 1000 }, (_, i) =>
 			failed({ step: 'Bulk', idempotencyKey: `bulk-${i % 999}` }),
