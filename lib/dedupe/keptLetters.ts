@@ -2,7 +2,12 @@ import { parkItems, type ParkRequest, type ParkResult } from '../deadletter/park
 import { updateDeadLetterStatuses } from '../deadletter/status';
 import { type AttemptEntry } from '../idempotency/types';
 import type { Store } from '../store';
-import { markParkedSql, openWriteLettersOfItemSql, runsOfItemSql } from './sql';
+import {
+	markParkedSql,
+	openWriteLettersOfItemSql,
+	runsOfItemSql,
+	takeAlertedIssueSql,
+} from './sql';
 
 /**
  * The letters of items the inbox kept, parked by whoever settles their execution (its
@@ -11,7 +16,10 @@ import { markParkedSql, openWriteLettersOfItemSql, runsOfItemSql } from './sql';
  * alone (an outcome unknown at a stop, a failure parked before the run failed or died, in this
  * run or an earlier delivery's) are folded into the item's letter:
  * what they said goes into it, and they close, pointing at it. So an item has one open letter
- * and one alert, naming what its steps did. A write letter already alerted stays as it is.
+ * and one alert, naming what its steps did. When a folded letter was alerted already (a write's
+ * Failed output parked and alerted, then the run was stopped or failed later), the item's letter
+ * takes that alert's issue and none is due for it: `alreadyAlerted`, which the callers do not
+ * send to the Alert workflow again.
  */
 export async function parkKeptItems(
 	store: Store,
@@ -24,15 +32,18 @@ export async function parkKeptItems(
 		/** False when the caller marks the claims itself (it fails them after the park). */
 		mark?: boolean;
 	} = {},
-): Promise<ParkResult[]> {
+): Promise<KeptLetter[]> {
 	const folded = requests.length === 1 ? await writeLettersOf(store, of) : [];
+	const alertedIn = folded.find((w) => w.issue_id !== null)?.issue_id ?? undefined;
 	// A request the store refuses is parked with what fits; one refused even so throws.
 	const parked = (
 		await parkEachPlainIfRefused(
 			store,
-			folded.length === 0 ? requests : [withWrites(requests[0], folded)],
+			folded.length === 0
+				? requests
+				: [{ ...withWrites(requests[0], folded), ...(alertedIn ? { alertLater: false } : {}) }],
 		)
-	).map(({ request, result }) => {
+	).map(({ request, result }): KeptLetter => {
 		if (!result) throw new Error(`the letter of ${request.idempotencyKey} could not be parked`);
 		return result;
 	});
@@ -43,6 +54,13 @@ export async function parkKeptItems(
 				eventIds: of.claims.map((c) => c.eventId),
 			}),
 		);
+	// Before the write letters close, so their issue never stands without an open letter.
+	if (alertedIn !== undefined) {
+		const took = await store.query(
+			takeAlertedIssueSql(store, { id: parked[0].id, issueId: String(alertedIn) }),
+		);
+		if (took.length > 0) parked[0] = { ...parked[0], alreadyAlerted: true };
+	}
 	if (folded.length > 0)
 		await updateDeadLetterStatuses(
 			store,
@@ -72,7 +90,10 @@ async function writeLettersOf(
 	);
 }
 
-/** An open letter a write step of the execution parked, not yet alerted. */
+/** An item's letter as parked; `alreadyAlerted` when it took a folded write letter's alert. */
+export type KeptLetter = ParkResult & { alreadyAlerted?: true };
+
+/** An open letter a write step of the execution parked, and the issue it was alerted in. */
 interface WriteLetter {
 	id: string;
 	step: string;
@@ -80,6 +101,7 @@ interface WriteLetter {
 	error_message: string | null;
 	integration: string | null;
 	attempt_history: AttemptEntry[] | null;
+	issue_id: string | null;
 }
 
 /** The item's letter with what each folded write letter said of its step. */

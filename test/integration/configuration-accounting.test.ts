@@ -17,6 +17,7 @@ import {
 	waitingExecutions,
 } from '../../lib/dedupe';
 import { purgeExpiredEvents } from '../../lib/dedupe/purge';
+import { notifyAlerts } from '../../lib/alerts';
 import { adminQuery, testStore } from '../helpers/store';
 
 /**
@@ -344,6 +345,47 @@ describe("a run stopped while its write's letter is open", () => {
 		expect(folded).toMatchObject({ status: 'resolved' });
 		expect(String(folded.id)).toBe(String((write as { id: string }).id));
 		expect(folded.history.at(-1)?.reason).toContain(`folded into dead letter ${item.id}`);
+	});
+
+	it('a write letter already alerted is folded too: the item letter takes its issue, no second alert is due', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-32')]);
+		// The worked example's path: the write's Failed output parked (a 422) and its Alert ran.
+		const request = {
+			workflowId: 'wf-orders',
+			executionId: run.executionId,
+			step: 'Upsert Contact',
+			idempotencyKey: 'crm:CFG-32:upsert',
+			integration: 'crm',
+			errorClass: 'permanent',
+			errorStatus: 422,
+			errorMessage: 'phone: invalid format',
+			payload: { order: 'CFG-32' },
+		};
+		const [write] = await parkItems(store, [request]);
+		const writeId = String((write as { id: string }).id);
+		await notifyAlerts(store, [{ ...request, deadLetterId: writeId }]);
+		const [alerted] = await lettersOf('crm:CFG-32:upsert');
+		expect(alerted.issue_id).not.toBeNull();
+		// Then the run was stopped in the step after it.
+		await ended(run.executionId, 'canceled', { step: 'Alert' });
+		const open = [
+			...(await openLettersOf(eventLetterKey(CONSUMER, 'CFG-32'))),
+			...(await openLettersOf('crm:CFG-32:upsert')),
+		];
+		expect(open).toHaveLength(1);
+		expect(open[0]).toMatchObject({ error_class: 'stopped', step: 'Alert', integration: 'crm' });
+		expect(String(open[0].issue_id)).toBe(String(alerted.issue_id));
+		expect(open[0].already_happened).toContain('Upsert Contact: permanent');
+		expect((await lettersOf('crm:CFG-32:upsert'))[0]).toMatchObject({ status: 'resolved' });
+		// Neither the due alerts nor the sweep of unalerted letters names it again.
+		const due = await takeDueAlerts(store, 100, 'wf-orders');
+		expect(due.map((l) => String(l.id))).not.toContain(String(open[0].id));
+		expect(
+			await adminQuery(`SELECT alert_due FROM "${schema}".dead_letters WHERE id = $1`, [
+				open[0].id,
+			]),
+		).toEqual([{ alert_due: null }]);
 	});
 
 	it('an item that fails at a second step while its letter is open keeps one letter, naming the newer step', async () => {

@@ -280,7 +280,7 @@ FROM ${store.table('processed_events')} WHERE consumer = $1 AND event_id = $2`,
 });
 
 /**
- * The open letters that write steps parked for one item, not yet alerted: those of the runs of
+ * The open letters that write steps parked for one item (alerted or not: `issue_id`): those of the runs of
  * the item (`executions`: the one settling it, and every execution its claim was held by:
  * earlier deliveries, a dead one a redelivery took over, Recover's) that kept only this one item,
  * so a write letter of a run that held many items is never folded into the wrong one's. Folded
@@ -300,12 +300,28 @@ WITH runs AS MATERIALIZED (
 	         SELECT q.consumer, q.event_id FROM ${store.table('processed_events')} q
 	         WHERE q.previous_executions @> ARRAY[r.execution_id] AND ${keptItem('q')}) items) = 1
 )
-SELECT d.id, d.step, d.error_class, d.error_message, d.integration, d.attempt_history
+SELECT d.id, d.step, d.error_class, d.error_message, d.integration, d.attempt_history, d.issue_id
 FROM ${store.table('dead_letters')} d
 WHERE d.execution_id IN (SELECT execution_id FROM runs) AND d.is_open
-  AND d.status IN ('new', 'held') AND d.issue_id IS NULL
+  AND d.status IN ('new', 'held')
   AND (d.idempotency_key IS NULL OR (d.idempotency_key NOT LIKE 'event:%'
        AND d.idempotency_key NOT LIKE 'execution:%' AND d.idempotency_key NOT LIKE 'trigger:%'))
 ORDER BY d.id`,
 	values: [input.executions],
+});
+
+/**
+ * The item's letter `id` takes the issue a folded write letter of the same item was alerted in
+ * (`issueId`), unless it is in one already: the person that alert woke follows the item there,
+ * and no second alert is due for it. Returns the letter when it took the issue.
+ */
+export const takeAlertedIssueSql = (
+	store: Store,
+	input: { id: string; issueId: string },
+): SqlQuery => ({
+	text: `
+UPDATE ${store.table('dead_letters')} SET issue_id = $2, alert_due = NULL
+WHERE id = $1 AND is_open AND issue_id IS NULL
+RETURNING id`,
+	values: [input.id, input.issueId],
 });

@@ -16,7 +16,7 @@ import {
 	parkKeptItems,
 	parkUnsettledClaims,
 	type ParkRequest,
-	type ParkResult,
+	type KeptLetter,
 	type RecoveredItem,
 	returnToRecovery,
 	runLink,
@@ -191,7 +191,7 @@ export async function execute(
 			impact: UNFINISHED_IMPACT,
 		}));
 		// One item at a time: each dead execution's write letters fold into its item's letter.
-		const results: ParkResult[] = [];
+		const results: KeptLetter[] = [];
 		for (const [i, request] of requests.entries())
 			results.push(
 				...(await parkKeptItems(store, [request], {
@@ -199,17 +199,24 @@ export async function execute(
 					claims: [givenUp[i]],
 				})),
 			);
-		parked = results.map((result, i) => ({
-			json: {
-				...about(givenUp[i]),
-				deadLetterId: result.id,
-				status: result.status,
-				reason: givenUp[i].reason,
-				// The record's summary, as Park outputs it: what an alert needs.
-				_deadLetter: parkedSummary(requests[i], result),
-			},
-			pairedItem: { item: 0 },
-		}));
+		// An item whose letter took the issue a write letter of it was alerted in is not alerted again.
+		parked = results.flatMap((result, i) =>
+			result.alreadyAlerted
+				? []
+				: [
+						{
+							json: {
+								...about(givenUp[i]),
+								deadLetterId: result.id,
+								status: result.status,
+								reason: givenUp[i].reason,
+								// The record's summary, as Park outputs it: what an alert needs.
+								_deadLetter: parkedSummary(requests[i], result),
+							},
+							pairedItem: { item: 0 },
+						},
+					],
+		);
 	}
 	// Failed claims nothing holds, parked and alerted here (a store error leaves them to the next run).
 	const swept = (
