@@ -18,6 +18,7 @@ import {
 } from '../../lib/dedupe';
 import type { Store } from '../../lib/store';
 import { checkItemWorld, type ItemWorld } from './itemInvariants';
+import { notifyAlerts } from '../../lib/alerts';
 
 /**
  * The item model: Event Dedupe's inbox through every way n8n ends an execution, under every
@@ -92,7 +93,7 @@ type ItemCommand =
 			propagate: boolean;
 	  }
 	/** A write step of the nth running execution parks its own letter (an outcome unknown). */
-	| { kind: 'writeParks'; execution: number }
+	| { kind: 'writeParks'; execution: number; alerted?: boolean }
 	/** Time passes: the holds of waiting executions run out. */
 	| { kind: 'time' };
 
@@ -133,6 +134,7 @@ export const REQUIRED_KINDS = [
 	'sub_workflow_alone',
 	'sub_workflow_crashed',
 	'write_letter_folded',
+	'alerted_write_letter_folded',
 ] as const;
 export type ReachedKind = (typeof REQUIRED_KINDS)[number];
 
@@ -194,7 +196,12 @@ const commandOf: Record<Kind, fc.Arbitrary<ItemCommand>> = {
 		how: fc.constantFrom('success' as const, 'error' as const, 'cancel' as const, 'crash' as const),
 		propagate: fc.boolean(),
 	}),
-	writeParks: fc.record({ kind: fc.constant('writeParks' as const), execution: nth }),
+	// alerted: the write's Failed output went on to the Alert workflow (the worked example's path).
+	writeParks: fc.record({
+		kind: fc.constant('writeParks' as const),
+		execution: nth,
+		alerted: fc.boolean(),
+	}),
 	time: fc.record({ kind: fc.constant('time' as const) }),
 };
 
@@ -493,7 +500,8 @@ export async function runItemSchedule(
 				})),
 				{ executionId: report.execution, claims: settled.items },
 			);
-			alerted(letters.map((letter) => letter.id));
+			// Settle Failed Execution leaves out of its Alert what an earlier alert named.
+			alerted(letters.filter((l) => !l.alreadyAlerted).map((letter) => letter.id));
 		}
 	};
 
@@ -739,19 +747,22 @@ export async function runItemSchedule(
 			case 'writeParks': {
 				if (running.length === 0) return;
 				const run = running[command.execution % running.length];
-				await parkItems(store, [
-					{
-						workflowId,
-						executionId: run.id,
-						step: 'Create Contact',
-						idempotencyKey: `write:${run.item}`,
-						businessId: run.item,
-						errorClass: 'unknown_outcome',
-						errorMessage: 'the response was lost',
-						payload: { item: run.item },
-					},
-				]);
+				const request: ParkRequest = {
+					workflowId,
+					executionId: run.id,
+					step: 'Create Contact',
+					idempotencyKey: `write:${run.item}`,
+					businessId: run.item,
+					errorClass: 'unknown_outcome',
+					errorMessage: 'the response was lost',
+					payload: { item: run.item },
+				};
+				const [letter] = await parkItems(store, [request]);
 				world.writeLetters = (world.writeLetters ?? 0) + 1;
+				if (command.alerted && !letter.refused) {
+					await notifyAlerts(store, [{ ...request, deadLetterId: letter.id }]);
+					alerted([letter.id]);
+				}
 				return;
 			}
 			case 'time':
@@ -881,7 +892,7 @@ export async function runItemSchedule(
 				],
 				{ executionId: item.originExecutionId ?? undefined, claims: [item] },
 			);
-			alerted(letters.map((letter) => letter.id));
+			alerted(letters.filter((l) => !l.alreadyAlerted).map((letter) => letter.id));
 		}
 		const swept = await parkUnsettledClaims(store, { limit: 10, workflowId, graceSeconds: 0 });
 		alerted(swept.map((claim) => claim.result.id));
@@ -896,6 +907,11 @@ export async function runItemSchedule(
 			[workflowId],
 		);
 		if (folded[0].n > 0) reach('write_letter_folded');
+		const alertedFolded = await store.query<{ n: number }>(
+			`SELECT count(*)::int AS n FROM ${store.table('dead_letters')} WHERE workflow_id = $1 AND idempotency_key LIKE 'write:%' AND status = 'resolved' AND issue_id IS NOT NULL`,
+			[workflowId],
+		);
+		if (alertedFolded[0].n > 0) reach('alerted_write_letter_folded');
 	}
 
 	// The world after the schedule, without any delivery: every waiting execution resumes and
