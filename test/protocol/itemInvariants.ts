@@ -31,8 +31,8 @@ const PERSON_CLOSED = ['resolved', 'abandoned', 'compensated'];
  *   letter of its own;
  * - one item has at most one open letter (its own, its sub-workflow's, its write's), unless a
  *   delivery of it was released (Release by Event ID drops that delivery by its rule);
- * - no letter is alerted more often than it failed (counting the alerts of the write letters
- *   folded into it), and no failed claim is left that nothing holds;
+ * - no letter is alerted more often than it failed (counting the alerts and failures of the
+ *   write letters folded into it), and no failed claim is left that nothing holds;
  * - no execution-level letter for items an inbox kept;
  * - Recover never runs a sub-workflow's item on its own while its caller's item stands for it.
  */
@@ -123,7 +123,7 @@ export async function checkItemWorld(store: Store, world: ItemWorld): Promise<st
 			);
 	}
 
-	// A write letter folded into an item's letter brings its alerts along: the item's failures.
+	// A write letter folded into an item's letter brings its alerts and its failures along.
 	const foldedInto = new Map<string, string[]>();
 	for (const row of await store.query<{ id: string; into: string }>(
 		`SELECT e.dead_letter_id AS id, substring(e.reason from 'folded into dead letter ([0-9]+)') AS into
@@ -132,14 +132,14 @@ export async function checkItemWorld(store: Store, world: ItemWorld): Promise<st
 		[world.workflowId],
 	))
 		foldedInto.set(String(row.into), [...(foldedInto.get(String(row.into)) ?? []), String(row.id)]);
+	const failuresOf = new Map(letters.map((l) => [String(l.id), l.failure_count]));
 	for (const letter of letters) {
-		const alerts = [String(letter.id), ...(foldedInto.get(String(letter.id)) ?? [])].reduce(
-			(sum, id) => sum + (world.alerts.get(id) ?? 0),
-			0,
-		);
-		if (alerts > letter.failure_count)
+		const merged = [String(letter.id), ...(foldedInto.get(String(letter.id)) ?? [])];
+		const alerts = merged.reduce((sum, id) => sum + (world.alerts.get(id) ?? 0), 0);
+		const failures = merged.reduce((sum, id) => sum + (failuresOf.get(id) ?? 0), 0);
+		if (alerts > failures)
 			violations.push(
-				`letter ${letter.id} (${letter.idempotency_key}) was alerted ${alerts} times for ${letter.failure_count} failure(s)`,
+				`letter ${letter.id} (${letter.idempotency_key}) was alerted ${alerts} times for ${failures} failure(s), with the letters folded into it`,
 			);
 	}
 	const unheld = await store.query<{ consumer: string; event_id: string }>(
