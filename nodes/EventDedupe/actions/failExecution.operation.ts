@@ -251,30 +251,25 @@ async function parkUnfinished(
 		executionId: at.executionId,
 		claims: settled.items,
 	});
+	const letters = results.map((result, i) => ({
+		deadLetterId: result.id,
+		status: result.status,
+		workflowId: at.workflowId ?? null,
+		workflowName: at.workflowName ?? null,
+		step: at.step,
+		idempotencyKey: requests[i].idempotencyKey,
+		eventId: settled.items[i].eventId,
+		message: at.message,
+		impact: requests[i].impact,
+		owner: requests[i].owner ?? null,
+		severity: requests[i].severity ?? null,
+		runLink: at.runLink ?? null,
+		_settled: summary,
+		// The record's summary, as Park outputs it: what an alert needs.
+		_deadLetter: parkedSummary(requests[i], result),
+	}));
 	// An item whose letter took the issue a write letter of it was alerted in is not alerted again.
-	return results.flatMap((result, i) =>
-		result.alreadyAlerted
-			? []
-			: [
-					{
-						deadLetterId: result.id,
-						status: result.status,
-						workflowId: at.workflowId ?? null,
-						workflowName: at.workflowName ?? null,
-						step: at.step,
-						idempotencyKey: requests[i].idempotencyKey,
-						eventId: settled.items[i].eventId,
-						message: at.message,
-						impact: requests[i].impact,
-						owner: requests[i].owner ?? null,
-						severity: requests[i].severity ?? null,
-						runLink: at.runLink ?? null,
-						_settled: summary,
-						// The record's summary, as Park outputs it: what an alert needs.
-						_deadLetter: parkedSummary(requests[i], result),
-					},
-				],
-	);
+	return letters.filter((_, i) => !results[i].alreadyAlerted);
 }
 
 /** Crashed, as a mapped expression gives it: a boolean, or its text. */

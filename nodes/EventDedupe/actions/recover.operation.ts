@@ -200,23 +200,19 @@ export async function execute(
 				})),
 			);
 		// An item whose letter took the issue a write letter of it was alerted in is not alerted again.
-		parked = results.flatMap((result, i) =>
-			result.alreadyAlerted
-				? []
-				: [
-						{
-							json: {
-								...about(givenUp[i]),
-								deadLetterId: result.id,
-								status: result.status,
-								reason: givenUp[i].reason,
-								// The record's summary, as Park outputs it: what an alert needs.
-								_deadLetter: parkedSummary(requests[i], result),
-							},
-							pairedItem: { item: 0 },
-						},
-					],
-		);
+		parked = results
+			.map((result, i) => ({
+				json: {
+					...about(givenUp[i]),
+					deadLetterId: result.id,
+					status: result.status,
+					reason: givenUp[i].reason,
+					// The record's summary, as Park outputs it: what an alert needs.
+					_deadLetter: parkedSummary(requests[i], result),
+				},
+				pairedItem: { item: 0 },
+			}))
+			.filter((_, i) => !results[i].alreadyAlerted);
 	}
 	// Failed claims nothing holds, parked and alerted here (a store error leaves them to the next run).
 	const swept = (
