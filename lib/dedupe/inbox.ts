@@ -14,6 +14,7 @@ import {
 	failedClaimsOfExecutionSql,
 	failExecutionClaimsSql,
 	holdExecutionClaimsSql,
+	markRerunSql,
 	releaseExecutionSql,
 	returnToRecoverySql,
 	takeCrashedSql,
@@ -306,6 +307,14 @@ export async function takeCrashed(
 		reason: row.status === ProcessedEventStatus.failed ? row.last_error : null,
 		steps: row.steps,
 	}));
+}
+
+/** A recovery run starts re-running an item it holds (fenced by the run): see markRerunSql. */
+export async function markRerun(
+	store: Store,
+	item: { consumer: string; eventId: string; executionId: string },
+): Promise<void> {
+	await store.execute(markRerunSql(store, item));
 }
 
 /** A re-run that failed: the item goes back to Recover now (fenced by the run that holds it). */

@@ -9,6 +9,7 @@ import {
 	parkUnsettledClaims,
 	releaseEvents,
 	resumeExecutionClaims,
+	markRerun,
 	returnToRecovery,
 	settleExecutionEnd,
 	settleWaitedExecution,
@@ -65,7 +66,11 @@ type ItemCommand =
 	| { kind: 'reportAgain'; report: number }
 	/** A dead process's keeper stops renewing: the claims of the nth execution lapse. */
 	| { kind: 'lapse'; execution: number }
-	| { kind: 'recover'; rerun: 'success' | 'error' }
+	/**
+	 * One Recover run; `crash`: n8n dies while the run's first re-run is inside the sub-workflow
+	 * it calls (the run, the re-run and the sub-workflow's execution all die).
+	 */
+	| { kind: 'recover'; rerun: 'success' | 'error' | 'crash' }
 	/** Release by Event ID, run by the nth execution (fenced: only its own claims). */
 	| { kind: 'release'; execution: number; event: number }
 	/** The nth running execution reaches a Wait over n8n's offload threshold: saved as waiting. */
@@ -119,6 +124,7 @@ export const REQUIRED_KINDS = [
 	'check_order_retry',
 	'recover_rerun',
 	'recover_gave_up',
+	'recover_rerun_crashed',
 	'late_error_handler',
 	'release_refused',
 	'stalled_still_running',
@@ -180,7 +186,7 @@ const commandOf: Record<Kind, fc.Arbitrary<ItemCommand>> = {
 	lapse: fc.record({ kind: fc.constant('lapse' as const), execution: nth }),
 	recover: fc.record({
 		kind: fc.constant('recover' as const),
-		rerun: fc.constantFrom('success' as const, 'error' as const),
+		rerun: fc.constantFrom('success' as const, 'error' as const, 'crash' as const),
 	}),
 	release: fc.record({ kind: fc.constant('release' as const), execution: nth, event }),
 	wait: fc.record({ kind: fc.constant('wait' as const), execution: nth }),
@@ -564,10 +570,14 @@ export async function runItemSchedule(
 		running.push({ id: execution, item: eventId });
 	};
 
-	/** A sub-workflow call of `caller` (an execution that holds `item`): claims the item's sub-event. */
+	/**
+	 * A sub-workflow call of `caller` (an execution that holds `item`, or Recover's re-run of it):
+	 * claims the item's sub-event, with the callers n8n gives (the caller, and its own caller).
+	 */
 	const callSub = async (
 		caller: string,
 		item: string,
+		callers: string[] = [caller],
 	): Promise<{ execution: string; claimed: boolean }> => {
 		const execution = `${caller}-s${executions++}`;
 		const eventId = subEventOf(item);
@@ -580,7 +590,7 @@ export async function runItemSchedule(
 				mode: ClaimMode.untilExecutionEnds,
 				leaseSeconds: 600,
 				retentionDays: 30,
-				ancestors: [caller],
+				ancestors: callers,
 			},
 			[{ index: 0, eventId, payload: { sub: item } }],
 		);
@@ -822,7 +832,10 @@ export async function runItemSchedule(
 	 * calling the sub-workflow again) or throw (back to Recover), items past the cap are parked, and
 	 * failed claims nothing holds are swept; every letter it parks or finds due is alerted.
 	 */
-	const recover = async (rerun: 'success' | 'error', now = new Date()): Promise<number> => {
+	const recover = async (
+		rerun: 'success' | 'error' | 'crash',
+		now = new Date(),
+	): Promise<number> => {
 		const execution = `${id}-r${executions++}`;
 		for (const waited of await waitingExecutions(store, { limit: 10, workflowId }))
 			await settleWaitedExecution(
@@ -854,10 +867,33 @@ export async function runItemSchedule(
 		}
 		for (const item of taken.filter((t) => !t.givenUp)) {
 			reach('recover_rerun');
+			// Each re-run is an execution of its own, under the recovery run's, marked as under way.
+			await markRerun(store, {
+				consumer: item.consumer,
+				eventId: item.eventId,
+				executionId: execution,
+			});
+			const rerunExecution = `${execution}-l${executions++}`;
+			if (rerun === 'crash' && item.consumer === consumer) {
+				// n8n dies inside the sub-workflow this re-run calls: the run, the re-run and the
+				// sub-workflow's execution with it. n8n reports the re-run crashed at its restart;
+				// what the dead process held lapses (its keeper renews nothing).
+				reach('recover_rerun_crashed');
+				const sub = await callSub(rerunExecution, item.eventId, [rerunExecution, execution]);
+				await errorWorkflowFor(
+					{ execution: rerunExecution, crashed: true, runs: 0, events: [] },
+					'owed',
+				);
+				await store.query(
+					`UPDATE ${store.table('processed_events')} SET lease_until = now() - interval '1 second' WHERE execution_id = ANY($1) AND status = 'in_progress'`,
+					[[execution, sub.execution]],
+				);
+				return taken.length;
+			}
 			if (rerun === 'success') {
 				// The re-run calls the sub-workflow again, as the item's first run did.
 				if (item.consumer === consumer) {
-					const sub = await callSub(execution, item.eventId);
+					const sub = await callSub(rerunExecution, item.eventId, [rerunExecution, execution]);
 					if (sub.claimed) {
 						completed(await heldBy(sub.execution));
 						await hook(sub.execution, 'success');

@@ -147,6 +147,7 @@ WITH lapsed AS (
 	SET generation = p.generation + 1,
 	    previous_executions = CASE WHEN p.execution_id IS DISTINCT FROM $1 AND p.execution_id IS NOT NULL THEN (p.previous_executions || p.execution_id)[greatest(1, cardinality(p.previous_executions) - 14):] ELSE p.previous_executions END,
 	    execution_id = CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN $1 ELSE p.execution_id END,
+	    rerun_at = NULL,
 	    recover_attempts = p.recover_attempts + CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN 1 ELSE 0 END,
 	    status = CASE WHEN p.recover_attempts < $3 AND p.payload IS NOT NULL THEN 'in_progress' ELSE 'failed' END,
 	    lease_until = now() + make_interval(secs => $4),
@@ -164,6 +165,21 @@ SELECT t.*, (
 ) AS steps
 FROM taken t`,
 	values: [input.executionId, input.limit, input.maxAttempts, input.leaseSeconds, input.workflowId],
+});
+
+/**
+ * A recovery run (`executionId`) starts re-running an item it holds: the item is marked, so a
+ * sub-workflow that claims inside the re-run knows which of the run's items it is part of. The
+ * run re-runs one item at a time; the latest mark is the re-run under way.
+ */
+export const markRerunSql = (
+	store: Store,
+	input: { consumer: string; eventId: string; executionId: string },
+): SqlQuery => ({
+	text: `
+UPDATE ${store.table('processed_events')} SET rerun_at = clock_timestamp()
+WHERE consumer = $1 AND event_id = $2 AND execution_id = $3 AND status = 'in_progress'`,
+	values: [input.consumer, input.eventId, input.executionId],
 });
 
 /**

@@ -12,6 +12,7 @@ import {
 	keeperFor,
 	KeyStatus,
 	LIMITS,
+	markRerun,
 	parkedSummary,
 	parkKeptItems,
 	parkUnsettledClaims,
@@ -127,6 +128,8 @@ export async function execute(
 	for (const item of taken.filter((t) => !t.givenUp)) {
 		try {
 			if (!item.workflowId) throw new Error('the claim does not name its workflow');
+			// Marked first: a sub-workflow that claims inside this re-run is part of this item.
+			await markRerun(store, { consumer: item.consumer, eventId: item.eventId, executionId });
 			// The re-run names this run as its caller: its failure is this item's (the Error handler
 			// parks no record of it beside the item), and a claim it makes is held by this run.
 			const result = await this.executeWorkflow(
