@@ -15,6 +15,8 @@ import {
 	failExecutionClaimsSql,
 	holdExecutionClaimsSql,
 	markRerunSql,
+	handRerunToWaitSql,
+	recordRerunSql,
 	releaseExecutionSql,
 	returnToRecoverySql,
 	takeCrashedSql,
@@ -315,6 +317,30 @@ export async function markRerun(
 	item: { consumer: string; eventId: string; executionId: string },
 ): Promise<void> {
 	await store.execute(markRerunSql(store, item));
+}
+
+/** A recovery run's re-run of an item returned or failed: see recordRerunSql. */
+export async function recordRerun(
+	store: Store,
+	item: { consumer: string; eventId: string; executionId: string; rerunExecution: string },
+): Promise<void> {
+	await store.execute(recordRerunSql(store, item));
+}
+
+/** A recovery run's re-run returned waiting: the item is the re-run's, held (handRerunToWaitSql). */
+export async function handRerunToWait(
+	store: Store,
+	item: {
+		consumer: string;
+		eventId: string;
+		executionId: string;
+		rerunExecution: string;
+		waitTill: Date;
+	},
+): Promise<void> {
+	await store.execute(
+		handRerunToWaitSql(store, { ...item, askEverySeconds: WAIT_ASK_EVERY_SECONDS }),
+	);
 }
 
 /** A re-run that failed: the item goes back to Recover now (fenced by the run that holds it). */

@@ -411,6 +411,7 @@ CREATE TABLE :SCHEMA.processed_events (
 	run_limit_seconds integer,
 	ask_at timestamp with time zone,
 	rerun_at timestamp with time zone,
+	rerun_execution text,
 	CONSTRAINT processed_events_pkey PRIMARY KEY (consumer, event_id),
 	CONSTRAINT processed_events_completed_by_check CHECK ((completed_by = ANY (ARRAY['claim'::text, 'complete'::text, 'ordering'::text]))),
 	CONSTRAINT processed_events_if_gone_check CHECK ((if_gone = ANY (ARRAY['done'::text, 'check'::text]))),
@@ -419,6 +420,7 @@ CREATE TABLE :SCHEMA.processed_events (
 ) WITH (autovacuum_vacuum_scale_factor=0.02, autovacuum_vacuum_threshold=1000, autovacuum_analyze_scale_factor=0.02);
 CREATE INDEX processed_events_by_event_id ON :SCHEMA.processed_events USING btree (event_id);
 CREATE INDEX processed_events_by_execution ON :SCHEMA.processed_events USING btree (execution_id);
+CREATE INDEX processed_events_by_rerun ON :SCHEMA.processed_events USING btree (rerun_execution) WHERE (rerun_execution IS NOT NULL);
 CREATE INDEX processed_events_event_id_trgm ON :SCHEMA.processed_events USING gin (lower(event_id) gin_trgm_ops);
 CREATE INDEX processed_events_expires_at ON :SCHEMA.processed_events USING btree (expires_at);
 CREATE INDEX processed_events_inbox_by_origin ON :SCHEMA.processed_events USING btree (origin_execution_id) WHERE ((payload IS NOT NULL) OR (payload_bytes IS NOT NULL));

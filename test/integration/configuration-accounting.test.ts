@@ -6,7 +6,10 @@ import {
 	eventLetterKey,
 	ExecutionEnd,
 	failExecution,
+	handRerunToWait,
+	markRerun,
 	parkUnsettledClaims,
+	recordRerun,
 	releaseEvents,
 	releaseExecutionClaims,
 	resumeExecutionClaims,
@@ -614,5 +617,129 @@ describe('what a second hostile review found, kept', () => {
 		expect(letter).toMatchObject({ step: 'unknown step' });
 		expect(letter.error_message).toMatch(/^the truck is full/);
 		expect(await claimRow('CFG-65')).toMatchObject({ status: 'failed', settled_as: 'parked' });
+	});
+});
+
+describe("a sub-workflow that claims inside Recover's re-run of one of its items", () => {
+	const SUB = 'order-lines';
+	const lapse = (executions: string[]) =>
+		adminQuery(
+			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second' WHERE execution_id = ANY($1) AND status = 'in_progress'`,
+			[executions],
+		);
+	const crashedTwo = async (a: string, b: string) => {
+		const runs = [context(), context()];
+		await claimEvents(store, runs[0], [order(a)]);
+		await claimEvents(store, runs[1], [order(b)]);
+		await lapse(runs.map((r) => r.executionId));
+		const recovery = `cfg-r${++n}`;
+		await takeCrashed(store, {
+			executionId: recovery,
+			limit: 50,
+			maxAttempts: 3,
+			leaseSeconds: 60,
+		});
+		return recovery;
+	};
+	const child = (rerun: string, recovery: string) => ({
+		...context(undefined, [rerun, recovery]),
+		consumer: SUB,
+	});
+
+	it('n8n dying in it leaves the sub-workflow to the item: never re-run alone, one letter when the item is given up', async () => {
+		const recovery = await crashedTwo('CFG-70', 'CFG-71');
+		await markRerun(store, { consumer: CONSUMER, eventId: 'CFG-70', executionId: recovery });
+		const sub = child(`cfg-l${++n}`, recovery);
+		await claimEvents(store, sub, [order('CFG-70-line')]);
+		await lapse([recovery, sub.executionId]);
+		const next = await takeCrashed(store, {
+			executionId: `cfg-r${++n}`,
+			limit: 50,
+			maxAttempts: 3,
+			leaseSeconds: 60,
+		});
+		expect(next.map((t) => t.eventId).sort()).toEqual(['CFG-70', 'CFG-71']);
+		expect(await claimRow('CFG-70-line', SUB)).toMatchObject({ status: 'in_progress' });
+	});
+
+	it("a sub-workflow the re-run did not wait for, claiming after Recover moved on, is its own item's, not the next one's", async () => {
+		const recovery = await crashedTwo('CFG-72', 'CFG-73');
+		const rerun = `cfg-l${++n}`;
+		await markRerun(store, { consumer: CONSUMER, eventId: 'CFG-72', executionId: recovery });
+		await recordRerun(store, {
+			consumer: CONSUMER,
+			eventId: 'CFG-72',
+			executionId: recovery,
+			rerunExecution: rerun,
+		});
+		await completeEvents(store, CONSUMER, ['CFG-72'], recovery);
+		await markRerun(store, { consumer: CONSUMER, eventId: 'CFG-73', executionId: recovery });
+		const late = child(rerun, recovery);
+		await claimEvents(store, late, [order('CFG-72-line')]);
+		await ended(late.executionId, 'error');
+		await completeEvents(store, CONSUMER, ['CFG-73'], recovery);
+		await sweep();
+		// Its item went on without it: the failed sub-workflow has a letter of its own.
+		expect(await openLettersOf(eventLetterKey(SUB, 'CFG-72-line'))).toHaveLength(1);
+	});
+
+	it('a re-run that finished without reaching the sub-workflow leaves the dead run’s sub-workflow claim covered, not re-run alone', async () => {
+		const first = context();
+		await claimEvents(store, first, [order('CFG-74')]);
+		const sub = { ...context(undefined, [first.executionId]), consumer: SUB };
+		await claimEvents(store, sub, [order('CFG-74-line')]);
+		await lapse([first.executionId, sub.executionId]);
+		const recovery = `cfg-r${++n}`;
+		await takeCrashed(store, {
+			executionId: recovery,
+			limit: 50,
+			maxAttempts: 3,
+			leaseSeconds: 60,
+		});
+		await markRerun(store, { consumer: CONSUMER, eventId: 'CFG-74', executionId: recovery });
+		await recordRerun(store, {
+			consumer: CONSUMER,
+			eventId: 'CFG-74',
+			executionId: recovery,
+			rerunExecution: `cfg-l${++n}`,
+		});
+		await completeEvents(store, CONSUMER, ['CFG-74'], recovery);
+		const next = await takeCrashed(store, {
+			executionId: `cfg-r${++n}`,
+			limit: 50,
+			maxAttempts: 3,
+			leaseSeconds: 60,
+		});
+		expect(next.map((t) => t.eventId)).not.toContain('CFG-74-line');
+		expect(await claimRow('CFG-74-line', SUB)).toMatchObject({ settled_as: 'covered' });
+		expect(await openLettersOf(eventLetterKey(SUB, 'CFG-74-line'))).toHaveLength(0);
+	});
+
+	it('a re-run that returned waiting keeps the item until it ends: its failure after the Wait parks the item', async () => {
+		const recovery = await crashedTwo('CFG-75', 'CFG-76');
+		const rerun = `cfg-l${++n}`;
+		await markRerun(store, { consumer: CONSUMER, eventId: 'CFG-75', executionId: recovery });
+		await handRerunToWait(store, {
+			consumer: CONSUMER,
+			eventId: 'CFG-75',
+			executionId: recovery,
+			rerunExecution: rerun,
+			waitTill: new Date(Date.now() + 70_000),
+		});
+		expect(await claimRow('CFG-75')).toMatchObject({ status: 'in_progress' });
+		await adminQuery(
+			`UPDATE "${schema}".processed_events SET ask_at = now() - interval '1 second' WHERE event_id = 'CFG-75'`,
+		);
+		const [waiting] = (await waitingExecutions(store, { limit: 50 })).filter(
+			(w) => w.executionId === rerun,
+		);
+		await settleWaitedExecution(
+			store,
+			waiting,
+			{ state: 'failed', canceled: false, message: 'the truck is full', step: 'Load' },
+			{},
+		);
+		expect(await openLettersOf(eventLetterKey(CONSUMER, 'CFG-75'))).toHaveLength(1);
+		expect(await claimRow('CFG-75')).toMatchObject({ status: 'failed', settled_as: 'parked' });
 	});
 });

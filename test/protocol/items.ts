@@ -10,6 +10,7 @@ import {
 	releaseEvents,
 	resumeExecutionClaims,
 	markRerun,
+	recordRerun,
 	returnToRecovery,
 	settleExecutionEnd,
 	settleWaitedExecution,
@@ -67,10 +68,11 @@ type ItemCommand =
 	/** A dead process's keeper stops renewing: the claims of the nth execution lapse. */
 	| { kind: 'lapse'; execution: number }
 	/**
-	 * One Recover run; `crash`: n8n dies while the run's first re-run is inside the sub-workflow
+	 * One Recover run; `skip`: its re-runs succeed without calling the sub-workflow (a branch, an
+	 * edited workflow); `crash`: n8n dies while the run's first re-run is inside the sub-workflow
 	 * it calls (the run, the re-run and the sub-workflow's execution all die).
 	 */
-	| { kind: 'recover'; rerun: 'success' | 'error' | 'crash' }
+	| { kind: 'recover'; rerun: Rerun }
 	/** Release by Event ID, run by the nth execution (fenced: only its own claims). */
 	| { kind: 'release'; execution: number; event: number }
 	/** The nth running execution reaches a Wait over n8n's offload threshold: saved as waiting. */
@@ -103,6 +105,7 @@ type ItemCommand =
 	| { kind: 'time' };
 
 type ErrorWorkflow = 'bundled' | 'own' | 'none';
+type Rerun = 'success' | 'skip' | 'error' | 'crash';
 
 export interface ItemSchedule {
 	checkOrder: boolean;
@@ -186,7 +189,7 @@ const commandOf: Record<Kind, fc.Arbitrary<ItemCommand>> = {
 	lapse: fc.record({ kind: fc.constant('lapse' as const), execution: nth }),
 	recover: fc.record({
 		kind: fc.constant('recover' as const),
-		rerun: fc.constantFrom('success' as const, 'error' as const, 'crash' as const),
+		rerun: fc.constantFrom<Rerun>('success', 'skip', 'error', 'crash'),
 	}),
 	release: fc.record({ kind: fc.constant('release' as const), execution: nth, event }),
 	wait: fc.record({ kind: fc.constant('wait' as const), execution: nth }),
@@ -832,10 +835,7 @@ export async function runItemSchedule(
 	 * calling the sub-workflow again) or throw (back to Recover), items past the cap are parked, and
 	 * failed claims nothing holds are swept; every letter it parks or finds due is alerted.
 	 */
-	const recover = async (
-		rerun: 'success' | 'error' | 'crash',
-		now = new Date(),
-	): Promise<number> => {
+	const recover = async (rerun: Rerun, now = new Date()): Promise<number> => {
 		const execution = `${id}-r${executions++}`;
 		for (const waited of await waitingExecutions(store, { limit: 10, workflowId }))
 			await settleWaitedExecution(
@@ -860,9 +860,10 @@ export async function runItemSchedule(
 				`SELECT 1 FROM ${store.table('dead_letters')} WHERE idempotency_key = $1 AND is_open`,
 				[`event:${consumer}:${root}`],
 			);
-			if (caller?.status === 'in_progress' || rootOpen.length > 0)
+			// Nor once a later run finished the caller's item: the sub-workflow died with its caller.
+			if (caller?.status === 'in_progress' || caller?.status === 'done' || rootOpen.length > 0)
 				world.refused.push(
-					`Recover took the sub-workflow's item ${item.eventId} on its own while its caller's item ${root} ${caller?.status === 'in_progress' ? 'was alive' : 'had an open letter'}`,
+					`Recover took the sub-workflow's item ${item.eventId} on its own while its caller's item ${root} ${caller?.status === 'in_progress' ? 'was alive' : caller?.status === 'done' ? 'was done' : 'had an open letter'}`,
 				);
 		}
 		for (const item of taken.filter((t) => !t.givenUp)) {
@@ -890,18 +891,28 @@ export async function runItemSchedule(
 				);
 				return taken.length;
 			}
-			if (rerun === 'success') {
-				// The re-run calls the sub-workflow again, as the item's first run did.
-				if (item.consumer === consumer) {
+			// Recorded as the re-run returns (n8n names it on its error too).
+			const returned = async () =>
+				await recordRerun(store, {
+					consumer: item.consumer,
+					eventId: item.eventId,
+					executionId: execution,
+					rerunExecution,
+				});
+			if (rerun === 'success' || rerun === 'skip') {
+				// The re-run calls the sub-workflow again, as the item's first run did (or skips it).
+				if (item.consumer === consumer && rerun === 'success') {
 					const sub = await callSub(rerunExecution, item.eventId, [rerunExecution, execution]);
 					if (sub.claimed) {
 						completed(await heldBy(sub.execution));
 						await hook(sub.execution, 'success');
 					}
 				}
+				await returned();
 				const [done] = await completeEvents(store, item.consumer, [item.eventId], execution);
 				if (done.changed) completed([item.eventId]);
 			} else {
+				await returned();
 				await returnToRecovery(store, {
 					consumer: item.consumer,
 					eventId: item.eventId,

@@ -47,14 +47,14 @@ const ALIVE = `q.status = 'in_progress'`;
  * person (its claim since dropped as stale under Check Order); or a later run of the item (a
  * redelivery, Recover's re-run) finished it, and that run is the item's work now. Only an item
  * its ancestor itself finished (it went on without the sub-workflow) leaves the sub-workflow's
- * item to a letter of its own; a recovery run finishes the item its re-run (the ancestor, its
- * last run) went on with.
+ * item to a letter of its own; so does a recovery run that finished the item after the re-run
+ * that called the sub-workflow (the ancestor) went on without it.
  */
 const holds = (store: Store, p: string): string => {
 	const plain = eventLetterKeySql('q.consumer', 'q.event_id');
 	return `(q.status = 'failed' AND q.settled_as IS DISTINCT FROM 'dropped')
 		OR (q.status = 'done' AND NOT (q.execution_id = ANY(${p}.ancestors))
-		    AND NOT (q.rerun_at IS NOT NULL AND q.previous_executions[cardinality(q.previous_executions)] = ANY(${p}.ancestors)))
+		    AND NOT (q.rerun_execution IS NOT NULL AND q.rerun_execution = ANY(${p}.ancestors)))
 		OR EXISTS (SELECT 1 FROM ${store.table('dead_letters')} d
 		           WHERE d.idempotency_key IN (${plain}, ${hashedEventLetterKeySql(plain)}) AND d.is_open)`;
 };

@@ -43,17 +43,16 @@ WITH input AS (
 ), callers AS (
 	-- A sub-workflow's claim is the item of the nearest caller that holds items, when it holds
 	-- exactly one: that item's letter (or its re-run) then stands for this one. A recovery run
-	-- holds many, and re-runs them one at a time, each in an execution of its own: the item whose
-	-- re-run it started last is this one's, and the re-run (the caller nearer than the recovery
-	-- run) becomes one of that item's runs (linked). Any other caller holding many (a batch) does
-	-- not say which: the claim stands on its own.
+	-- holds many, and re-runs them one at a time, each in an execution of its own (the caller
+	-- nearer than the recovery run): the item that re-run is recorded for, else the one whose
+	-- re-run the recovery run started last, is this one's, and the re-run becomes one of that
+	-- item's runs (linked). Any other caller holding many (a batch) does not say which: the claim
+	-- stands on its own.
 	SELECT coalesce(c.ancestors, '{}'::text[]) AS ancestors, c.link_consumer, c.link_event_id, c.rerun
 	FROM (SELECT 1) one LEFT JOIN LATERAL (
-		SELECT CASE WHEN r.event_id IS NOT NULL AND a.nearer IS NOT NULL THEN ARRAY[a.nearer]
+		SELECT CASE WHEN r.event_id IS NOT NULL THEN ARRAY[a.nearer]
 		            WHEN a.held = 1 THEN ARRAY[a.id] ELSE '{}'::text[] END AS ancestors,
-		       CASE WHEN a.nearer IS NOT NULL THEN r.consumer END AS link_consumer,
-		       CASE WHEN a.nearer IS NOT NULL THEN r.event_id END AS link_event_id,
-		       a.nearer AS rerun
+		       r.consumer AS link_consumer, r.event_id AS link_event_id, a.nearer AS rerun
 		FROM (
 			SELECT x.id, x.ord, lag(x.id) OVER (ORDER BY x.ord) AS nearer, (
 				SELECT count(*) FROM ${store.table('processed_events')} q
@@ -62,21 +61,28 @@ WITH input AS (
 			FROM unnest($12::text[]) WITH ORDINALITY AS x(id, ord)
 		) a
 		LEFT JOIN LATERAL (
-			SELECT q.consumer, q.event_id FROM ${store.table('processed_events')} q
-			WHERE q.execution_id = a.id AND q.status = 'in_progress' AND q.rerun_at IS NOT NULL
-			  AND (q.payload IS NOT NULL OR q.payload_bytes IS NOT NULL)
-			ORDER BY q.rerun_at DESC LIMIT 1
+			SELECT k.consumer, k.event_id FROM (
+				SELECT q.consumer, q.event_id, 0 AS pref, NULL::timestamptz AS at
+				FROM ${store.table('processed_events')} q
+				WHERE a.nearer IS NOT NULL AND q.rerun_execution = a.nearer
+				UNION ALL
+				SELECT q.consumer, q.event_id, 1, q.rerun_at FROM ${store.table('processed_events')} q
+				WHERE a.nearer IS NOT NULL AND q.execution_id = a.id AND q.status = 'in_progress'
+				  AND q.rerun_at IS NOT NULL AND (q.payload IS NOT NULL OR q.payload_bytes IS NOT NULL)
+			) k ORDER BY k.pref, k.at DESC LIMIT 1
 		) r ON true
-		WHERE a.held > 0 ORDER BY a.ord LIMIT 1
+		WHERE a.held > 0 OR r.event_id IS NOT NULL
+		ORDER BY a.ord LIMIT 1
 	) c ON true
 ), linked AS (
 	-- The re-run is a run of the item it re-runs: its letter, a redelivery's, Recover's next
 	-- take, all find the sub-workflow's claim by it.
 	UPDATE ${store.table('processed_events')} q
-	SET previous_executions = (q.previous_executions || c.rerun)[greatest(1, cardinality(q.previous_executions) - 14):]
+	SET previous_executions = CASE WHEN q.previous_executions @> ARRAY[c.rerun] THEN q.previous_executions
+	        ELSE (q.previous_executions || c.rerun)[greatest(1, cardinality(q.previous_executions) - 14):] END,
+	    rerun_execution = c.rerun
 	FROM callers c
 	WHERE c.link_consumer IS NOT NULL AND q.consumer = c.link_consumer AND q.event_id = c.link_event_id
-	  AND NOT (q.previous_executions @> ARRAY[c.rerun])
 	  AND NOT (q.consumer = $1 AND q.event_id = ANY($2::text[]))
 	RETURNING q.event_id
 ), claimed AS (
@@ -96,7 +102,7 @@ WITH input AS (
 		version = EXCLUDED.version, generation = p.generation + 1, payload = EXCLUDED.payload,
 		payload_bytes = EXCLUDED.payload_bytes, origin_execution_id = EXCLUDED.origin_execution_id,
 		recover_attempts = 0, last_error = NULL, settled_as = NULL, failed_step = NULL,
-		ancestors = EXCLUDED.ancestors, waiting_till = NULL, if_gone = NULL, rerun_at = NULL,
+		ancestors = EXCLUDED.ancestors, waiting_till = NULL, if_gone = NULL, rerun_at = NULL, rerun_execution = NULL,
 		previous_executions = CASE WHEN p.execution_id IS DISTINCT FROM EXCLUDED.execution_id AND p.execution_id IS NOT NULL THEN (p.previous_executions || p.execution_id)[greatest(1, cardinality(p.previous_executions) - 14):] ELSE p.previous_executions END
 	WHERE (p.status = 'in_progress' AND p.lease_until < now() AND p.waiting_till IS NULL)
 	   OR p.status = 'failed'

@@ -183,6 +183,58 @@ WHERE consumer = $1 AND event_id = $2 AND execution_id = $3 AND status = 'in_pro
 });
 
 /**
+ * A recovery run's re-run of an item (`rerunExecution`) returned, or failed: it is recorded as
+ * the item's latest re-run, before the run starts the next, so a sub-workflow of it that claims
+ * later still finds its item. Fenced: only while the recovery run (`executionId`) holds it, or
+ * held it last.
+ */
+export const recordRerunSql = (
+	store: Store,
+	input: { consumer: string; eventId: string; executionId: string; rerunExecution: string },
+): SqlQuery => ({
+	text: `
+UPDATE ${store.table('processed_events')} SET rerun_execution = $4
+WHERE consumer = $1 AND event_id = $2
+  AND (execution_id = $3 OR previous_executions[cardinality(previous_executions)] = $3)`,
+	values: [input.consumer, input.eventId, input.executionId, input.rerunExecution],
+});
+
+/**
+ * A recovery run's re-run of an item returned waiting (a Wait n8n offloads): the item is the
+ * re-run's now (`rerunExecution`), held as waiting until `waitTill`, as any execution that waits
+ * (holdExecutionClaimsSql): its end settles it if a node of the package runs after the Wait,
+ * and otherwise Recover asks n8n how the re-run ended. Fenced by the recovery run that holds it.
+ */
+export const handRerunToWaitSql = (
+	store: Store,
+	input: {
+		consumer: string;
+		eventId: string;
+		executionId: string;
+		rerunExecution: string;
+		waitTill: Date;
+		askEverySeconds: number;
+	},
+): SqlQuery => ({
+	text: `
+UPDATE ${store.table('processed_events')}
+SET execution_id = $4, rerun_execution = $4, generation = generation + 1,
+    previous_executions = (previous_executions || execution_id)[greatest(1, cardinality(previous_executions) - 14):],
+    waiting_till = $5, if_gone = 'check',
+    lease_until = greatest(lease_until, $5::timestamptz + interval '60 seconds'),
+    ask_at = least($5::timestamptz + interval '60 seconds', now() + make_interval(secs => $6))
+WHERE consumer = $1 AND event_id = $2 AND execution_id = $3 AND status = 'in_progress'`,
+	values: [
+		input.consumer,
+		input.eventId,
+		input.executionId,
+		input.rerunExecution,
+		input.waitTill,
+		input.askEverySeconds,
+	],
+});
+
+/**
  * A recovery run's re-run of an item failed: the item goes back to Recover at once (its lease
  * ends now, and the run no longer holds it, so the run's keeper does not renew it), if this run
  * (`executionId`) still holds it; the attempt stays counted.

@@ -8,6 +8,7 @@ import {
 import {
 	completeEvents,
 	ErrorClass,
+	handRerunToWait,
 	inRange,
 	keeperFor,
 	KeyStatus,
@@ -17,6 +18,7 @@ import {
 	parkKeptItems,
 	parkUnsettledClaims,
 	type ParkRequest,
+	recordRerun,
 	type KeptLetter,
 	type RecoveredItem,
 	returnToRecovery,
@@ -124,12 +126,17 @@ export async function execute(
 		attempt: item.attempt,
 	});
 
+	const held = (item: RecoveredItem) => ({
+		consumer: item.consumer,
+		eventId: item.eventId,
+		executionId,
+	});
 	const rerun: INodeExecutionData[] = [];
 	for (const item of taken.filter((t) => !t.givenUp)) {
 		try {
 			if (!item.workflowId) throw new Error('the claim does not name its workflow');
 			// Marked first: a sub-workflow that claims inside this re-run is part of this item.
-			await markRerun(store, { consumer: item.consumer, eventId: item.eventId, executionId });
+			await markRerun(store, held(item));
 			// The re-run names this run as its caller: its failure is this item's (the Error handler
 			// parks no record of it beside the item), and a claim it makes is held by this run.
 			const result = await this.executeWorkflow(
@@ -144,6 +151,24 @@ export async function execute(
 					},
 				},
 			);
+			// Recorded before the next re-run starts: a sub-workflow of this one that claims later
+			// (one it did not wait for) is still this item's.
+			if (result.executionId)
+				await recordRerun(store, { ...held(item), rerunExecution: result.executionId });
+			if (result.waitTill && result.executionId) {
+				// The re-run waits (a Wait n8n offloaded): not done yet. The item is the re-run's,
+				// settled by its end or by n8n's record of it, as any run that waits.
+				await handRerunToWait(store, {
+					...held(item),
+					rerunExecution: result.executionId,
+					waitTill: new Date(result.waitTill),
+				});
+				rerun.push({
+					json: { ...about(item), outcome: 'waiting', subExecutionId: result.executionId },
+					pairedItem: { item: 0 },
+				});
+				continue;
+			}
 			const [done] = await completeEvents(store, item.consumer, [item.eventId], executionId);
 			rerun.push({
 				json: {
@@ -156,6 +181,12 @@ export async function execute(
 			});
 		} catch (error) {
 			const message = error instanceof Error ? error.message : String(error);
+			// n8n names the failed re-run's execution on the error it throws.
+			const failedRun = (error as { executionId?: unknown } | undefined)?.executionId;
+			if (typeof failedRun === 'string' && failedRun !== '')
+				await recordRerun(store, { ...held(item), rerunExecution: failedRun }).catch(
+					() => undefined,
+				);
 			await returnToRecovery(store, {
 				consumer: item.consumer,
 				eventId: item.eventId,
