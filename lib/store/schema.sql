@@ -1,4 +1,4 @@
--- The store's schema as migrations 1 to 26 leave it, each table whole.
+-- The store's schema as migrations 1 to 27 leave it, each table whole.
 -- Written by `npm run schema:dump`; do not edit: a test migrates a fresh schema and expects
 -- this text. :SCHEMA stands for the schema name. On a server without pg_trgm, Trace gets
 -- prefix indexes (text_pattern_ops) in place of the trigram ones below.
@@ -145,6 +145,13 @@ CREATE TABLE :SCHEMA.dead_letter_events (
 CREATE INDEX dead_letter_events_by_letter ON :SCHEMA.dead_letter_events USING btree (dead_letter_id, id);
 CREATE TRIGGER dead_letter_events_no_delete BEFORE DELETE ON :SCHEMA.dead_letter_events FOR EACH ROW EXECUTE FUNCTION :SCHEMA.dead_letter_events_keep();
 CREATE TRIGGER dead_letter_events_no_update BEFORE UPDATE ON :SCHEMA.dead_letter_events FOR EACH ROW EXECUTE FUNCTION :SCHEMA.dead_letter_events_append_only();
+
+CREATE TABLE :SCHEMA.dead_letter_parked_carried (
+	workflow_id text NOT NULL,
+	step text NOT NULL,
+	parked bigint NOT NULL,
+	CONSTRAINT dead_letter_parked_carried_pkey PRIMARY KEY (workflow_id, step)
+);
 
 CREATE TABLE :SCHEMA.dead_letters (
 	id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,

@@ -3,6 +3,7 @@ import { purgeExpiredSql } from '../../lib/dedupe/sql';
 import { purgeExpiredKeys } from '../../lib/idempotency/purge';
 import { purgeKeysSql } from '../../lib/idempotency/sql';
 import { purgeExpired } from '../../lib/control';
+import { prometheusMetrics } from '../../lib/console/metrics';
 import { adminClient, adminQuery, testStore } from '../helpers/store';
 
 const { store, schema, cleanup } = testStore('housekeeping');
@@ -286,5 +287,29 @@ describe('housekeeping', () => {
 		expect(left.map((row) => row.key)).toEqual(
 			Array.from({ length: 10 }, (_, i) => `f-k-${21 + i}`),
 		);
+	});
+
+	it('the parked counter never goes down when Housekeeping purges the days it summed', async () => {
+		const parked = async (workflowId: string): Promise<number> => {
+			const line = (await prometheusMetrics(store))
+				.split('\n')
+				.find((l) =>
+					l.startsWith(
+						`reliability_dead_letters_parked_total{workflow_id="${workflowId}",step="write"}`,
+					),
+				);
+			return Number(line?.split(' ').pop() ?? 0);
+		};
+		await adminQuery(`
+			INSERT INTO ${t('dead_letter_daily')} (day, workflow_id, step, owner, reason, parked)
+			SELECT current_date - 500 - i, 'wf-counted', 'write', '', 'counted', 2 FROM generate_series(1, 7) i
+			UNION ALL SELECT current_date - 3, 'wf-counted', 'write', '', 'counted', 5`);
+		expect(await parked('wf-counted')).toBe(19);
+		await purgeExpired(store, { sliceSize: 3 });
+		expect(await count('dead_letter_daily', `workflow_id = 'wf-counted'`)).toBe(1);
+		expect(await parked('wf-counted')).toBe(19);
+		// Purged again later (nothing of it left to purge): still the same.
+		await purgeExpired(store, { sliceSize: 3 });
+		expect(await parked('wf-counted')).toBe(19);
 	});
 });

@@ -14,10 +14,15 @@ GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 3, 4, 5`,
 });
 
 // The daily rollup keeps purged records counted and moves a record between days or reasons
-// without changing its workflow and step, so these sums never go down: a counter.
+// without changing its workflow and step, and the days Housekeeping purges are carried, so
+// these sums never go down: a counter.
 export const parkedTotalsSql = (store: Store): SqlQuery => ({
 	text: `
-SELECT workflow_id, step, sum(parked)::bigint AS n FROM ${store.table('dead_letter_daily')}
+SELECT workflow_id, step, sum(parked)::bigint AS n FROM (
+	SELECT workflow_id, step, parked FROM ${store.table('dead_letter_daily')}
+	UNION ALL
+	SELECT workflow_id, step, parked FROM ${store.table('dead_letter_parked_carried')}
+) counted
 GROUP BY 1, 2 HAVING sum(parked) > 0 ORDER BY 1, 2`,
 	values: [],
 });
