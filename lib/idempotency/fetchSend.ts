@@ -8,10 +8,13 @@ import type { SendResult, WireWindow } from './types';
 export const wireBudget = (timeoutMs: number, wire?: WireWindow, now = Date.now()): number =>
 	wire ? Math.min(timeoutMs, wire.notAfter - now) : timeoutMs;
 
+/** The code of a request not sent because its attempt's lease had ended (see leaseEnded). */
+export const LEASE_ENDED = 'ELEASEENDED';
+
 /** The lease ended before the request left: nothing was sent, the engine asks its fence again. */
 export const leaseEnded = (): SendResult => ({
 	kind: 'not_sent',
-	code: 'ELEASEENDED',
+	code: LEASE_ENDED,
 	message:
 		'the lease of this attempt ended before the request was sent (the run stalled): nothing was sent',
 });

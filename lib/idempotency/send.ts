@@ -1,4 +1,5 @@
 import { StoreUnavailableError } from '../errors';
+import { LEASE_ENDED } from './fetchSend';
 import { lookup } from './lookup';
 import { conflictMessage, type ItemOutcomes, type Owned } from './outcomes';
 import {
@@ -41,6 +42,16 @@ export async function sendLoop(
 		item.sent++;
 		run.progress.sent++;
 		const result = await run.deps.send(request, owned.attempt, { notAfter: start.validUntil });
+		if (result.kind === 'not_sent' && result.code === LEASE_ENDED && run.now() < item.deadlineAt) {
+			// The run stalled past its lease before the request left: nothing reached the target, so
+			// it is neither an attempt nor a failure of the integration (its breaker). The fence is
+			// asked again, as for a stall before the send.
+			owned.attempt--;
+			item.sent--;
+			run.progress.sent--;
+			item.note({ kind: 'observed', message: result.message });
+			continue;
+		}
 		const next =
 			result.kind === 'response'
 				? await onResponse(item, owned, start, result.answer)

@@ -297,6 +297,35 @@ describe('the record state machine on real Postgres', () => {
 	});
 });
 
+describe('a run that stalls past its lease before the request leaves', () => {
+	it('sends nothing on the ended lease, asks the fence again, and neither counts an attempt nor feeds the breaker', async () => {
+		target.route('/stalled', { honoursKey: true });
+		const stalled = new Set<string>();
+		const send = fetchSender(target.url('/stalled'), () => ({ n: 1 }));
+		const stallingContext = () =>
+			context({
+				integration: 'stalling',
+				breaker: { threshold: 1, coolDownSeconds: 60 },
+				policy: { ...DEFAULT_POLICY, maxAttempts: 1 },
+			});
+		// Each key's first send finds its wire window already over, as after a stall (a long GC
+		// pause, a frozen worker) between the fence and the send: the sender refuses it.
+		const [outcome] = await runWrites(store, stallingContext(), [write('stall-1', { n: 1 })], {
+			send: async (request, attempt, wire) => {
+				if (stalled.has(request.key)) return await send(request, attempt, wire);
+				stalled.add(request.key);
+				return await send(request, attempt, { notAfter: Date.now() - 1 });
+			},
+		});
+		expect(outcome).toMatchObject({ ok: true, attempts: 1 });
+		expect(target.effectsOf('/stalled')).toHaveLength(1);
+		// The breaker (threshold 1) saw no failure: the next write to the integration is sent.
+		const [next] = await run('/stalled', stallingContext(), [write('stall-2', { n: 2 })]);
+		expect(next).toMatchObject({ ok: true });
+		expect(target.effectsOf('/stalled')).toHaveLength(2);
+	});
+});
+
 describe('a parked item that later succeeds', () => {
 	it('its open record is closed as replayed, with an audit event, and a record someone took is left to them', async () => {
 		target.route('/later', { honoursKey: true });
