@@ -9,6 +9,7 @@ import {
 	evidenceSql,
 	releaseBreakerHoldsSql,
 	replayedStepsSql,
+	returnStaleCompensationsSql,
 	takeForReplaySql,
 	updateStatusSql,
 } from './sql';
@@ -357,6 +358,31 @@ export async function settleUnsettledTakes(
 		}
 	}
 	return settled;
+}
+
+/** How long Compensate may hold a record before its hold counts as dead (its run stopped or died). */
+const COMPENSATION_STALE_MINUTES = 30;
+
+/**
+ * Hands back the records a Compensate run held and never closed nor released (it stopped or
+ * died between two reversals, past COMPENSATION_STALE_MINUTES): back to new, their alert due, so
+ * a person checks the target. Returns their IDs.
+ */
+export async function returnStaleCompensations(
+	store: Store,
+	input: { actor: string; limit: number; workflowId?: string; staleAfterMinutes?: number },
+): Promise<string[]> {
+	const rows = await store.query<{ id: string }>(
+		returnStaleCompensationsSql(store, {
+			actor: input.actor,
+			reason:
+				'compensation interrupted: the Compensate run that held this record stopped or died before it finished; the history lists what was reversed and what the target answered. Check the target, then compensate again (only what was not reversed is sent) or resolve',
+			staleAfterMinutes: input.staleAfterMinutes ?? COMPENSATION_STALE_MINUTES,
+			limit: input.limit,
+			workflowId: input.workflowId ?? null,
+		}),
+	);
+	return rows.map((row) => String(row.id));
 }
 
 /**

@@ -11,6 +11,7 @@ import {
 } from '../deadletter';
 import { describeValue } from '../describe';
 import { OPEN_STATUSES } from '../deadletter/statuses';
+import { COMPENSATION_TAKER, tagCompensationHoldSql } from '../deadletter/sql';
 import { MASKED, maskText } from '../masking';
 import type { Store } from '../store';
 import { type CompensatingRequest, compensatingRequest } from './compensation';
@@ -322,7 +323,10 @@ async function statusOf(store: Store, scope: string, key: string): Promise<strin
 
 /** Who holds a record for a replay run (the Replay workflow's take), if one does. */
 const replayHolder = (record: DeadLetterRecord): string | undefined =>
-	record.status === 'being_fixed' && typeof record.taken_by === 'string' && record.taken_by
+	record.status === 'being_fixed' &&
+	typeof record.taken_by === 'string' &&
+	record.taken_by &&
+	!record.taken_by.startsWith(COMPENSATION_TAKER)
 		? record.taken_by
 		: undefined;
 
@@ -364,6 +368,10 @@ async function holdForCompensation(
 				reason: 'Compensate: reversing the steps that took effect',
 				expectedGeneration: String(current.generation),
 			});
+			// The hold is Compensate's, with its age: one whose run dies is handed back to a person.
+			await store.execute(
+				tagCompensationHoldSql(store, { id: current.id, generation: held.generation, actor }),
+			);
 			return held.generation;
 		} catch (error) {
 			if (!(error instanceof StatusChangeRefusedError)) throw error;

@@ -1,5 +1,11 @@
 import { consoleSecret, formToken, handleConsoleRequest } from '../../lib/console';
-import { getDeadLetters, takeForReplay, updateDeadLetterStatus } from '../../lib/deadletter';
+import {
+	getDeadLetters,
+	returnStaleCompensations,
+	takeDueAlerts,
+	takeForReplay,
+	updateDeadLetterStatus,
+} from '../../lib/deadletter';
 import {
 	compensateDeadLetter,
 	type CompensateDeps,
@@ -83,6 +89,63 @@ const deps: CompensateDeps = {
 };
 
 describe('Compensate', () => {
+	it('a compensation whose run died is handed back to a person, alerted, and never taken for replay', async () => {
+		for (const path of ['/stalls', '/stalls-next', '/stalls-undo']) target.route(path);
+		target.script('/stalls-next', { status: 422, body: { message: 'no plan' } });
+		const first = await step(
+			'exec-stall',
+			'Create Stall',
+			'/stalls',
+			{ n: 1 },
+			{ kind: 'request', method: 'DELETE', url: `${target.url('/stalls-undo')}?id={{ $json.id }}` },
+		);
+		const failed = await step('exec-stall', 'Next', '/stalls-next', { n: 1 });
+		expect([first.ok, failed.ok]).toEqual([true, false]);
+		const id = failed.failure!.deadLetterId!;
+		// The reversal hangs (the run died in it, as far as the store can tell).
+		let release: (result: SendResult) => void = () => undefined;
+		const hung = new Promise<SendResult>((resolve) => (release = resolve));
+		const running = compensateDeadLetter(
+			store,
+			{
+				id,
+				actor: 'ops',
+				executionId: 'console-dies',
+				policy: { ...DEFAULT_POLICY, maxAttempts: 1 },
+			},
+			{ send: () => hung },
+		);
+		const held = async () => (await getDeadLetters(store, [id]))[0];
+		for (let i = 0; i < 100 && (await held()).status !== 'being_fixed'; i++)
+			await new Promise((resolve) => setTimeout(resolve, 20));
+		expect(await held()).toMatchObject({ status: 'being_fixed', taken_by: 'compensation: ops' });
+		await adminQuery(
+			`UPDATE "${schema}".dead_letters SET updated_at = now() - interval '31 minutes' WHERE id = $1`,
+			[id],
+		);
+		// A replay run's stale take leaves it alone: its steps may be half reversed.
+		expect(
+			(await takeForReplay(store, { taker: 'replay-run', limit: 50 })).map((r) => String(r.id)),
+		).not.toContain(String(id));
+		expect(await returnStaleCompensations(store, { actor: 'Recover', limit: 50 })).toEqual([
+			String(id),
+		]);
+		const back = await held();
+		expect(back).toMatchObject({ status: 'new', taken_by: null });
+		const due = await takeDueAlerts(store, 50);
+		expect(due.map((d) => String(d.id))).toContain(String(id));
+		const [{ reason }] = await adminQuery<{ reason: string }>(
+			`SELECT reason FROM "${schema}".dead_letter_events WHERE dead_letter_id = $1 ORDER BY id DESC LIMIT 1`,
+			[id],
+		);
+		expect(reason).toMatch(/^compensation interrupted/);
+		// The dead run's late end changes nothing: the record moved on.
+		release({ kind: 'not_sent', code: 'ECONNREFUSED', message: 'refused' });
+		await running.catch(() => undefined);
+		expect((await held()).status).toBe('new');
+		expect(target.effectsOf('/stalls-undo')).toHaveLength(0);
+	});
+
 	it('a three-step flow failing at step 3 is reversed newest first, once, with evidence', async () => {
 		for (const path of ['/contacts', '/accounts', '/welcome', '/contacts-undo', '/accounts-undo'])
 			target.route(path);

@@ -170,7 +170,8 @@ export const takeForReplaySql = (
 WITH target AS (
 	SELECT id, status FROM ${store.table('dead_letters')}
 	WHERE (status = 'replay_requested'
-	       OR (status = 'being_fixed' AND taken_by IS NOT NULL AND updated_at < now() - make_interval(mins => $5)))
+	       OR (status = 'being_fixed' AND taken_by IS NOT NULL AND taken_by NOT LIKE '${COMPENSATION_TAKER}%'
+	           AND updated_at < now() - make_interval(mins => $5)))
 	  AND ($4::text IS NULL OR workflow_id = $4)
 	ORDER BY updated_at, id
 	LIMIT $3
@@ -189,6 +190,63 @@ WITH target AS (
 )
 SELECT * FROM changed ORDER BY updated_at, id`,
 	values: [input.taker, input.reason, input.limit, input.workflowId, input.staleAfterMinutes],
+});
+
+/** How `taken_by` begins on a record Compensate holds while it reverses its steps. */
+export const COMPENSATION_TAKER = 'compensation: ';
+
+/**
+ * Compensate holds the record (`id`, at `generation`, being fixed): its taker says so, so the
+ * hold has an owner and an age, and a compensation that died is handed back (returnStaleCompensationsSql)
+ * rather than left being fixed with no one on it. The generation stays: the fence of the close.
+ */
+export const tagCompensationHoldSql = (
+	store: Store,
+	input: { id: string; generation: string; actor: string },
+): SqlQuery => ({
+	text: `
+UPDATE ${store.table('dead_letters')} SET taken_by = $3
+WHERE id = $1 AND generation = $2 AND status = 'being_fixed'`,
+	values: [input.id, input.generation, COMPENSATION_TAKER + input.actor],
+});
+
+/**
+ * Records Compensate held for longer than `staleAfterMinutes` without closing or handing them
+ * back (its run stopped or died between two reversals): back to new with `reason`, their alert
+ * due, each with its audit event, up to `limit` (of `workflowId`, or all when null). What was
+ * reversed is in their history; a person checks the target, then compensates again or resolves.
+ */
+export const returnStaleCompensationsSql = (
+	store: Store,
+	input: {
+		actor: string;
+		reason: string;
+		staleAfterMinutes: number;
+		limit: number;
+		workflowId: string | null;
+	},
+): SqlQuery => ({
+	text: `
+WITH target AS (
+	SELECT id FROM ${store.table('dead_letters')}
+	WHERE status = 'being_fixed' AND taken_by LIKE '${COMPENSATION_TAKER}%'
+	  AND updated_at < now() - make_interval(mins => $3)
+	  AND ($5::text IS NULL OR workflow_id = $5)
+	ORDER BY ${LOCK_ORDER}
+	LIMIT $4
+	FOR UPDATE SKIP LOCKED
+), changed AS (
+	UPDATE ${store.table('dead_letters')} d
+	SET status = 'new', updated_at = now(), generation = d.generation + 1, taken_by = NULL,
+	    alert_due = coalesce(d.alert_due, now())
+	FROM target t WHERE d.id = t.id
+	RETURNING d.id
+), audited AS (
+	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
+	SELECT id, $1, 'being_fixed', 'new', $2 FROM changed
+)
+SELECT id FROM changed ORDER BY id`,
+	values: [input.actor, input.reason, input.staleAfterMinutes, input.limit, input.workflowId],
 });
 
 /**

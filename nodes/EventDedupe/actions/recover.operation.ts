@@ -21,6 +21,7 @@ import {
 	recordRerun,
 	type KeptLetter,
 	type RecoveredItem,
+	returnStaleCompensations,
 	returnToRecovery,
 	runLink,
 	settleWaitedExecution,
@@ -83,8 +84,10 @@ export const description = updateDisplayOptions({ show: { operation: ['recover']
  * nothing holds (an error workflow of the user's that parks nothing, a settler that died
  * half-way, a sub-workflow whose caller went on without it) are parked, one letter per item.
  *
- * Letters whose alert is due (a stopped execution's items, parked where no workflow ran after
- * the park) are taken too, up to the same limit, and go out on Give Up with the records parked
+ * Records a Compensate run held and never closed nor released (it stopped or died between two
+ * reversals, 30 minutes ago or more) go back to new with their alert due: a person checks what
+ * was reversed. Letters whose alert is due (a stopped execution's items, parked where no workflow
+ * ran after the park) are taken too, up to the same limit, and go out on Give Up with the records parked
  * here, so the Alert after it names each once. So do the letters that a run parked and then
  * died before its own Alert ran (unchanged for two minutes, in no issue): Notify's issues keep
  * an item that reaches it twice to one page.
@@ -266,6 +269,12 @@ export async function execute(
 		},
 		pairedItem: { item: 0 },
 	}));
+	// Records a Compensate run held and never closed (it stopped or died): back to a person, due.
+	await returnStaleCompensations(store, {
+		actor: `Recover (execution ${executionId})`,
+		limit,
+		workflowId,
+	}).catch(() => undefined);
 	// Taken after this run's parks committed; a store error here leaves them due for the next run
 	// and loses none of the alerts of what this run gave up.
 	const due = (await takeDueAlerts(store, limit, workflowId).catch(() => [])).map(
