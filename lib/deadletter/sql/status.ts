@@ -5,7 +5,9 @@ import type { DeadLetterStatus } from '../statuses';
 
 /**
  * Evidence in the audit trail (record `id`, `actor`, `evidence`: what happened): an event that
- * leaves the status as it is (from = to), such as the answer to a compensating request.
+ * leaves the status as it is (from = to), such as the answer to a compensating request. The
+ * record is read locked: a status change committing meanwhile (a park of a new failure) is
+ * waited for, and the evidence names the status it left, after that change's event.
  */
 export const evidenceSql = (
 	store: Store,
@@ -13,7 +15,7 @@ export const evidenceSql = (
 ): SqlQuery => ({
 	text: `
 INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
-SELECT id, $2, status, status, $3 FROM ${store.table('dead_letters')} WHERE id = $1`,
+SELECT id, $2, status, status, $3 FROM ${store.table('dead_letters')} WHERE id = $1 FOR SHARE`,
 	values: [input.id, input.actor, input.evidence],
 });
 
