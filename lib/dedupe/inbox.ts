@@ -311,12 +311,15 @@ export async function takeCrashed(
 	}));
 }
 
-/** A recovery run starts re-running an item it holds (fenced by the run): see markRerunSql. */
+/**
+ * A recovery run starts re-running an item it holds (fenced by the run): see markRerunSql.
+ * False when the run no longer holds it (another recovery run took it): it is not re-run here.
+ */
 export async function markRerun(
 	store: Store,
 	item: { consumer: string; eventId: string; executionId: string },
-): Promise<void> {
-	await store.execute(markRerunSql(store, item));
+): Promise<boolean> {
+	return (await store.execute(markRerunSql(store, item))).rowCount > 0;
 }
 
 /** A recovery run's re-run of an item returned or failed: see recordRerunSql. */

@@ -10,10 +10,15 @@ import {
 	updateDeadLetterStatus,
 } from '../deadletter';
 import { describeValue } from '../describe';
-import { OPEN_STATUSES } from '../deadletter/statuses';
-import { COMPENSATION_TAKER, tagCompensationHoldSql } from '../deadletter/sql';
+import { ALLOWED_FROM, OPEN_STATUSES } from '../deadletter/statuses';
+import {
+	COMPENSATION_TAKER,
+	holdForCompensationSql,
+	touchCompensationHoldSql,
+} from '../deadletter/sql';
 import { MASKED, maskText } from '../masking';
 import type { Store } from '../store';
+import { storableText } from '../store/storable';
 import { type CompensatingRequest, compensatingRequest } from './compensation';
 import { derivedKey, requestFingerprint } from './keys';
 import { fetchSend } from './fetchSend';
@@ -142,6 +147,8 @@ export async function compensateDeadLetter(
 
 	for (const step of newestFirst) {
 		if (step.compensation?.kind !== 'request') continue;
+		// Still under way: the hold is renewed, so only a run that stopped or died is handed back.
+		await store.execute(touchCompensationHoldSql(store, { id: record.id, generation }));
 		const key = derivedKey(step.key, 'compensate');
 		let request: CompensatingRequest;
 		let saved: unknown = step.response;
@@ -344,6 +351,12 @@ async function holdForCompensation(
 	record: DeadLetterRecord,
 	actor: string,
 ): Promise<string | undefined> {
+	const who = typeof actor === 'string' ? storableText(actor.trim()) : '';
+	if (!who)
+		throw new StatusChangeRefusedError(
+			`Compensating dead letter ${record.id} needs an actor`,
+			'Say who makes the change (a name or e-mail), so the audit trail records it.',
+		);
 	let current: DeadLetterRecord | undefined = record;
 	for (let tries = 0; tries < 3 && current; tries++) {
 		if (current.status === 'compensated') return undefined;
@@ -360,24 +373,19 @@ async function holdForCompensation(
 			);
 		// Being fixed by a person (or by another press of Compensate): compensate under their hold.
 		if (current.status === 'being_fixed') return String(current.generation);
-		try {
-			const held = await updateDeadLetterStatus(store, {
+		// The hold is Compensate's, with its age: one whose run dies is handed back to a person.
+		const [held] = await store.query<{ generation: string }>(
+			holdForCompensationSql(store, {
 				id: current.id,
-				to: 'being_fixed',
-				actor,
+				generation: String(current.generation),
+				actor: who,
 				reason: 'Compensate: reversing the steps that took effect',
-				expectedGeneration: String(current.generation),
-			});
-			// The hold is Compensate's, with its age: one whose run dies is handed back to a person.
-			await store.execute(
-				tagCompensationHoldSql(store, { id: current.id, generation: held.generation, actor }),
-			);
-			return held.generation;
-		} catch (error) {
-			if (!(error instanceof StatusChangeRefusedError)) throw error;
-			// Changed meanwhile (a take, another press): decide again from the record as it is now.
-			[current] = await getDeadLetters(store, [current.id]);
-		}
+				from: ALLOWED_FROM.being_fixed,
+			}),
+		);
+		if (held) return String(held.generation);
+		// Changed meanwhile (a take, another press): decide again from the record as it is now.
+		[current] = await getDeadLetters(store, [current.id]);
 	}
 	throw new StatusChangeRefusedError(
 		`Dead letter ${record.id} kept changing while Compensate tried to hold it`,

@@ -42,15 +42,19 @@ export async function sendLoop(
 		item.sent++;
 		run.progress.sent++;
 		const result = await run.deps.send(request, owned.attempt, { notAfter: start.validUntil });
-		if (result.kind === 'not_sent' && result.code === LEASE_ENDED && run.now() < item.deadlineAt) {
+		if (result.kind === 'not_sent' && result.code === LEASE_ENDED) {
 			// The run stalled past its lease before the request left: nothing reached the target, so
 			// it is neither an attempt nor a failure of the integration (its breaker). The fence is
-			// asked again, as for a stall before the send.
+			// asked again, as for a stall before the send, until the deadline.
 			owned.attempt--;
 			item.sent--;
 			run.progress.sent--;
 			item.note({ kind: 'observed', message: result.message });
-			continue;
+			if (run.now() < item.deadlineAt) continue;
+			return item.definiteFail(owned, {
+				class: FailureClass.exhausted,
+				message: `${result.message} (deadline)`,
+			});
 		}
 		const next =
 			result.kind === 'response'

@@ -742,4 +742,46 @@ describe("a sub-workflow that claims inside Recover's re-run of one of its items
 		expect(await openLettersOf(eventLetterKey(CONSUMER, 'CFG-75'))).toHaveLength(1);
 		expect(await claimRow('CFG-75')).toMatchObject({ status: 'failed', settled_as: 'parked' });
 	});
+
+	it('a recovery run that lost its item to another marks and records nothing over the other run’s re-run', async () => {
+		const run = context();
+		await claimEvents(store, run, [order('CFG-77')]);
+		await lapse([run.executionId]);
+		const slow = `cfg-r${++n}`;
+		await takeCrashed(store, { executionId: slow, limit: 50, maxAttempts: 3, leaseSeconds: 60 });
+		// The slow run stopped renewing: another recovery run takes the item and re-runs it.
+		await lapse([slow]);
+		const other = `cfg-r${++n}`;
+		await takeCrashed(store, { executionId: other, limit: 50, maxAttempts: 3, leaseSeconds: 60 });
+		const item = { consumer: CONSUMER, eventId: 'CFG-77' };
+		expect(await markRerun(store, { ...item, executionId: other })).toBe(true);
+		await recordRerun(store, { ...item, executionId: other, rerunExecution: 'cfg-l-other' });
+		expect(await markRerun(store, { ...item, executionId: slow })).toBe(false);
+		await recordRerun(store, { ...item, executionId: slow, rerunExecution: 'cfg-l-slow' });
+		const [row] = await adminQuery<{ rerun_execution: string }>(
+			`SELECT rerun_execution FROM "${schema}".processed_events WHERE consumer = $1 AND event_id = 'CFG-77'`,
+			[CONSUMER],
+		);
+		expect(row.rerun_execution).toBe('cfg-l-other');
+	});
+
+	it('an item handed to its waiting re-run is that run’s: a failed sub-workflow of it that claims nothing is a record of the run', async () => {
+		const recovery = await crashedTwo('CFG-78', 'CFG-79');
+		const rerun = `cfg-l${++n}`;
+		await markRerun(store, { consumer: CONSUMER, eventId: 'CFG-78', executionId: recovery });
+		await handRerunToWait(store, {
+			consumer: CONSUMER,
+			eventId: 'CFG-78',
+			executionId: recovery,
+			rerunExecution: rerun,
+			waitTill: new Date(Date.now() + 70_000),
+		});
+		const settled = await failExecution(store, {
+			executionId: `cfg-s${++n}`,
+			crashed: false,
+			message: 'the lines did not add up',
+			callers: [rerun, recovery],
+		});
+		expect(settled).toMatchObject({ items: [], kept: 0, heldAbove: 0 });
+	});
 });

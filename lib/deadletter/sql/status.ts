@@ -198,23 +198,63 @@ SELECT * FROM changed ORDER BY updated_at, id`,
 export const COMPENSATION_TAKER = 'compensation: ';
 
 /**
- * Compensate holds the record (`id`, at `generation`, being fixed): its taker says so, so the
- * hold has an owner and an age, and a compensation that died is handed back (returnStaleCompensationsSql)
- * rather than left being fixed with no one on it. The generation stays: the fence of the close.
+ * Compensate holds the record (`id`, while at `generation`, from one of the statuses `from`):
+ * being fixed, taken by `compensation: <actor>`, with its audit event, in one statement, so the
+ * hold always has an owner and an age and a compensation that died is handed back
+ * (returnStaleCompensationsSql). Returns the new generation, none when the record moved.
  */
-export const tagCompensationHoldSql = (
+export const holdForCompensationSql = (
 	store: Store,
-	input: { id: string; generation: string; actor: string },
+	input: {
+		id: string;
+		generation: string;
+		actor: string;
+		reason: string;
+		from: DeadLetterStatus[];
+	},
 ): SqlQuery => ({
 	text: `
-UPDATE ${store.table('dead_letters')} SET taken_by = $3
-WHERE id = $1 AND generation = $2 AND status = 'being_fixed'`,
-	values: [input.id, input.generation, COMPENSATION_TAKER + input.actor],
+WITH target AS (
+	SELECT id, status, generation FROM ${store.table('dead_letters')} WHERE id = $1 FOR UPDATE
+), changed AS (
+	UPDATE ${store.table('dead_letters')} d
+	SET status = 'being_fixed', updated_at = now(), generation = d.generation + 1, taken_by = $3,
+	    hold_reason = NULL, closed_at = NULL
+	FROM target t
+	WHERE d.id = t.id AND t.generation = $2 AND t.status = ANY($5::text[])
+	RETURNING d.id, t.status AS from_status, d.generation
+), audited AS (
+	INSERT INTO ${store.table('dead_letter_events')} (dead_letter_id, actor, from_status, to_status, reason)
+	SELECT id, $4, from_status, 'being_fixed', $6 FROM changed
+)
+SELECT generation FROM changed`,
+	values: [
+		input.id,
+		input.generation,
+		COMPENSATION_TAKER + input.actor,
+		input.actor,
+		input.from,
+		input.reason,
+	],
 });
 
 /**
- * Records Compensate held for longer than `staleAfterMinutes` without closing or handing them
- * back (its run stopped or died between two reversals): back to new with `reason`, their alert
+ * A Compensate run still holds the record (`id`, at `generation`): its hold is renewed before each
+ * reversal, so only a run that stopped or died is handed back as stale.
+ */
+export const touchCompensationHoldSql = (
+	store: Store,
+	input: { id: string; generation: string },
+): SqlQuery => ({
+	text: `
+UPDATE ${store.table('dead_letters')} SET updated_at = now()
+WHERE id = $1 AND generation = $2 AND status = 'being_fixed'`,
+	values: [input.id, input.generation],
+});
+
+/**
+ * Records Compensate held for longer than `staleAfterMinutes` since it last renewed its hold,
+ * without closing or handing them back (its run stopped or died between two reversals): back to new with `reason`, their alert
  * due, each with its audit event, up to `limit` (of `workflowId`, or all when null). What was
  * reversed is in their history; a person checks the target, then compensates again or resolves.
  */

@@ -72,22 +72,31 @@ export const heldAboveSql = (store: Store, p: string): string =>
  * Whether the failure of a run that kept no items of its own is an item's of the executions that
  * called it (`callers`): an item a Recover run holds (its re-run failed: the item goes back to
  * Recover, which runs it again or gives it up into its letter), or the one item a caller holds
- * that has failed into a letter. A caller whose item still runs may yet go on without the failed
- * sub-workflow (Continue On Fail): its failure is then parked as the run's own.
+ * that has failed into a letter, judged by the nearest caller that holds items. A caller whose
+ * item still runs (a re-run handed the item it waited with included) may yet go on without the
+ * failed sub-workflow (Continue On Fail): its failure is then parked as the run's own.
  */
 export const callersHoldItemSql = (store: Store, input: { callers: string[] }): SqlQuery => {
 	const table = store.table('processed_events');
 	return {
 		text: `
+WITH nearest AS (
+	-- The nearest caller that holds items judges: a re-run handed an item that waited holds it as
+	-- any run does, whatever its recovery run holds besides.
+	SELECT c.id FROM unnest($1::text[]) WITH ORDINALITY AS c(id, ord)
+	WHERE EXISTS (SELECT 1 FROM ${table} q WHERE q.execution_id = c.id AND ${keptItem('q')})
+	ORDER BY c.ord LIMIT 1
+)
 SELECT EXISTS (
 	SELECT 1 FROM ${table} q
-	WHERE q.execution_id = ANY($1::text[]) AND ${keptItem('q')} AND q.status = 'in_progress'
+	WHERE q.execution_id = (SELECT id FROM nearest) AND ${keptItem('q')} AND q.status = 'in_progress'
 	  AND q.execution_id IS DISTINCT FROM q.origin_execution_id
+	  AND q.execution_id IS DISTINCT FROM q.rerun_execution
 ) OR (
-	(SELECT count(*) FROM ${table} q WHERE q.execution_id = ANY($1::text[]) AND ${keptItem('q')}) = 1
+	(SELECT count(*) FROM ${table} q WHERE q.execution_id = (SELECT id FROM nearest) AND ${keptItem('q')}) = 1
 	AND EXISTS (
 		SELECT 1 FROM ${table} q
-		WHERE q.execution_id = ANY($1::text[]) AND ${keptItem('q')}
+		WHERE q.execution_id = (SELECT id FROM nearest) AND ${keptItem('q')}
 		  AND q.status = 'failed' AND q.settled_as IS DISTINCT FROM 'dropped')
 ) AS held`,
 		values: [input.callers],

@@ -185,8 +185,9 @@ WHERE consumer = $1 AND event_id = $2 AND execution_id = $3 AND status = 'in_pro
 /**
  * A recovery run's re-run of an item (`rerunExecution`) returned, or failed: it is recorded as
  * the item's latest re-run, before the run starts the next, so a sub-workflow of it that claims
- * later still finds its item. Fenced: only while the recovery run (`executionId`) holds it, or
- * held it last.
+ * later still finds its item. Fenced: only while the recovery run (`executionId`) holds it (it
+ * records before it completes the item or gives it back); a run that lost the item to another
+ * recovery run records nothing over that run's re-run.
  */
 export const recordRerunSql = (
 	store: Store,
@@ -194,8 +195,7 @@ export const recordRerunSql = (
 ): SqlQuery => ({
 	text: `
 UPDATE ${store.table('processed_events')} SET rerun_execution = $4
-WHERE consumer = $1 AND event_id = $2
-  AND (execution_id = $3 OR previous_executions[cardinality(previous_executions)] = $3)`,
+WHERE consumer = $1 AND event_id = $2 AND execution_id = $3`,
 	values: [input.consumer, input.eventId, input.executionId, input.rerunExecution],
 });
 

@@ -138,8 +138,15 @@ export async function execute(
 	for (const item of taken.filter((t) => !t.givenUp)) {
 		try {
 			if (!item.workflowId) throw new Error('the claim does not name its workflow');
-			// Marked first: a sub-workflow that claims inside this re-run is part of this item.
-			await markRerun(store, held(item));
+			// Marked first: a sub-workflow that claims inside this re-run is part of this item. One
+			// this run no longer holds (another recovery run took it meanwhile) is that run's.
+			if (!(await markRerun(store, held(item)))) {
+				rerun.push({
+					json: { ...about(item), outcome: 'taken by another recovery run' },
+					pairedItem: { item: 0 },
+				});
+				continue;
+			}
 			// The re-run names this run as its caller: its failure is this item's (the Error handler
 			// parks no record of it beside the item), and a claim it makes is held by this run.
 			const result = await this.executeWorkflow(
