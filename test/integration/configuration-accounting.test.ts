@@ -627,18 +627,29 @@ describe("a sub-workflow that claims inside Recover's re-run of one of its items
 			`UPDATE "${schema}".processed_events SET lease_until = now() - interval '1 second' WHERE execution_id = ANY($1) AND status = 'in_progress'`,
 			[executions],
 		);
+	/** One Recover run takes what lapsed. */
+	const recoverAs = (executionId: string) =>
+		takeCrashed(store, { executionId, limit: 50, maxAttempts: 3, leaseSeconds: 60 });
+	/** The recovery run re-runs `eventId`, and the re-run returns waiting: it is handed the item. */
+	const handedToWait = async (eventId: string, recovery: string) => {
+		const rerun = `cfg-l${++n}`;
+		await markRerun(store, { consumer: CONSUMER, eventId, executionId: recovery });
+		await handRerunToWait(store, {
+			consumer: CONSUMER,
+			eventId,
+			executionId: recovery,
+			rerunExecution: rerun,
+			waitTill: new Date(Date.now() + 70_000),
+		});
+		return rerun;
+	};
 	const crashedTwo = async (a: string, b: string) => {
 		const runs = [context(), context()];
 		await claimEvents(store, runs[0], [order(a)]);
 		await claimEvents(store, runs[1], [order(b)]);
 		await lapse(runs.map((r) => r.executionId));
 		const recovery = `cfg-r${++n}`;
-		await takeCrashed(store, {
-			executionId: recovery,
-			limit: 50,
-			maxAttempts: 3,
-			leaseSeconds: 60,
-		});
+		await recoverAs(recovery);
 		return recovery;
 	};
 	const child = (rerun: string, recovery: string) => ({
@@ -652,12 +663,7 @@ describe("a sub-workflow that claims inside Recover's re-run of one of its items
 		const sub = child(`cfg-l${++n}`, recovery);
 		await claimEvents(store, sub, [order('CFG-70-line')]);
 		await lapse([recovery, sub.executionId]);
-		const next = await takeCrashed(store, {
-			executionId: `cfg-r${++n}`,
-			limit: 50,
-			maxAttempts: 3,
-			leaseSeconds: 60,
-		});
+		const next = await recoverAs(`cfg-r${++n}`);
 		expect(next.map((t) => t.eventId).sort()).toEqual(['CFG-70', 'CFG-71']);
 		expect(await claimRow('CFG-70-line', SUB)).toMatchObject({ status: 'in_progress' });
 	});
@@ -690,12 +696,7 @@ describe("a sub-workflow that claims inside Recover's re-run of one of its items
 		await claimEvents(store, sub, [order('CFG-74-line')]);
 		await lapse([first.executionId, sub.executionId]);
 		const recovery = `cfg-r${++n}`;
-		await takeCrashed(store, {
-			executionId: recovery,
-			limit: 50,
-			maxAttempts: 3,
-			leaseSeconds: 60,
-		});
+		await recoverAs(recovery);
 		await markRerun(store, { consumer: CONSUMER, eventId: 'CFG-74', executionId: recovery });
 		await recordRerun(store, {
 			consumer: CONSUMER,
@@ -704,12 +705,7 @@ describe("a sub-workflow that claims inside Recover's re-run of one of its items
 			rerunExecution: `cfg-l${++n}`,
 		});
 		await completeEvents(store, CONSUMER, ['CFG-74'], recovery);
-		const next = await takeCrashed(store, {
-			executionId: `cfg-r${++n}`,
-			limit: 50,
-			maxAttempts: 3,
-			leaseSeconds: 60,
-		});
+		const next = await recoverAs(`cfg-r${++n}`);
 		expect(next.map((t) => t.eventId)).not.toContain('CFG-74-line');
 		expect(await claimRow('CFG-74-line', SUB)).toMatchObject({ settled_as: 'covered' });
 		expect(await openLettersOf(eventLetterKey(SUB, 'CFG-74-line'))).toHaveLength(0);
@@ -717,15 +713,7 @@ describe("a sub-workflow that claims inside Recover's re-run of one of its items
 
 	it('a re-run that returned waiting keeps the item until it ends: its failure after the Wait parks the item', async () => {
 		const recovery = await crashedTwo('CFG-75', 'CFG-76');
-		const rerun = `cfg-l${++n}`;
-		await markRerun(store, { consumer: CONSUMER, eventId: 'CFG-75', executionId: recovery });
-		await handRerunToWait(store, {
-			consumer: CONSUMER,
-			eventId: 'CFG-75',
-			executionId: recovery,
-			rerunExecution: rerun,
-			waitTill: new Date(Date.now() + 70_000),
-		});
+		const rerun = await handedToWait('CFG-75', recovery);
 		expect(await claimRow('CFG-75')).toMatchObject({ status: 'in_progress' });
 		await adminQuery(
 			`UPDATE "${schema}".processed_events SET ask_at = now() - interval '1 second' WHERE event_id = 'CFG-75'`,
@@ -748,11 +736,11 @@ describe("a sub-workflow that claims inside Recover's re-run of one of its items
 		await claimEvents(store, run, [order('CFG-77')]);
 		await lapse([run.executionId]);
 		const slow = `cfg-r${++n}`;
-		await takeCrashed(store, { executionId: slow, limit: 50, maxAttempts: 3, leaseSeconds: 60 });
+		await recoverAs(slow);
 		// The slow run stopped renewing: another recovery run takes the item and re-runs it.
 		await lapse([slow]);
 		const other = `cfg-r${++n}`;
-		await takeCrashed(store, { executionId: other, limit: 50, maxAttempts: 3, leaseSeconds: 60 });
+		await recoverAs(other);
 		const item = { consumer: CONSUMER, eventId: 'CFG-77' };
 		expect(await markRerun(store, { ...item, executionId: other })).toBe(true);
 		await recordRerun(store, { ...item, executionId: other, rerunExecution: 'cfg-l-other' });
@@ -767,15 +755,7 @@ describe("a sub-workflow that claims inside Recover's re-run of one of its items
 
 	it('an item handed to its waiting re-run is that run’s: a failed sub-workflow of it that claims nothing is a record of the run', async () => {
 		const recovery = await crashedTwo('CFG-78', 'CFG-79');
-		const rerun = `cfg-l${++n}`;
-		await markRerun(store, { consumer: CONSUMER, eventId: 'CFG-78', executionId: recovery });
-		await handRerunToWait(store, {
-			consumer: CONSUMER,
-			eventId: 'CFG-78',
-			executionId: recovery,
-			rerunExecution: rerun,
-			waitTill: new Date(Date.now() + 70_000),
-		});
+		const rerun = await handedToWait('CFG-78', recovery);
 		const settled = await failExecution(store, {
 			executionId: `cfg-s${++n}`,
 			crashed: false,

@@ -57,7 +57,7 @@ WITH input AS (
 			SELECT x.id, x.ord, lag(x.id) OVER (ORDER BY x.ord) AS nearer, (
 				SELECT count(*) FROM ${store.table('processed_events')} q
 				WHERE q.execution_id = x.id AND q.status = 'in_progress'
-				  AND (q.payload IS NOT NULL OR q.payload_bytes IS NOT NULL)) AS held
+				  AND ${keptItem('q')}) AS held
 			FROM unnest($12::text[]) WITH ORDINALITY AS x(id, ord)
 		) a
 		LEFT JOIN LATERAL (
@@ -68,7 +68,7 @@ WITH input AS (
 				UNION ALL
 				SELECT q.consumer, q.event_id, 1, q.rerun_at FROM ${store.table('processed_events')} q
 				WHERE a.nearer IS NOT NULL AND q.execution_id = a.id AND q.status = 'in_progress'
-				  AND q.rerun_at IS NOT NULL AND (q.payload IS NOT NULL OR q.payload_bytes IS NOT NULL)
+				  AND q.rerun_at IS NOT NULL AND ${keptItem('q')}
 			) k ORDER BY k.pref, k.at DESC LIMIT 1
 		) r ON true
 		WHERE a.held > 0 OR r.event_id IS NOT NULL

@@ -161,13 +161,10 @@ export async function execute(
 					},
 				},
 			);
-			// Recorded before the next re-run starts: a sub-workflow of this one that claims later
-			// (one it did not wait for) is still this item's.
-			if (result.executionId)
-				await recordRerun(store, { ...held(item), rerunExecution: result.executionId });
 			if (result.waitTill && result.executionId) {
-				// The re-run waits (a Wait n8n offloaded): not done yet. The item is the re-run's,
-				// settled by its end or by n8n's record of it, as any run that waits.
+				// The re-run waits (a Wait n8n offloaded): not done yet. The item is the re-run's
+				// (recorded as its re-run too), settled by its end or by n8n's record of it, as any
+				// run that waits.
 				await handRerunToWait(store, {
 					...held(item),
 					rerunExecution: result.executionId,
@@ -179,6 +176,10 @@ export async function execute(
 				});
 				continue;
 			}
+			// Recorded before the next re-run starts: a sub-workflow of this one that claims later
+			// (one it did not wait for) is still this item's.
+			if (result.executionId)
+				await recordRerun(store, { ...held(item), rerunExecution: result.executionId });
 			const [done] = await completeEvents(store, item.consumer, [item.eventId], executionId);
 			rerun.push({
 				json: {
